@@ -1,0 +1,194 @@
+// The only module that reads the environment. Everything else receives a frozen Config.
+// A bad value stops the boot with a message naming the variable (ConfigError).
+import { resolve } from "node:path";
+
+export type StorageDriver = "local" | "s3" | "none";
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+
+export interface Config {
+  nodeEnv: "development" | "production" | "test";
+  host: string;
+  port: number;
+  baseUrl: string;
+  dataDir: string;
+  databasePath: string;
+  /** 64 hex chars, or null: then a key is generated into DATA_DIR (refused in production). */
+  masterKeyHex: string | null;
+  /** 64 hex Ed25519 seed for license tokens, or null: generated and stored encrypted. */
+  licenseSigningKeyHex: string | null;
+  licenseKeyPrefix: string;
+  tokenTtlSeconds: number;
+  identifierMaxLength: number;
+  bfMaxFails: number;
+  bfLockoutSeconds: number;
+  bfWindowSeconds: number;
+  trustProxy: boolean;
+  logLevel: LogLevel;
+  maxBodyBytes: number;
+  allowInsecureBaseUrl: boolean;
+  devLogin: boolean;
+  rateLimitPublicPerMinute: number;
+  inviteAcceptPerMinute: number;
+  storage: {
+    driver: StorageDriver;
+    endpoint: string | null;
+    bucket: string | null;
+    accessKey: string | null;
+    secretKey: string | null;
+    region: string;
+    forcePathStyle: boolean;
+    downloadUrlTtlSeconds: number;
+    uploadUrlTtlSeconds: number;
+  };
+  webhookAllowPrivate: boolean;
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${reason}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const HEX64 = /^[0-9a-fA-F]{64}$/;
+
+function str(env: Env, name: string, fallback: string): string {
+  const v = env[name];
+  return v === undefined || v.trim() === "" ? fallback : v.trim();
+}
+
+function optional(env: Env, name: string): string | null {
+  const v = env[name];
+  return v === undefined || v.trim() === "" ? null : v.trim();
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === null) return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name);
+  if (raw === null) return fallback;
+  const v = raw.toLowerCase();
+  if (["1", "true", "yes", "on"].includes(v)) return true;
+  if (["0", "false", "no", "off"].includes(v)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = optional(env, name);
+  if (raw === null) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function hex64(env: Env, name: string): string | null {
+  const raw = optional(env, name);
+  if (raw === null) return null;
+  if (!HEX64.test(raw)) throw new ConfigError(name, "must be 64 hexadecimal characters (32 bytes)");
+  return raw.toLowerCase();
+}
+
+export function loadConfig(env: Env): Readonly<Config> {
+  const nodeEnv = oneOf(env, "NODE_ENV", "development", ["development", "production", "test"] as const);
+  const host = str(env, "HOST", "127.0.0.1");
+  const port = int(env, "PORT", 8080, 0, 65535);
+  const baseUrlRaw = str(env, "BASE_URL", `http://${host.includes(":") ? `[${host}]` : host}:${port}`);
+  let baseUrl: string;
+  try {
+    const u = new URL(baseUrlRaw);
+    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol");
+    baseUrl = u.toString().replace(/\/+$/, "");
+  } catch {
+    throw new ConfigError("BASE_URL", `must be an absolute http(s) URL, got "${baseUrlRaw}"`);
+  }
+  const dataDir = resolve(str(env, "DATA_DIR", "./data"));
+  const prefix = str(env, "LICENSE_KEY_PREFIX", "KW").toUpperCase();
+  if (!/^[A-Z0-9]{1,8}$/.test(prefix)) {
+    throw new ConfigError("LICENSE_KEY_PREFIX", "must be 1-8 letters or digits");
+  }
+  const driver = oneOf(env, "STORAGE_DRIVER", "local", ["local", "s3", "none"] as const);
+  const storage: Config["storage"] = {
+    driver,
+    endpoint: optional(env, "STORAGE_ENDPOINT"),
+    bucket: optional(env, "STORAGE_BUCKET"),
+    accessKey: optional(env, "STORAGE_ACCESS_KEY"),
+    secretKey: optional(env, "STORAGE_SECRET_KEY"),
+    region: str(env, "STORAGE_REGION", "us-east-1"),
+    forcePathStyle: bool(env, "STORAGE_FORCE_PATH_STYLE", true),
+    downloadUrlTtlSeconds: int(env, "DOWNLOAD_URL_TTL_SECONDS", 300, 10, 7 * 24 * 3600),
+    uploadUrlTtlSeconds: int(env, "UPLOAD_URL_TTL_SECONDS", 3600, 60, 7 * 24 * 3600),
+  };
+  if (driver === "s3") {
+    for (const [name, value] of [
+      ["STORAGE_BUCKET", storage.bucket],
+      ["STORAGE_ACCESS_KEY", storage.accessKey],
+      ["STORAGE_SECRET_KEY", storage.secretKey],
+    ] as const) {
+      if (!value) throw new ConfigError(name, "is required when STORAGE_DRIVER=s3");
+    }
+  }
+
+  const config: Config = {
+    nodeEnv,
+    host,
+    port,
+    baseUrl,
+    dataDir,
+    databasePath: resolve(dataDir, str(env, "DATABASE_FILE", "keyward.db")),
+    masterKeyHex: hex64(env, "RELEASE_KEY_ENCRYPTION_KEY"),
+    licenseSigningKeyHex: hex64(env, "LICENSE_SIGNING_KEY"),
+    licenseKeyPrefix: prefix,
+    tokenTtlSeconds: int(env, "TOKEN_TTL", 7 * 24 * 3600, 60, 366 * 24 * 3600),
+    identifierMaxLength: int(env, "IDENTIFIER_MAX_LENGTH", 255, 16, 4096),
+    bfMaxFails: int(env, "BF_MAX_FAILS", 5, 1, 1000),
+    bfLockoutSeconds: int(env, "BF_LOCKOUT_SECONDS", 30, 1, 3600),
+    bfWindowSeconds: int(env, "BF_WINDOW_SECONDS", 300, 1, 86400),
+    trustProxy: bool(env, "TRUST_PROXY", false),
+    logLevel: oneOf(env, "LOG_LEVEL", nodeEnv === "test" ? "silent" : "info", [
+      "debug",
+      "info",
+      "warn",
+      "error",
+      "silent",
+    ] as const),
+    maxBodyBytes: int(env, "MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    allowInsecureBaseUrl: bool(env, "ALLOW_INSECURE_BASE_URL", false),
+    devLogin: bool(env, "DEV_LOGIN", nodeEnv !== "production"),
+    rateLimitPublicPerMinute: int(env, "RATE_LIMIT_PUBLIC_PER_MINUTE", 600, 1, 1_000_000),
+    inviteAcceptPerMinute: int(env, "INVITE_ACCEPT_PER_MINUTE", 60, 1, 100_000),
+    storage,
+    webhookAllowPrivate: bool(env, "WEBHOOK_ALLOW_PRIVATE", false),
+    shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+  };
+
+  if (nodeEnv === "production") {
+    // Production refuses the conveniences that make a first local start work (DECISIONS: Service basics).
+    if (!config.masterKeyHex) {
+      throw new ConfigError("RELEASE_KEY_ENCRYPTION_KEY", "is required when NODE_ENV=production");
+    }
+    if (config.devLogin) throw new ConfigError("DEV_LOGIN", "must be false when NODE_ENV=production");
+    if (config.baseUrl.startsWith("http://") && !config.allowInsecureBaseUrl) {
+      throw new ConfigError("BASE_URL", "must use https in production (or set ALLOW_INSECURE_BASE_URL=true)");
+    }
+  }
+  return Object.freeze({ ...config, storage: Object.freeze(storage) });
+}
+
+/** Reads process.env; only boot code (main, cli) calls this. */
+export function configFromProcessEnv(overrides: Env = {}): Readonly<Config> {
+  return loadConfig({ ...process.env, ...overrides });
+}

@@ -1,0 +1,46 @@
+// Builds Deps from a config: opens the database, applies migrations, loads keys, wires repositories.
+// Used by main.ts, the CLI and the test support; it reads no environment itself.
+import type { Config } from "./config";
+import type { Deps, Repos } from "./deps";
+import { openDatabase, type DbHandle } from "./db/client";
+import { runMigrations } from "./db/migrate";
+import type { Clock } from "./shared/clock";
+import type { Logger } from "./shared/logger";
+import { loadMasterKey, secretsFromMaster } from "./modules/keys/secrets";
+import { createTokenKeyring } from "./modules/keys/service";
+import { createSigningKeyRepo } from "./modules/keys/repo.sqlite";
+import { createAuditRepo } from "./modules/audit/repo.sqlite";
+import { createProductRepo } from "./modules/products/repo.sqlite";
+import { createApiKeyRepo } from "./modules/api-keys/repo.sqlite";
+import { createPlanRepo } from "./modules/plans/repo.sqlite";
+import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
+
+export function createSqliteRepos(handle: DbHandle): Repos {
+  return {
+    signingKeys: createSigningKeyRepo(handle),
+    audit: createAuditRepo(handle),
+    products: createProductRepo(handle),
+    apiKeys: createApiKeyRepo(handle),
+    plans: createPlanRepo(handle),
+    licenses: createLicenseRepo(handle),
+  };
+}
+
+export function createDeps(config: Readonly<Config>, clock: Clock, logger: Logger): Deps {
+  const db = openDatabase(config.databasePath);
+  try {
+    runMigrations(db.sqlite, clock.nowMs());
+    const secrets = secretsFromMaster(loadMasterKey(config, logger));
+    const repos = createSqliteRepos(db);
+    const tokenKeys = createTokenKeyring({
+      repo: repos.signingKeys,
+      secrets,
+      clock,
+      configuredSeedHex: config.licenseSigningKeyHex,
+    });
+    return { config, clock, logger, db, secrets, repos, tokenKeys };
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}

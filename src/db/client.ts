@@ -1,0 +1,61 @@
+// drizzle over bun:sqlite. Pragmas: WAL for concurrent readers, busy_timeout so writers queue instead
+// of failing, foreign keys on, synchronous=NORMAL (durable at checkpoints; safe with WAL).
+import { Database } from "bun:sqlite";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import * as schema from "./schema";
+
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+
+export interface DbHandle {
+  db: Db;
+  sqlite: Database;
+  /** Throws when the database cannot answer (health check). */
+  ping(): void;
+  close(): void;
+}
+
+export function openDatabase(path: string): DbHandle {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new Database(path, { create: true, strict: true });
+  sqlite.exec("PRAGMA journal_mode = WAL");
+  sqlite.exec("PRAGMA busy_timeout = 5000");
+  sqlite.exec("PRAGMA foreign_keys = ON");
+  sqlite.exec("PRAGMA synchronous = NORMAL");
+  const db = drizzle({ client: sqlite, schema }) as Db;
+  let closed = false;
+  const pingStmt = sqlite.query("SELECT 1");
+  return {
+    db,
+    sqlite,
+    ping() {
+      pingStmt.get();
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      try {
+        sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        // A checkpoint can fail while another connection reads; closing is still safe.
+      }
+      sqlite.close();
+    },
+  };
+}
+
+/**
+ * Runs `fn` in a synchronous IMMEDIATE transaction. bun:sqlite transactions are synchronous: an async
+ * callback would commit at its first await and never roll back (drizzle #2275, #1472), so `fn` must
+ * not return a promise. IMMEDIATE takes the write lock up front, so a read-then-write cannot fail
+ * with SQLITE_BUSY_SNAPSHOT under contention.
+ */
+export function immediate<T>(handle: { sqlite: Database }, fn: () => T): T {
+  const tx = handle.sqlite.transaction(() => {
+    const out = fn();
+    if (out instanceof Promise) throw new Error("immediate(): callback must be synchronous");
+    return out;
+  });
+  return tx.immediate();
+}

@@ -1,0 +1,23 @@
+// Opaque keyset-pagination cursors: base64url JSON of the last row's sort key.
+import { AppError } from "../shared/errors";
+
+export interface Cursor {
+  t: number;
+  id: string;
+}
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c), "utf8").toString("base64url");
+}
+
+export function decodeCursor(raw: string): Cursor {
+  try {
+    const c = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")) as Partial<Cursor>;
+    if (typeof c.t === "number" && Number.isFinite(c.t) && typeof c.id === "string" && c.id.length <= 64) {
+      return { t: c.t, id: c.id };
+    }
+  } catch {
+    // fall through
+  }
+  throw new AppError("VALIDATION_ERROR", { details: { fields: { cursor: "invalid cursor" } } });
+}

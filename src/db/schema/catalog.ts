@@ -1,0 +1,77 @@
+import { sqliteTable, text, integer, uniqueIndex, index } from "drizzle-orm/sqlite-core";
+
+const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
+
+export const products = sqliteTable("products", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  slug: text("slug").notNull().unique(),
+  distribution: text("distribution", { enum: ["open", "licensed"] }).notNull().default("open"),
+  minimumSupportedVersion: text("minimum_supported_version"),
+  minimumSupportedMessage: text("minimum_supported_message"),
+  createdAt: ts("created_at").notNull(),
+  updatedAt: ts("updated_at").notNull(),
+});
+
+export const plans = sqliteTable(
+  "plans",
+  {
+    id: text("id").primaryKey(),
+    productId: text("product_id")
+      .notNull()
+      .references(() => products.id, { onDelete: "restrict" }),
+    name: text("name").notNull(),
+    licenseType: text("license_type", { enum: ["perpetual", "subscription", "trial"] }).notNull(),
+    trialDays: integer("trial_days").notNull().default(14),
+    graceDays: integer("grace_days").notNull().default(0),
+    maxActivations: integer("max_activations"),
+    maxSeats: integer("max_seats"),
+    floating: integer("floating", { mode: "boolean" }).notNull().default(false),
+    floatingTimeout: integer("floating_timeout").notNull().default(30),
+    supportDays: integer("support_days").notNull().default(365),
+    supportRenewalPriceId: text("support_renewal_price_id"),
+    quotaPeriod: text("quota_period", { enum: ["hourly", "daily", "monthly", "yearly"] })
+      .notNull()
+      .default("monthly"),
+    createdAt: ts("created_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [index("plans_product_idx").on(t.productId)],
+);
+
+export const planFeatures = sqliteTable(
+  "plan_features",
+  {
+    id: text("id").primaryKey(),
+    planId: text("plan_id")
+      .notNull()
+      .references(() => plans.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    valueType: text("value_type", { enum: ["bool", "int", "string", "quota", "flag"] }).notNull(),
+    value: text("value").notNull(),
+    quotaLimit: integer("quota_limit"),
+    quotaPeriod: text("quota_period", { enum: ["hourly", "daily", "monthly", "yearly"] }),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("plan_features_plan_name_uq").on(t.planId, t.name)],
+);
+
+/** An add-on is one extra feature a product sells separately and attaches to individual licenses. */
+export const addons = sqliteTable(
+  "addons",
+  {
+    id: text("id").primaryKey(),
+    productId: text("product_id")
+      .notNull()
+      .references(() => products.id, { onDelete: "restrict" }),
+    name: text("name").notNull(),
+    featureName: text("feature_name").notNull(),
+    valueType: text("value_type", { enum: ["bool", "int", "string", "quota", "flag"] }).notNull(),
+    value: text("value").notNull(),
+    quotaLimit: integer("quota_limit"),
+    quotaPeriod: text("quota_period", { enum: ["hourly", "daily", "monthly", "yearly"] }),
+    createdAt: ts("created_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("addons_product_name_uq").on(t.productId, t.name)],
+);

@@ -1,0 +1,4 @@
+// Every table, one file per aggregate. drizzle-kit reads this file to generate migrations.
+export * from "./catalog";
+export * from "./licenses";
+export * from "./system";

@@ -1,0 +1,33 @@
+// Everything a verb may need, built once at boot (main.ts / test support) and passed explicitly.
+import type { Config } from "./config";
+import type { Clock } from "./shared/clock";
+import type { Logger } from "./shared/logger";
+import type { DbHandle } from "./db/client";
+import type { Secrets } from "./modules/keys/secrets";
+import type { TokenKeyring } from "./modules/keys/service";
+import type { SigningKeyRepo } from "./modules/keys/repo";
+import type { AuditRepo } from "./modules/audit/repo";
+import type { ProductRepo } from "./modules/products/repo";
+import type { ApiKeyRepo } from "./modules/api-keys/repo";
+import type { PlanRepo } from "./modules/plans/repo";
+import type { LicenseRepo } from "./modules/licenses/repo";
+
+/** Repository interfaces; SQLite implementations today, a Postgres set can meet the same types. */
+export interface Repos {
+  signingKeys: SigningKeyRepo;
+  audit: AuditRepo;
+  products: ProductRepo;
+  apiKeys: ApiKeyRepo;
+  plans: PlanRepo;
+  licenses: LicenseRepo;
+}
+
+export interface Deps {
+  config: Readonly<Config>;
+  clock: Clock;
+  logger: Logger;
+  db: DbHandle;
+  secrets: Secrets;
+  repos: Repos;
+  tokenKeys: TokenKeyring;
+}

@@ -1,0 +1,48 @@
+// The admin guard. Credentials are resolved by a chain of resolvers (API key now, admin session
+// later), and every admin route declares the scopes it accepts with the `scopes` macro. The route
+// table test (test/http/auth-matrix.test.ts) proves every /admin route carries it.
+import { Elysia } from "elysia";
+import { AppError } from "../shared/errors";
+import { hasAnyScope, type Actor, type Scope } from "../shared/actor";
+import { requestContext } from "./request-context";
+
+export type Credential = Omit<Actor, "ip" | "requestId">;
+/** Returns a credential, null when this resolver's credential is absent; throws UNAUTHORIZED when present but invalid. */
+export type CredentialResolver = (request: Request) => Credential | null;
+
+export function adminGuard(resolvers: readonly CredentialResolver[]) {
+  return new Elysia({ name: "keyward/admin-guard" }).macro({
+    scopes(accepted: readonly Scope[]) {
+      return {
+        detail: { security: [{ bearerAuth: [] }] },
+        resolve({ request }) {
+          let credential: Credential | null = null;
+          for (const resolve of resolvers) {
+            credential = resolve(request);
+            if (credential) break;
+          }
+          if (!credential) throw new AppError("UNAUTHORIZED");
+          // Fail closed: a key without scopes, or without one this route accepts, is refused.
+          if (!hasAnyScope(credential, accepted)) {
+            throw new AppError("INSUFFICIENT_SCOPE", {
+              details: { required_any_of: ["admin", ...accepted.filter((s) => s !== "admin")] },
+            });
+          }
+          const ctx = requestContext(request);
+          const actor: Actor = { ...credential, ip: ctx.ip, requestId: ctx.requestId };
+          return { actor };
+        },
+      };
+    },
+  });
+}
+
+/** Extracts a bearer token; null when the header is absent or another scheme. */
+export function bearerToken(request: Request): string | null {
+  const h = request.headers.get("authorization");
+  if (!h) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1]! : null;
+}
+
+export type AdminGuard = ReturnType<typeof adminGuard>;

@@ -1,0 +1,32 @@
+// The spec's envelope (design rule 3): {success: true, data} on success. Only this module builds
+// success envelopes; only error-handler.ts builds error bodies.
+import { t, type TSchema } from "elysia";
+
+export function ok<T>(data: T): { success: true; data: T } {
+  return { success: true, data };
+}
+
+export const Envelope = <S extends TSchema>(data: S) =>
+  t.Object({ success: t.Literal(true), data }, { additionalProperties: false });
+
+export const ErrorBody = t.Object(
+  {
+    success: t.Literal(false),
+    error: t.Object({
+      code: t.String({ description: "Stable machine-readable error code" }),
+      message: t.String(),
+      details: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
+    }),
+  },
+  { $id: "#/components/schemas/Error", title: "Error" },
+);
+
+/** Error responses every route can produce, for the OpenAPI document. */
+export function errors(...statuses: number[]) {
+  const out: Record<number, typeof ErrorBody> = {};
+  for (const s of [400, 500, ...statuses]) out[s] = ErrorBody;
+  return out;
+}
+
+/** Empty success payload for routes whose spec result is just the status code. */
+export const Empty = t.Object({}, { additionalProperties: false });

@@ -1,0 +1,71 @@
+// Maps every failure to the spec's error envelope with a stable code. Unexpected errors become
+// 500 INTERNAL_ERROR with a fixed message; the cause is logged with the request id, never echoed.
+import { Elysia, ValidationError } from "elysia";
+import { AppError, ERROR_CODES, isAppError, type ErrorCode } from "../shared/errors";
+import type { Logger } from "../shared/logger";
+import { requestContext } from "./request-context";
+
+export function errorResponse(
+  request: Request,
+  code: ErrorCode,
+  message: string,
+  details: Record<string, unknown> | null,
+  headers: Record<string, string> = {},
+): Response {
+  const ctx = requestContext(request);
+  const { requestId } = ctx;
+  ctx.status = ERROR_CODES[code];
+  return new Response(JSON.stringify({ success: false, error: { code, message, details } }), {
+    status: ERROR_CODES[code],
+    headers: { "content-type": "application/json", "x-request-id": requestId, ...headers },
+  });
+}
+
+function validationFields(error: ValidationError): Record<string, string> {
+  const fields: Record<string, string> = {};
+  let all: { path?: string; message?: string; summary?: string }[] = [];
+  try {
+    all = error.all as typeof all;
+  } catch {
+    all = [];
+  }
+  for (const e of all) {
+    const path = (e.path ?? "").replace(/^\//, "").replaceAll("/", ".") || error.type;
+    if (!(path in fields)) fields[path] = e.summary ?? e.message ?? "invalid";
+  }
+  if (Object.keys(fields).length === 0) fields[error.type] = "invalid";
+  return fields;
+}
+
+export function errorHandler(logger: Logger) {
+  return new Elysia({ name: "keyward/error-handler" }).onError({ as: "global" }, ({ code, error, request }) => {
+    // Errors thrown by our body parser arrive wrapped in Elysia's ParseError.
+    const appError = isAppError(error) ? error : isAppError((error as Error | undefined)?.cause) ? ((error as Error).cause as AppError) : null;
+    if (appError) {
+      return errorResponse(request, appError.code, appError.message, appError.details, appError.headers);
+    }
+    if (code === "VALIDATION" && error instanceof ValidationError) {
+      const where = error.type === "response" ? null : error.type;
+      if (where === null) {
+        // A response that fails its own schema is our bug, not the caller's.
+        logger.error("response validation failed", { requestId: requestContext(request).requestId, error: error.message });
+        return errorResponse(request, "INTERNAL_ERROR", "An internal error occurred.", null);
+      }
+      return errorResponse(request, "VALIDATION_ERROR", `Invalid request ${where}.`, {
+        fields: validationFields(error),
+      });
+    }
+    if (code === "PARSE") {
+      return errorResponse(request, "VALIDATION_ERROR", "The request body could not be parsed.", {
+        fields: { body: "malformed" },
+      });
+    }
+    if (code === "NOT_FOUND") {
+      return errorResponse(request, "NOT_FOUND", "No route matches this request.", null);
+    }
+    logger.error("unhandled error", { requestId: requestContext(request).requestId, code, error });
+    return errorResponse(request, "INTERNAL_ERROR", "An internal error occurred.", null);
+  });
+}
+
+export { AppError };

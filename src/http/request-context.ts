@@ -1,0 +1,43 @@
+// Per-request facts gathered in onRequest, before parsing, so even a request that fails to parse has
+// a request id and a client address. Kept in a WeakMap keyed by the Request: no globals, no leaks.
+import { newId } from "../shared/ids";
+
+export interface RequestContext {
+  requestId: string;
+  ip: string;
+  startedAt: number;
+  /** Set when an error response is built, for the access log. */
+  status?: number;
+}
+
+const contexts = new WeakMap<Request, RequestContext>();
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+interface ServerLike {
+  requestIP(request: Request): { address: string } | null;
+}
+
+export function clientIp(request: Request, server: ServerLike | null | undefined, trustProxy: boolean): string {
+  if (trustProxy) {
+    // Behind a trusted proxy the left-most X-Forwarded-For entry is the original client.
+    const xff = request.headers.get("x-forwarded-for");
+    const first = xff?.split(",")[0]?.trim();
+    if (first) return first;
+  }
+  return server?.requestIP(request)?.address ?? "127.0.0.1";
+}
+
+export function beginRequest(request: Request, ip: string, startedAt: number): RequestContext {
+  const incoming = request.headers.get("x-request-id");
+  const ctx: RequestContext = {
+    requestId: incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : newId(),
+    ip,
+    startedAt,
+  };
+  contexts.set(request, ctx);
+  return ctx;
+}
+
+export function requestContext(request: Request): RequestContext {
+  return contexts.get(request) ?? { requestId: newId(), ip: "127.0.0.1", startedAt: 0 };
+}

@@ -1,0 +1,51 @@
+import { desc, eq, sql } from "drizzle-orm";
+import { immediate, type DbHandle } from "../../db/client";
+import { apiKeys } from "../../db/schema";
+import { writeAudit } from "../audit/write.sqlite";
+import type { Scope } from "../../shared/actor";
+import type { ApiKeyRecord, ApiKeyRepo } from "./repo";
+
+type Row = typeof apiKeys.$inferSelect;
+const toRecord = (r: Row): ApiKeyRecord => ({ ...r, scopes: r.scopes as Scope[] });
+
+export function createApiKeyRepo(handle: DbHandle): ApiKeyRepo {
+  const { db } = handle;
+  // Prepared: every admin request resolves its key through this lookup.
+  const byHash = db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder("hash"))).prepare();
+  const findById = (id: string) => {
+    const r = db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
+    return r ? toRecord(r) : null;
+  };
+  return {
+    create(record, audit) {
+      return immediate(handle, () => {
+        db.insert(apiKeys).values(record).run();
+        if (audit) writeAudit(db, audit);
+        return record;
+      });
+    },
+    findByHash(hash) {
+      const r = byHash.get({ hash });
+      return r ? toRecord(r) : null;
+    },
+    findById,
+    list() {
+      return db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)).all().map(toRecord);
+    },
+    revoke(id, at, audit) {
+      return immediate(handle, () => {
+        const current = findById(id);
+        if (!current) return null;
+        if (!current.revokedAt) {
+          db.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, id)).run();
+          writeAudit(db, audit);
+        }
+        return findById(id);
+      });
+    },
+    touch(id, at) {
+      db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run();
+    },
+  };
+}
+

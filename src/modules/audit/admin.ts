@@ -1,0 +1,77 @@
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import type { AdminGuard } from "../../http/auth";
+import { Envelope, errors, ok } from "../../http/envelope";
+import { assertSystemWide } from "../../shared/actor";
+import type { AuditRecord } from "./repo";
+
+const AuditSchema = t.Object(
+  {
+    id: t.String(),
+    actor_type: t.String(),
+    actor_id: t.Union([t.String(), t.Null()]),
+    action: t.String(),
+    entity_type: t.String(),
+    entity_id: t.Union([t.String(), t.Null()]),
+    product_id: t.Union([t.String(), t.Null()]),
+    changes: t.Unknown(),
+    ip: t.Union([t.String(), t.Null()]),
+    request_id: t.Union([t.String(), t.Null()]),
+    created_at: t.String({ format: "date-time" }),
+  },
+  { title: "AuditEntry" },
+);
+
+const present = (r: AuditRecord) => ({
+  id: r.id,
+  actor_type: r.actorType,
+  actor_id: r.actorId,
+  action: r.action,
+  entity_type: r.entityType,
+  entity_id: r.entityId,
+  product_id: r.productId,
+  changes: r.changes,
+  ip: r.ip,
+  request_id: r.requestId,
+  created_at: r.createdAt.toISOString(),
+});
+
+export function auditAdminRoutes(deps: Deps, guard: AdminGuard) {
+  return new Elysia({ name: "keyward/audit/admin" }).use(guard).get(
+    "/admin/audit",
+    ({ actor, query }) => {
+      assertSystemWide(actor);
+      const page = deps.repos.audit.list({
+        entityType: query.entity_type,
+        entityId: query.entity_id,
+        action: query.action,
+        actorId: query.actor_id,
+        productId: query.product_id,
+        since: query.since ? new Date(query.since) : undefined,
+        until: query.until ? new Date(query.until) : undefined,
+        cursor: query.cursor,
+        limit: query.limit ?? 50,
+      });
+      return ok({ items: page.items.map(present), next_cursor: page.nextCursor });
+    },
+    {
+      scopes: ["admin"],
+      query: t.Object({
+        entity_type: t.Optional(t.String({ maxLength: 64 })),
+        entity_id: t.Optional(t.String({ maxLength: 64 })),
+        action: t.Optional(t.String({ maxLength: 64 })),
+        actor_id: t.Optional(t.String({ maxLength: 64 })),
+        product_id: t.Optional(t.String({ format: "uuid" })),
+        since: t.Optional(t.String({ format: "date-time" })),
+        until: t.Optional(t.String({ format: "date-time" })),
+        cursor: t.Optional(t.String({ maxLength: 512 })),
+        limit: t.Optional(t.Integer({ minimum: 1, maximum: 200 })),
+      }),
+      response: {
+        200: Envelope(t.Object({ items: t.Array(AuditSchema), next_cursor: t.Union([t.String(), t.Null()]) })),
+        ...errors(401, 403),
+      },
+      detail: { tags: ["Admin: audit"], summary: "Audit log of admin mutations, newest first" },
+    },
+  );
+}

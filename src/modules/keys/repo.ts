@@ -1,0 +1,28 @@
+import type { AuditEntry } from "../audit/repo";
+
+export type SigningKeyPurpose = "token" | "release";
+
+export interface SigningKeyRecord {
+  id: string;
+  kid: string;
+  purpose: SigningKeyPurpose;
+  productId: string | null;
+  publicKeyHex: string;
+  privateKeyEncrypted: string;
+  keyNumHex: string | null;
+  active: boolean;
+  createdAt: Date;
+  retiredAt: Date | null;
+}
+
+export interface SigningKeyRepo {
+  findActive(purpose: SigningKeyPurpose, productId: string | null): SigningKeyRecord | null;
+  list(purpose: SigningKeyPurpose, productId: string | null): SigningKeyRecord[];
+  findByKid(kid: string): SigningKeyRecord | null;
+  /**
+   * Atomically retires the current active key of (purpose, product) and inserts `next` as active,
+   * unless `onlyIfNoneActive` and one exists (first-start race): then the existing key is returned.
+   * Activating a kid that already exists revives that row instead of inserting a duplicate.
+   */
+  activate(next: SigningKeyRecord, opts: { onlyIfNoneActive: boolean; audit?: AuditEntry }): SigningKeyRecord;
+}

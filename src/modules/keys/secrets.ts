@@ -1,0 +1,47 @@
+// The master key and its HKDF subkeys. Loaded once at boot; nothing derives keys per request.
+import { existsSync, readFileSync, writeFileSync, mkdirSync, chmodSync } from "node:fs";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { Config } from "../../config";
+import type { Logger } from "../../shared/logger";
+import { deriveSubkey, type KeyPurpose } from "../../crypto/hkdf";
+
+export interface Secrets {
+  subkey(purpose: KeyPurpose): Uint8Array;
+}
+
+export function secretsFromMaster(master: Uint8Array): Secrets {
+  const cache = new Map<KeyPurpose, Uint8Array>();
+  return {
+    subkey(purpose) {
+      let k = cache.get(purpose);
+      if (!k) {
+        k = deriveSubkey(master, purpose);
+        cache.set(purpose, k);
+      }
+      return k;
+    },
+  };
+}
+
+export const GENERATED_MASTER_KEY_FILE = "master.key";
+
+/**
+ * RELEASE_KEY_ENCRYPTION_KEY, or outside production a key generated into DATA_DIR (mode 0600) with a
+ * warning, so the first local start works (DECISIONS: Keys and secrets). Production refuses this in config.
+ */
+export function loadMasterKey(config: Config, logger: Logger): Uint8Array {
+  if (config.masterKeyHex) return new Uint8Array(Buffer.from(config.masterKeyHex, "hex"));
+  const path = join(config.dataDir, GENERATED_MASTER_KEY_FILE);
+  if (existsSync(path)) {
+    const hex = readFileSync(path, "utf8").trim();
+    if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`${path} does not hold a 64-hex master key`);
+    return new Uint8Array(Buffer.from(hex, "hex"));
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+  const key = randomBytes(32);
+  writeFileSync(path, key.toString("hex") + "\n", { mode: 0o600, flag: "wx" });
+  chmodSync(path, 0o600);
+  logger.warn("generated a master key; set RELEASE_KEY_ENCRYPTION_KEY for production", { path });
+  return new Uint8Array(key);
+}

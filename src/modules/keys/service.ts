@@ -1,0 +1,107 @@
+// License-token signing keys. The active key's KeyObject is built once at boot and on rotation, never
+// per request (verify is the hot path). Retired keys stay listed so clients keep trusting old tokens.
+import { seal, open } from "../../crypto/aead";
+import { createSigner, generateSeed, publicKeyFromSeed, type Ed25519Signer } from "../../crypto/ed25519";
+import { sha256Hex } from "../../crypto/hash";
+import { newId } from "../../shared/ids";
+import type { Clock } from "../../shared/clock";
+import type { Actor } from "../../shared/actor";
+import { assertSystemWide } from "../../shared/actor";
+import type { Secrets } from "./secrets";
+import type { SigningKeyRecord, SigningKeyRepo } from "./repo";
+
+export interface ActiveSigningKey {
+  kid: string;
+  publicKeyHex: string;
+  signer: Ed25519Signer;
+}
+
+export function kidFor(publicKey: Uint8Array): string {
+  return sha256Hex(publicKey).slice(0, 16);
+}
+
+export function sealSeed(secrets: Secrets, rowId: string, seed: Uint8Array): string {
+  return seal(secrets.subkey("signingKeyEncryption"), seed, rowId);
+}
+
+export function openSeed(secrets: Secrets, record: Pick<SigningKeyRecord, "id" | "privateKeyEncrypted">): Uint8Array {
+  return open(secrets.subkey("signingKeyEncryption"), record.privateKeyEncrypted, record.id);
+}
+
+export function newSigningKeyRecord(
+  secrets: Secrets,
+  seed: Uint8Array,
+  purpose: SigningKeyRecord["purpose"],
+  productId: string | null,
+  now: Date,
+  keyNumHex: string | null = null,
+): SigningKeyRecord {
+  const id = newId();
+  const publicKey = publicKeyFromSeed(seed);
+  return {
+    id,
+    kid: kidFor(publicKey),
+    purpose,
+    productId,
+    publicKeyHex: Buffer.from(publicKey).toString("hex"),
+    privateKeyEncrypted: sealSeed(secrets, id, seed),
+    keyNumHex,
+    active: true,
+    createdAt: now,
+    retiredAt: null,
+  };
+}
+
+export interface TokenKeyring {
+  active(): ActiveSigningKey;
+  list(): SigningKeyRecord[];
+  rotate(actor: Actor): SigningKeyRecord;
+}
+
+export function createTokenKeyring(deps: {
+  repo: SigningKeyRepo;
+  secrets: Secrets;
+  clock: Clock;
+  configuredSeedHex: string | null;
+}): TokenKeyring {
+  const { repo, secrets, clock } = deps;
+  const load = (record: SigningKeyRecord): ActiveSigningKey => ({
+    kid: record.kid,
+    publicKeyHex: record.publicKeyHex,
+    signer: createSigner(openSeed(secrets, record)),
+  });
+
+  let record: SigningKeyRecord;
+  if (deps.configuredSeedHex) {
+    // LICENSE_SIGNING_KEY pins the key: it becomes the active one (a generated key is retired, still listed).
+    const seed = new Uint8Array(Buffer.from(deps.configuredSeedHex, "hex"));
+    record = repo.activate(newSigningKeyRecord(secrets, seed, "token", null, clock.now()), { onlyIfNoneActive: false });
+  } else {
+    record =
+      repo.findActive("token", null) ??
+      repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), { onlyIfNoneActive: true });
+  }
+  let current = load(record);
+
+  return {
+    active: () => current,
+    list: () => repo.list("token", null),
+    rotate(actor) {
+      assertSystemWide(actor);
+      const next = repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), {
+        onlyIfNoneActive: false,
+        audit: {
+          actor,
+          action: "signing_key.rotate",
+          entityType: "signing_key",
+          entityId: null,
+          productId: null,
+          changes: { previous_kid: current.kid },
+          at: clock.now(),
+        },
+      });
+      current = load(next);
+      return next;
+    },
+  };
+}

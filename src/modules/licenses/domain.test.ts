@@ -1,0 +1,62 @@
+import { describe, expect, test } from "bun:test";
+import { isUsable, transition, type LicenseAction } from "./domain";
+import type { LicenseStatus } from "./repo";
+import { AppError } from "../../shared/errors";
+
+const ALL: LicenseStatus[] = ["active", "trialing", "past_due", "canceled", "expired", "suspended", "revoked"];
+
+// Expected result of each (from, action): a status, or null for 409 INVALID_TRANSITION.
+const TABLE: Record<LicenseStatus, Record<LicenseAction, LicenseStatus | null>> = {
+  active: { revoke: "revoked", suspend: "suspended", reinstate: null },
+  trialing: { revoke: "revoked", suspend: "suspended", reinstate: null },
+  past_due: { revoke: "revoked", suspend: "suspended", reinstate: null },
+  canceled: { revoke: "revoked", suspend: null, reinstate: "active" },
+  expired: { revoke: "revoked", suspend: null, reinstate: "active" },
+  suspended: { revoke: "revoked", suspend: null, reinstate: "active" },
+  revoked: { revoke: null, suspend: null, reinstate: null },
+};
+
+describe("license transitions", () => {
+  for (const from of ALL) {
+    for (const action of ["revoke", "suspend", "reinstate"] as LicenseAction[]) {
+      const expected = TABLE[from][action];
+      test(`${action} from ${from} → ${expected ?? "409 INVALID_TRANSITION"}`, () => {
+        if (expected === null) {
+          let err: unknown;
+          try {
+            transition({ status: from, priorStatus: null }, action);
+          } catch (e) {
+            err = e;
+          }
+          expect(err).toBeInstanceOf(AppError);
+          expect((err as AppError).code).toBe("INVALID_TRANSITION");
+        } else {
+          expect(transition({ status: from, priorStatus: null }, action).status).toBe(expected);
+        }
+      });
+    }
+  }
+
+  test("reinstate after suspend returns to the remembered state", () => {
+    for (const prior of ["active", "trialing", "past_due"] as LicenseStatus[]) {
+      const suspended = { ...transition({ status: prior, priorStatus: null }, "suspend") } as { status: LicenseStatus; priorStatus: LicenseStatus | null };
+      expect(suspended.priorStatus).toBe(prior);
+      expect(transition(suspended, "reinstate").status).toBe(prior);
+    }
+  });
+});
+
+describe("usability", () => {
+  const now = new Date("2026-11-21T00:00:00Z");
+  test("status decides first", () => {
+    for (const s of ALL) {
+      expect(isUsable({ status: s, validUntil: null }, 0, now)).toBe(["active", "trialing", "past_due"].includes(s));
+    }
+  });
+  test("valid_until plus grace days bounds usability", () => {
+    const validUntil = new Date("2026-11-20T00:00:00Z");
+    expect(isUsable({ status: "active", validUntil }, 0, now)).toBe(false);
+    expect(isUsable({ status: "active", validUntil }, 1, now)).toBe(true);
+    expect(isUsable({ status: "active", validUntil }, 1, new Date("2026-11-21T00:00:00.001Z"))).toBe(false);
+  });
+});

@@ -1,0 +1,44 @@
+// Pure license rules (DECISIONS: License states). No I/O, no clock: `now` is passed in.
+import { AppError } from "../../shared/errors";
+import { DAY } from "../../shared/clock";
+import type { License, LicensePatch, LicenseStatus } from "./repo";
+
+export const USABLE_STATUSES: readonly LicenseStatus[] = ["active", "trialing", "past_due"];
+
+/** Usable = active, trialing or past_due, and not past valid_until + grace_days. */
+export function isUsable(license: Pick<License, "status" | "validUntil">, graceDays: number, now: Date): boolean {
+  if (!USABLE_STATUSES.includes(license.status)) return false;
+  if (license.validUntil === null) return true;
+  return now.getTime() <= license.validUntil.getTime() + graceDays * DAY;
+}
+
+export type LicenseAction = "revoke" | "suspend" | "reinstate";
+
+/**
+ * Transition table:
+ *   revoke     any state but revoked            → revoked (terminal)
+ *   suspend    active | trialing | past_due      → suspended (prior state remembered)
+ *   reinstate  suspended                         → prior state (active if none recorded)
+ *              expired | canceled                → active
+ *   anything else                               → 409 INVALID_TRANSITION
+ */
+export function transition(license: Pick<License, "status" | "priorStatus">, action: LicenseAction): LicensePatch {
+  const from = license.status;
+  const refuse = () =>
+    new AppError("INVALID_TRANSITION", {
+      message: `Cannot ${action} a license that is ${from}.`,
+      details: { from, action },
+    });
+  switch (action) {
+    case "revoke":
+      if (from === "revoked") throw refuse();
+      return { status: "revoked", priorStatus: null };
+    case "suspend":
+      if (!USABLE_STATUSES.includes(from)) throw refuse();
+      return { status: "suspended", priorStatus: from };
+    case "reinstate":
+      if (from === "suspended") return { status: license.priorStatus ?? "active", priorStatus: null };
+      if (from === "expired" || from === "canceled") return { status: "active", priorStatus: null };
+      throw refuse();
+  }
+}

@@ -1,0 +1,110 @@
+import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
+import { immediate, type DbHandle } from "../../db/client";
+import { rethrowConstraint } from "../../db/errors";
+import { activations, licenseAddons, licenses } from "../../db/schema";
+import { writeAudit } from "../audit/write.sqlite";
+import type { License, LicenseRepo } from "./repo";
+
+const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
+
+/** Escapes LIKE wildcards so a search for "a_b" matches literally. */
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export function createLicenseRepo(handle: DbHandle): LicenseRepo {
+  const { db } = handle;
+  const byKeyHash = db.select().from(licenses).where(eq(licenses.keyHash, sql.placeholder("hash"))).prepare();
+  const byId = db.select().from(licenses).where(eq(licenses.id, sql.placeholder("id"))).prepare();
+  const findById = (id: string) => {
+    const r = byId.get({ id });
+    return r ? toLicense(r) : null;
+  };
+  const clearActivationsHooks: ((licenseId: string) => void)[] = [
+    (licenseId) => db.delete(activations).where(eq(activations.licenseId, licenseId)).run(),
+  ];
+
+  return {
+    create(license, addonIds, audit) {
+      try {
+        return immediate(handle, () => {
+          db.insert(licenses).values(license).run();
+          for (const addonId of addonIds) {
+            db.insert(licenseAddons).values({ licenseId: license.id, addonId, createdAt: license.createdAt }).run();
+          }
+          writeAudit(db, audit);
+          return license;
+        });
+      } catch (e) {
+        rethrowConstraint(e, { unique: "License key collision; retry.", foreignKey: "Unknown product, plan or add-on." });
+      }
+    },
+    findById,
+    findByKeyHash(hash) {
+      const r = byKeyHash.get({ hash });
+      return r ? toLicense(r) : null;
+    },
+    list(f) {
+      const where: SQL[] = [];
+      if (f.productId) where.push(eq(licenses.productId, f.productId));
+      if (f.planId) where.push(eq(licenses.planId, f.planId));
+      if (f.status) where.push(eq(licenses.status, f.status));
+      if (f.externalCustomerId) where.push(eq(licenses.externalCustomerId, f.externalCustomerId));
+      if (f.externalWorkspaceId) where.push(eq(licenses.externalWorkspaceId, f.externalWorkspaceId));
+      if (f.email) where.push(sql`lower(${licenses.email}) = lower(${f.email})`);
+      if (f.search) {
+        const pattern = `%${likeEscape(f.search.toLowerCase())}%`;
+        const terms: SQL[] = [
+          sql`lower(${licenses.email}) LIKE ${pattern} ESCAPE '\\'`,
+          eq(licenses.externalCustomerId, f.search),
+          eq(licenses.externalWorkspaceId, f.search),
+          eq(licenses.id, f.search),
+        ];
+        if (f.searchKeyHash) terms.push(eq(licenses.keyHash, f.searchKeyHash));
+        where.push(or(...terms)!);
+      }
+      if (f.cursor) {
+        // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
+        const at = new Date(f.cursor.t);
+        where.push(or(lt(licenses.createdAt, at), and(eq(licenses.createdAt, at), lt(licenses.id, f.cursor.id)))!);
+      }
+      const rows = db
+        .select()
+        .from(licenses)
+        .where(where.length ? and(...where) : undefined)
+        .orderBy(desc(licenses.createdAt), desc(licenses.id))
+        .limit(f.limit + 1)
+        .all();
+      return { items: rows.slice(0, f.limit).map(toLicense), hasMore: rows.length > f.limit };
+    },
+    mutate(id, decide, at, audit, opts = {}) {
+      return immediate(handle, () => {
+        const before = findById(id);
+        if (!before) return null;
+        const patch = decide(before);
+        db.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id)).run();
+        if (opts.clearActivations) for (const clear of clearActivationsHooks) clear(id);
+        writeAudit(db, audit(before, patch));
+        return findById(id);
+      });
+    },
+    addonIds(licenseId) {
+      return db.select({ id: licenseAddons.addonId }).from(licenseAddons).where(eq(licenseAddons.licenseId, licenseId)).all().map((r) => r.id);
+    },
+    attachAddon(licenseId, addonId, at, audit) {
+      immediate(handle, () => {
+        db.insert(licenseAddons).values({ licenseId, addonId, createdAt: at }).onConflictDoNothing().run();
+        writeAudit(db, audit);
+      });
+    },
+    detachAddon(licenseId, addonId, audit) {
+      return immediate(handle, () => {
+        const gone = db
+          .delete(licenseAddons)
+          .where(and(eq(licenseAddons.licenseId, licenseId), eq(licenseAddons.addonId, addonId)))
+          .returning({ id: licenseAddons.addonId })
+          .all();
+        if (gone.length) writeAudit(db, audit);
+        return gone.length > 0;
+      });
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import type { AuditEntry } from "../audit/repo";
+
+export type LicenseStatus = "active" | "trialing" | "past_due" | "canceled" | "expired" | "suspended" | "revoked";
+
+export interface License {
+  id: string;
+  productId: string;
+  planId: string;
+  keyHash: string;
+  keyEncrypted: string;
+  keyHint: string;
+  email: string;
+  status: LicenseStatus;
+  priorStatus: LicenseStatus | null;
+  validUntil: Date | null;
+  supportUntil: Date | null;
+  externalCustomerId: string | null;
+  externalWorkspaceId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type LicensePatch = Partial<
+  Pick<License, "planId" | "status" | "priorStatus" | "validUntil" | "supportUntil" | "email" | "externalCustomerId" | "externalWorkspaceId">
+>;
+
+export interface LicenseListFilter {
+  productId?: string;
+  planId?: string;
+  status?: LicenseStatus;
+  /** Matches email (case-insensitive substring), external ids, or an exact license key (via its hash). */
+  search?: string;
+  searchKeyHash?: string;
+  externalCustomerId?: string;
+  externalWorkspaceId?: string;
+  email?: string;
+  cursor?: { t: number; id: string };
+  limit: number;
+}
+
+export interface LicenseRepo {
+  create(license: License, addonIds: string[], audit: AuditEntry): License;
+  findById(id: string): License | null;
+  /** Hot path (activate/verify): one prepared, indexed read. */
+  findByKeyHash(keyHash: string): License | null;
+  list(filter: LicenseListFilter): { items: License[]; hasMore: boolean };
+  /**
+   * Atomic read-decide-write: `decide` sees the current row inside the write transaction and returns
+   * the patch (or throws an AppError to refuse). `clearActivations` drops activations and floating
+   * sessions in the same transaction (revoke). Returns null when the license does not exist.
+   */
+  mutate(
+    id: string,
+    decide: (current: License) => LicensePatch,
+    at: Date,
+    audit: (before: License, patch: LicensePatch) => AuditEntry,
+    opts?: { clearActivations?: boolean },
+  ): License | null;
+  addonIds(licenseId: string): string[];
+  attachAddon(licenseId: string, addonId: string, at: Date, audit: AuditEntry): void;
+  detachAddon(licenseId: string, addonId: string, audit: AuditEntry): boolean;
+}

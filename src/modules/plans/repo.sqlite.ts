@@ -1,0 +1,81 @@
+import { and, asc, eq } from "drizzle-orm";
+import { immediate, type DbHandle } from "../../db/client";
+import { rethrowConstraint } from "../../db/errors";
+import { planFeatures, plans } from "../../db/schema";
+import { writeAudit } from "../audit/write.sqlite";
+import type { Plan, PlanFeature, PlanRepo } from "./repo";
+
+const toPlan = (r: typeof plans.$inferSelect): Plan => ({ ...r });
+const toFeature = (r: typeof planFeatures.$inferSelect): PlanFeature => ({ ...r });
+
+export function createPlanRepo(handle: DbHandle): PlanRepo {
+  const { db } = handle;
+  const findById = (id: string) => {
+    const r = db.select().from(plans).where(eq(plans.id, id)).get();
+    return r ? toPlan(r) : null;
+  };
+  return {
+    create(plan, features, audit) {
+      try {
+        return immediate(handle, () => {
+          db.insert(plans).values(plan).run();
+          for (const f of features) db.insert(planFeatures).values(f).run();
+          writeAudit(db, audit);
+          return plan;
+        });
+      } catch (e) {
+        rethrowConstraint(e, { unique: "Feature names must be unique within a plan.", foreignKey: "Unknown product." });
+      }
+    },
+    findById,
+    list({ productId }) {
+      const q = db.select().from(plans);
+      return (productId ? q.where(eq(plans.productId, productId)) : q).orderBy(asc(plans.createdAt), asc(plans.id)).all().map(toPlan);
+    },
+    update(id, patch, at, audit) {
+      return immediate(handle, () => {
+        if (!findById(id)) return null;
+        db.update(plans).set({ ...patch, updatedAt: at }).where(eq(plans.id, id)).run();
+        writeAudit(db, audit);
+        return findById(id);
+      });
+    },
+    delete(id, audit) {
+      try {
+        return immediate(handle, () => {
+          const gone = db.delete(plans).where(eq(plans.id, id)).returning({ id: plans.id }).all();
+          if (gone.length === 0) return false;
+          writeAudit(db, audit);
+          return true;
+        });
+      } catch (e) {
+        rethrowConstraint(e, { foreignKey: "Licenses still use this plan." });
+      }
+    },
+    features(planId) {
+      return db.select().from(planFeatures).where(eq(planFeatures.planId, planId)).orderBy(asc(planFeatures.name)).all().map(toFeature);
+    },
+    upsertFeature(feature, audit) {
+      return immediate(handle, () => {
+        db.insert(planFeatures)
+          .values(feature)
+          .onConflictDoUpdate({
+            target: [planFeatures.planId, planFeatures.name],
+            set: { valueType: feature.valueType, value: feature.value, quotaLimit: feature.quotaLimit, quotaPeriod: feature.quotaPeriod },
+          })
+          .run();
+        writeAudit(db, audit);
+        const r = db.select().from(planFeatures).where(and(eq(planFeatures.planId, feature.planId), eq(planFeatures.name, feature.name))).get();
+        return toFeature(r!);
+      });
+    },
+    deleteFeature(planId, name, audit) {
+      return immediate(handle, () => {
+        const gone = db.delete(planFeatures).where(and(eq(planFeatures.planId, planId), eq(planFeatures.name, name))).returning({ id: planFeatures.id }).all();
+        if (gone.length === 0) return false;
+        writeAudit(db, audit);
+        return true;
+      });
+    },
+  };
+}

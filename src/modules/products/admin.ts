@@ -1,0 +1,82 @@
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import type { AdminGuard } from "../../http/auth";
+import { Empty, Envelope, errors, ok } from "../../http/envelope";
+import { CreateProductBody, IdParams, ProductSchema, UpdateProductBody } from "./model";
+import { presentProduct } from "./present";
+import { createProduct, deleteProduct, getProduct, listProducts, updateProduct } from "./service";
+
+const detail = (summary: string) => ({ tags: ["Admin: products"], summary });
+// Reads are open to every scope that needs a product id to do its job (licenses:write, releases:write).
+const READ = ["licenses:write", "releases:write"] as const;
+
+export function productAdminRoutes(deps: Deps, guard: AdminGuard) {
+  return new Elysia({ name: "keyward/products/admin" })
+    .use(guard)
+    .get("/admin/products", ({ actor }) => ok({ items: listProducts(deps, actor).map(presentProduct) }), {
+      scopes: READ,
+      response: { 200: Envelope(t.Object({ items: t.Array(ProductSchema) })), ...errors(401, 403) },
+      detail: detail("List products (a product-bound key sees only its product)"),
+    })
+    .post(
+      "/admin/products",
+      ({ actor, body, set }) => {
+        const p = createProduct(deps, actor, {
+          name: body.name,
+          slug: body.slug,
+          distribution: body.distribution,
+          minimumSupportedVersion: body.minimum_supported_version,
+          minimumSupportedMessage: body.minimum_supported_message,
+        });
+        set.status = 201;
+        return ok(presentProduct(p));
+      },
+      {
+        scopes: ["admin"],
+        body: CreateProductBody,
+        response: { 201: Envelope(ProductSchema), ...errors(401, 403, 409) },
+        detail: detail("Create a product"),
+      },
+    )
+    .get("/admin/products/:id", ({ actor, params }) => ok(presentProduct(getProduct(deps, actor, params.id))), {
+      scopes: READ,
+      params: IdParams,
+      response: { 200: Envelope(ProductSchema), ...errors(401, 403, 404) },
+      detail: detail("Fetch a product"),
+    })
+    .patch(
+      "/admin/products/:id",
+      ({ actor, params, body }) =>
+        ok(
+          presentProduct(
+            updateProduct(deps, actor, params.id, {
+              name: body.name,
+              slug: body.slug,
+              distribution: body.distribution,
+              minimumSupportedVersion: body.minimum_supported_version,
+              minimumSupportedMessage: body.minimum_supported_message,
+            }),
+          ),
+        ),
+      {
+        scopes: ["admin"],
+        params: IdParams,
+        body: UpdateProductBody,
+        response: { 200: Envelope(ProductSchema), ...errors(401, 403, 404, 409) },
+        detail: detail("Update a product"),
+      },
+    )
+    .delete(
+      "/admin/products/:id",
+      ({ actor, params }) => {
+        deleteProduct(deps, actor, params.id);
+        return ok({});
+      },
+      {
+        scopes: ["admin"],
+        params: IdParams,
+        response: { 200: Envelope(Empty), ...errors(401, 403, 404, 409) },
+        detail: detail("Delete a product with no plans, add-ons, licenses or releases"),
+      },
+    );
+}

@@ -1,0 +1,53 @@
+import { t } from "elysia";
+import { SEMVER_PATTERN } from "../../shared/semver";
+
+const Nullable = <T extends ReturnType<typeof t.String>>(s: T) => t.Union([s, t.Null()]);
+
+export const Slug = t.String({
+  pattern: "^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$",
+  description: "URL-safe identifier used in feed paths: lower-case letters, digits and dashes",
+  examples: ["acme-editor"],
+});
+export const Distribution = t.Union([t.Literal("open"), t.Literal("licensed")], {
+  description: "open: feed downloads are public; licensed: feed download redirects require a usable license key",
+});
+const Version = t.String({ pattern: SEMVER_PATTERN, maxLength: 128, description: "Semantic version" });
+const Message = t.String({ maxLength: 2000 });
+
+export const ProductSchema = t.Object(
+  {
+    id: t.String({ format: "uuid" }),
+    name: t.String(),
+    slug: t.String(),
+    distribution: Distribution,
+    minimum_supported_version: Nullable(t.String()),
+    minimum_supported_message: Nullable(t.String()),
+    created_at: t.String({ format: "date-time" }),
+    updated_at: t.String({ format: "date-time" }),
+  },
+  { title: "Product" },
+);
+
+export const CreateProductBody = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 200 }),
+    slug: Slug,
+    distribution: t.Optional(Distribution),
+    minimum_supported_version: t.Optional(Nullable(Version)),
+    minimum_supported_message: t.Optional(Nullable(Message)),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateProductBody = t.Object(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    slug: t.Optional(Slug),
+    distribution: t.Optional(Distribution),
+    minimum_supported_version: t.Optional(Nullable(Version)),
+    minimum_supported_message: t.Optional(Nullable(Message)),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const IdParams = t.Object({ id: t.String({ format: "uuid" }) });

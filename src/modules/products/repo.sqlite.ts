@@ -1,0 +1,64 @@
+import { asc, eq } from "drizzle-orm";
+import { immediate, type DbHandle } from "../../db/client";
+import { rethrowConstraint } from "../../db/errors";
+import { products } from "../../db/schema";
+import { writeAudit } from "../audit/write.sqlite";
+import type { Product, ProductRepo } from "./repo";
+
+type Row = typeof products.$inferSelect;
+const toProduct = (r: Row): Product => ({ ...r });
+
+export function createProductRepo(handle: DbHandle): ProductRepo {
+  const { db } = handle;
+  const findById = (id: string) => {
+    const r = db.select().from(products).where(eq(products.id, id)).get();
+    return r ? toProduct(r) : null;
+  };
+  return {
+    create(product, audit) {
+      try {
+        return immediate(handle, () => {
+          db.insert(products).values(product).run();
+          writeAudit(db, audit);
+          return product;
+        });
+      } catch (e) {
+        rethrowConstraint(e, { unique: `The slug "${product.slug}" is already taken.` });
+      }
+    },
+    findById,
+    findBySlug(slug) {
+      const r = db.select().from(products).where(eq(products.slug, slug)).get();
+      return r ? toProduct(r) : null;
+    },
+    list({ productId }) {
+      const q = db.select().from(products);
+      return (productId ? q.where(eq(products.id, productId)) : q).orderBy(asc(products.createdAt), asc(products.id)).all().map(toProduct);
+    },
+    update(id, patch, at, audit) {
+      try {
+        return immediate(handle, () => {
+          const before = findById(id);
+          if (!before) return null;
+          db.update(products).set({ ...patch, updatedAt: at }).where(eq(products.id, id)).run();
+          writeAudit(db, audit);
+          return findById(id);
+        });
+      } catch (e) {
+        rethrowConstraint(e, { unique: `The slug "${patch.slug}" is already taken.` });
+      }
+    },
+    delete(id, audit) {
+      try {
+        return immediate(handle, () => {
+          const gone = db.delete(products).where(eq(products.id, id)).returning({ id: products.id }).all();
+          if (gone.length === 0) return false;
+          writeAudit(db, audit);
+          return true;
+        });
+      } catch (e) {
+        rethrowConstraint(e, { foreignKey: "The product still has plans, add-ons, licenses or releases." });
+      }
+    },
+  };
+}

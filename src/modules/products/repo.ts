@@ -1,0 +1,30 @@
+import type { AuditEntry } from "../audit/repo";
+
+export type Distribution = "open" | "licensed";
+
+export interface Product {
+  id: string;
+  name: string;
+  slug: string;
+  distribution: Distribution;
+  minimumSupportedVersion: string | null;
+  minimumSupportedMessage: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type ProductPatch = Partial<
+  Pick<Product, "name" | "slug" | "distribution" | "minimumSupportedVersion" | "minimumSupportedMessage">
+>;
+
+export interface ProductRepo {
+  /** Throws AppError CONFLICT when the slug is taken. */
+  create(product: Product, audit: AuditEntry): Product;
+  findById(id: string): Product | null;
+  findBySlug(slug: string): Product | null;
+  list(filter: { productId?: string }): Product[];
+  /** Returns null when the product does not exist. Throws CONFLICT on a taken slug. */
+  update(id: string, patch: ProductPatch, at: Date, audit: AuditEntry): Product | null;
+  /** Throws CONFLICT while plans, licenses or releases still reference the product. */
+  delete(id: string, audit: AuditEntry): boolean;
+}

@@ -1,0 +1,38 @@
+// Listening and graceful shutdown: stop accepting, let in-flight requests finish (bounded by
+// SHUTDOWN_GRACE_MS), run onStop (jobs), then close the database.
+import type { Deps } from "./deps";
+import { createApp } from "./app";
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export function startServer(deps: Deps, opts: { onStop?: () => void | Promise<void> } = {}): RunningServer {
+  const app = createApp(deps).listen({
+    hostname: deps.config.host,
+    port: deps.config.port,
+    // Artifacts may stream through the local storage driver; JSON routes enforce MAX_BODY_BYTES.
+    maxRequestBodySize: 64 * 1024 * 1024 * 1024,
+  });
+  const server = app.server!;
+  let stopping: Promise<void> | null = null;
+  return {
+    url: `http://${deps.config.host.includes(":") ? `[${deps.config.host}]` : deps.config.host}:${server.port}`,
+    port: server.port ?? deps.config.port,
+    stop() {
+      stopping ??= (async () => {
+        const graceful = server.stop(false);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const deadline = new Promise<void>((r) => (timer = setTimeout(r, deps.config.shutdownGraceMs)));
+        await Promise.race([graceful, deadline]);
+        clearTimeout(timer);
+        await server.stop(true);
+        await opts.onStop?.();
+        deps.db.close();
+      })();
+      return stopping;
+    },
+  };
+}

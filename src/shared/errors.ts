@@ -1,0 +1,81 @@
+// One error type with a closed code registry. The HTTP status of every code lives here and only here;
+// services throw AppError(code) with no HTTP knowledge, the error handler maps it to the envelope.
+export const ERROR_CODES = {
+  VALIDATION_ERROR: 400,
+  INVALID_IDEMPOTENCY_KEY: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  INSUFFICIENT_SCOPE: 403,
+  PRODUCT_SCOPE_MISMATCH: 403,
+  LICENSE_INACTIVE: 403,
+  SUPPORT_EXPIRED: 403,
+  NOT_FOUND: 404,
+  LICENSE_NOT_FOUND: 404,
+  SEAT_INVITE_INVALID: 404,
+  RELEASE_NOT_FOUND: 404,
+  ACTIVATION_LIMIT: 409,
+  FLOATING_LIMIT: 409,
+  SEAT_LIMIT: 409,
+  IDEMPOTENCY_IN_FLIGHT: 409,
+  INVALID_TRANSITION: 409,
+  CONFLICT: 409,
+  RELEASE_YANKED: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_KEY_CONFLICT: 422,
+  LOCKED_OUT: 429,
+  QUOTA_EXCEEDED: 429,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  RENEWAL_NOT_AVAILABLE: 503,
+  STORAGE_DISABLED: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  VALIDATION_ERROR: "The request is invalid.",
+  UNAUTHORIZED: "Authentication is required.",
+  FORBIDDEN: "You are not allowed to do this.",
+  INSUFFICIENT_SCOPE: "The API key lacks the scope this route needs.",
+  PRODUCT_SCOPE_MISMATCH: "The API key is bound to another product.",
+  NOT_FOUND: "Not found.",
+  LICENSE_NOT_FOUND: "License not found.",
+  INTERNAL_ERROR: "An internal error occurred.",
+  STORAGE_DISABLED: "Object storage is not configured.",
+};
+
+export interface AppErrorOptions {
+  message?: string;
+  details?: Record<string, unknown> | null;
+  /** Extra response headers, e.g. Retry-After. */
+  headers?: Record<string, string>;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown> | null;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, options: AppErrorOptions = {}) {
+    super(options.message ?? DEFAULT_MESSAGES[code] ?? code.toLowerCase().replaceAll("_", " "));
+    this.name = "AppError";
+    this.code = code;
+    this.status = ERROR_CODES[code];
+    this.details = options.details ?? null;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError;
+}
+
+/** A field-level validation failure, shaped like the handler's schema errors. */
+export function validationError(fields: Record<string, string>, message?: string): AppError {
+  return new AppError("VALIDATION_ERROR", {
+    message: message ?? "The request is invalid.",
+    details: { fields },
+  });
+}

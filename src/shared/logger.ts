@@ -1,0 +1,37 @@
+// Structured JSON logs, one object per line. Known secret-bearing fields are redacted at any depth.
+import type { LogLevel } from "../config";
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+const SECRET_FIELD = /(license_?key|authorization|token|secret|password|private|api_?key|seed|cookie)/i;
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export function redact(value: unknown, depth = 0): unknown {
+  if (depth > 6 || value === null || typeof value !== "object") return value;
+  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = SECRET_FIELD.test(k) ? "[redacted]" : redact(v, depth + 1);
+  }
+  return out;
+}
+
+export function createLogger(level: LogLevel, sink: (line: string) => void = (l) => process.stdout.write(l + "\n"), now: () => Date = () => new Date(0)): Logger {
+  const min = ORDER[level];
+  const emit = (lvl: Exclude<LogLevel, "silent">, msg: string, fields?: Record<string, unknown>) => {
+    if (ORDER[lvl] < min) return;
+    sink(JSON.stringify({ time: now().toISOString(), level: lvl, msg, ...(redact(fields ?? {}) as object) }));
+  };
+  return {
+    debug: (m, f) => emit("debug", m, f),
+    info: (m, f) => emit("info", m, f),
+    warn: (m, f) => emit("warn", m, f),
+    error: (m, f) => emit("error", m, f),
+  };
+}

@@ -1,0 +1,59 @@
+// Fixtures built through the real services (so audit rows, hashing and encryption all happen).
+import type { Deps } from "../../src/deps";
+import { SYSTEM_ACTOR } from "../../src/shared/actor";
+import { newId } from "../../src/shared/ids";
+import { createProduct } from "../../src/modules/products/service";
+import { issueLicense, type IssueLicenseInput } from "../../src/modules/licenses/service";
+import type { Plan, PlanFeature } from "../../src/modules/plans/repo";
+import type { Product } from "../../src/modules/products/repo";
+
+let seq = 0;
+
+export function makeProduct(deps: Deps, over: Partial<Parameters<typeof createProduct>[2]> = {}): Product {
+  seq += 1;
+  return createProduct(deps, SYSTEM_ACTOR, { name: `Product ${seq}`, slug: `product-${seq}-${newId().slice(-6)}`, ...over });
+}
+
+export function makePlan(
+  deps: Deps,
+  productId: string,
+  over: Partial<Plan> = {},
+  features: Omit<PlanFeature, "id" | "planId" | "createdAt">[] = [],
+): Plan {
+  const now = deps.clock.now();
+  const plan: Plan = {
+    id: newId(),
+    productId,
+    name: `Plan ${++seq}`,
+    licenseType: "perpetual",
+    trialDays: 14,
+    graceDays: 0,
+    maxActivations: 3,
+    maxSeats: null,
+    floating: false,
+    floatingTimeout: 30,
+    supportDays: 365,
+    supportRenewalPriceId: null,
+    quotaPeriod: "monthly",
+    createdAt: now,
+    updatedAt: now,
+    ...over,
+  };
+  return deps.repos.plans.create(
+    plan,
+    features.map((f) => ({ ...f, id: newId(), planId: plan.id, createdAt: now })),
+    { actor: SYSTEM_ACTOR, action: "plan.create", entityType: "plan", entityId: plan.id, productId, changes: null, at: now },
+  );
+}
+
+export function makeLicense(deps: Deps, input: Partial<IssueLicenseInput> & Pick<IssueLicenseInput, "productId" | "planId">) {
+  return issueLicense(deps, SYSTEM_ACTOR, { email: `user${++seq}@example.com`, ...input });
+}
+
+/** A product, a plan and a license in one call. */
+export function makeCatalog(deps: Deps, planOver: Partial<Plan> = {}, features: Parameters<typeof makePlan>[3] = []) {
+  const product = makeProduct(deps);
+  const plan = makePlan(deps, product.id, planOver, features);
+  const { license, key } = makeLicense(deps, { productId: product.id, planId: plan.id });
+  return { product, plan, license, key };
+}
