@@ -14,6 +14,7 @@ import { createProductRepo } from "./modules/products/repo.sqlite";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sqlite";
 import { createPlanRepo } from "./modules/plans/repo.sqlite";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
+import { createStorage } from "./modules/storage/factory";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -38,7 +39,8 @@ export function createDeps(config: Readonly<Config>, clock: Clock, logger: Logge
       clock,
       configuredSeedHex: config.licenseSigningKeyHex,
     });
-    return { config, clock, logger, db, secrets, repos, tokenKeys };
+    const storage = createStorage({ config, clock, secrets });
+    return { config, clock, logger, db, secrets, repos, tokenKeys, storage };
   } catch (e) {
     db.close();
     throw e;

@@ -11,6 +11,7 @@ import type { ProductRepo } from "./modules/products/repo";
 import type { ApiKeyRepo } from "./modules/api-keys/repo";
 import type { PlanRepo } from "./modules/plans/repo";
 import type { LicenseRepo } from "./modules/licenses/repo";
+import type { Storage } from "./modules/storage/storage";
 
 /** Repository interfaces; SQLite implementations today, a Postgres set can meet the same types. */
 export interface Repos {
@@ -30,4 +31,5 @@ export interface Deps {
   secrets: Secrets;
   repos: Repos;
   tokenKeys: TokenKeyring;
+  storage: Storage;
 }

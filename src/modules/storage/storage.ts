@@ -29,3 +29,16 @@ export interface Storage {
   /** Deleting a missing object is not an error. */
   delete(key: string): Promise<void>;
 }
+
+/**
+ * Object keys are chosen by Keyward (ids and safe filenames), never taken verbatim from a URL path
+ * without this check: slash-separated segments of [A-Za-z0-9._~+=@,()-], none empty or starting
+ * with "." (so no "..", no hidden files), at most 512 characters. The local driver maps keys to
+ * paths, so this is what keeps a key inside the storage directory.
+ */
+const SEGMENT = /^[A-Za-z0-9_~+=@,()-][A-Za-z0-9._~+=@,()-]*$/;
+
+export function isValidStorageKey(key: string): boolean {
+  if (key.length === 0 || key.length > 512) return false;
+  return key.split("/").every((s) => SEGMENT.test(s));
+}
