@@ -14,6 +14,7 @@ import { createProductRepo } from "./modules/products/repo.sqlite";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sqlite";
 import { createPlanRepo } from "./modules/plans/repo.sqlite";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
+import { createReleaseRepo } from "./modules/releases/repo.sqlite";
 import { createStorage } from "./modules/storage/factory";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
@@ -24,6 +25,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     apiKeys: createApiKeyRepo(handle),
     plans: createPlanRepo(handle),
     licenses: createLicenseRepo(handle),
+    releases: createReleaseRepo(handle),
   };
 }
 
