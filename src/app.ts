@@ -16,6 +16,7 @@ import { productAdminRoutes } from "./modules/products/admin";
 import { apiKeyAdminRoutes } from "./modules/api-keys/admin";
 import { auditAdminRoutes } from "./modules/audit/admin";
 import { storageRoutes } from "./modules/storage";
+import { releaseKeyAdminRoutes } from "./modules/release-keys/admin";
 import { LOCAL_OBJECTS_PATH } from "./modules/storage/local";
 
 export const API_PREFIX = "/api/v1";
@@ -78,7 +79,8 @@ export function createApp(deps: Deps) {
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
           .use(auditAdminRoutes(deps, guard))
-          .use(keyAdminRoutes(deps, guard)),
+          .use(keyAdminRoutes(deps, guard))
+          .use(releaseKeyAdminRoutes(deps, guard)),
       )
   );
 }
