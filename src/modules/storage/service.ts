@@ -32,48 +32,21 @@ export async function receiveUpload(
 }
 
 export interface Download {
+  /** The file, read lazily: the server streams it and never loads it whole. */
   body: Blob;
-  /** Bytes in `body`. */
-  length: number;
-  /** Set when a single byte range was served (206). */
-  range: { start: number; end: number; total: number } | null;
+  size: number;
   filename: string | null;
   contentType: string;
 }
 
-/**
- * A single satisfiable `bytes=` range, or null. Anything else (multiple ranges, garbage, beyond the
- * end) is ignored and the whole object is served, which RFC 9110 §14.2 allows a server to do.
- */
-export function parseRange(header: string | null, size: number): { start: number; end: number } | null {
-  const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
-  if (!m || (m[1] === "" && m[2] === "") || size === 0) return null;
-  let start: number;
-  let end: number;
-  if (m[1] === "") {
-    const suffix = Number(m[2]);
-    if (suffix === 0) return null;
-    start = Math.max(0, size - suffix);
-    end = size - 1;
-  } else {
-    start = Number(m[1]);
-    end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
-  }
-  if (start > end || start >= size) return null;
-  return { start, end };
-}
-
-export async function openDownload(deps: Deps, input: { rawKey: string; query: Query; range: string | null }): Promise<Download> {
+export async function openDownload(deps: Deps, input: { rawKey: string; query: Query }): Promise<Download> {
   const storage = local(deps);
   const grant = storage.authorize("GET", decodeKey(input.rawKey), input.query, null);
   const obj = await storage.object(grant.key);
   if (!obj) throw new AppError("NOT_FOUND", { message: "Stored object not found." });
-  const range = parseRange(input.range, obj.size);
   return {
-    // Blob slices of a Bun.file are read lazily and streamed by the server, never loaded whole.
-    body: range ? obj.file.slice(range.start, range.end + 1) : obj.file,
-    length: range ? range.end - range.start + 1 : obj.size,
-    range: range ? { ...range, total: obj.size } : null,
+    body: obj.file,
+    size: obj.size,
     filename: grant.filename,
     contentType: grant.contentType ?? "application/octet-stream",
   };
