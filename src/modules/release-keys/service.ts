@@ -60,7 +60,8 @@ interface LoadedKey {
 const loadedKeys = new WeakMap<object, Map<string, LoadedKey>>();
 
 function toKey(record: SigningKeyRecord): ReleaseSigningKey {
-  if (!record.keyNumHex) throw new Error(`release key ${record.kid} has no key number`);
+  // Every release row is written with a key number (newReleaseKeyRecord); a row without one is corrupt.
+  if (!record.keyNumHex) throw new AppError("INTERNAL_ERROR", { message: "A release signing key record is corrupt." });
   return {
     kid: record.kid,
     keyNum: new Uint8Array(Buffer.from(record.keyNumHex, "hex")),
