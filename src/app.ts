@@ -15,6 +15,9 @@ import { keyAdminRoutes } from "./modules/keys/admin";
 import { productAdminRoutes } from "./modules/products/admin";
 import { apiKeyAdminRoutes } from "./modules/api-keys/admin";
 import { auditAdminRoutes } from "./modules/audit/admin";
+import { feedRoutes } from "./modules/feeds";
+import { downloadRoutes } from "./modules/downloads";
+import { releaseAdminRoutes } from "./modules/releases/admin";
 import { storageRoutes } from "./modules/storage";
 import { releaseKeyAdminRoutes } from "./modules/release-keys/admin";
 import { LOCAL_OBJECTS_PATH } from "./modules/storage/local";
@@ -74,13 +77,16 @@ export function createApp(deps: Deps) {
           // 5. Public routes (no credential at the route layer).
           .use(healthRoutes(deps))
           .use(keyRoutes(deps))
+          .use(feedRoutes(deps))
+          .use(downloadRoutes(deps))
           .use(storageRoutes(deps))
           // 6. Admin routes: each declares `scopes`, enforced by the guard's macro.
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
           .use(auditAdminRoutes(deps, guard))
           .use(keyAdminRoutes(deps, guard))
-          .use(releaseKeyAdminRoutes(deps, guard)),
+          .use(releaseKeyAdminRoutes(deps, guard))
+          .use(releaseAdminRoutes(deps, guard)),
       )
   );
 }

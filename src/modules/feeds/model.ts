@@ -1,7 +1,5 @@
 import { t } from "elysia";
-import { PLATFORMS } from "../../db/schema/releases";
 import { ChannelSchema, PlatformSchema, VersionSchema } from "../releases/model";
-import { TAURI_PLATFORM_ALIASES } from "./domain";
 
 const LicenseKeyQuery = t.Optional(
   t.String({
@@ -20,9 +18,19 @@ export const FeedQuery = t.Object({
 
 export const UpgradeQuery = t.Object({
   // Our names, or Tauri's {{target}}-{{arch}} so one tauri.conf.json endpoint serves every build.
-  platform: t.UnionEnum([...PLATFORMS, ...(Object.keys(TAURI_PLATFORM_ALIASES) as (keyof typeof TAURI_PLATFORM_ALIASES)[])], {
-    description: "Platform: darwin-arm64 … or Tauri's {{target}}-{{arch}} (darwin-aarch64, windows-x86_64, linux-armv7, …)",
-  }),
+  platform: t.Union(
+    [
+      ...PlatformSchema.anyOf,
+      t.Literal("darwin-aarch64"),
+      t.Literal("darwin-x86_64"),
+      t.Literal("windows-aarch64"),
+      t.Literal("windows-x86_64"),
+      t.Literal("linux-aarch64"),
+      t.Literal("linux-x86_64"),
+      t.Literal("linux-armv7"),
+    ],
+    { description: "Platform: darwin-arm64 … or Tauri's {{target}}-{{arch}} (darwin-aarch64, windows-x86_64, linux-armv7, …)" },
+  ),
   channel: t.Optional(ChannelSchema),
   current_version: t.Optional(VersionSchema),
   license_key: LicenseKeyQuery,

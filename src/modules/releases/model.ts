@@ -1,12 +1,25 @@
 import { t } from "elysia";
 import { SEMVER_PATTERN } from "../../shared/semver";
-import { PLATFORMS, RELEASE_CHANNELS } from "../../db/schema/releases";
 
 const Nullable = <T extends ReturnType<typeof t.String>>(s: T) => t.Union([s, t.Null()]);
 const DateTime = t.String({ format: "date-time" });
 
-export const PlatformSchema = t.UnionEnum(PLATFORMS, { description: "Target platform", examples: ["darwin-arm64"] });
-export const ChannelSchema = t.UnionEnum(RELEASE_CHANNELS, {
+// Literal unions, not t.UnionEnum: Elysia 1.4 fills an absent optional UnionEnum with its first
+// value, which would turn "no channel filter" into "stable" and make PATCH reset the channel.
+// Kept in step with PLATFORMS / RELEASE_CHANNELS (db/schema/releases.ts) by domain.test.ts.
+export const PlatformSchema = t.Union(
+  [
+    t.Literal("darwin-arm64"),
+    t.Literal("darwin-x64"),
+    t.Literal("windows-arm64"),
+    t.Literal("windows-x64"),
+    t.Literal("linux-arm64"),
+    t.Literal("linux-x64"),
+    t.Literal("linux-armhf"),
+  ],
+  { description: "Target platform", examples: ["darwin-arm64"] },
+);
+export const ChannelSchema = t.Union([t.Literal("stable"), t.Literal("beta"), t.Literal("alpha"), t.Literal("dev")], {
   description: "Release channel; a channel also sees the more stable ones (beta sees stable, …)",
 });
 const StatusSchema = t.Union([t.Literal("draft"), t.Literal("published"), t.Literal("yanked")]);
