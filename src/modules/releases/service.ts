@@ -242,30 +242,6 @@ export async function finalizeArtifact(deps: Deps, actor: Actor, artifactId: str
 }
 
 /**
- * Wraps a read of the stored object so that it fails at its end unless the bytes are exactly the
- * ones finalize hashed: an object re-uploaded after finalize (its presigned PUT may still be valid)
- * must never get a signature, since feeds announce the finalized sha256 and size.
- */
-function verifiedStream(source: ReadableStream<Uint8Array>, expected: { blake2b512: string; size: number }) {
-  const hasher = new Bun.CryptoHasher("blake2b512");
-  let size = 0;
-  return source.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        hasher.update(chunk);
-        size += chunk.byteLength;
-        controller.enqueue(chunk);
-      },
-      flush() {
-        if (size !== expected.size || hasher.digest("hex") !== expected.blake2b512) {
-          throw new AppError("CONFLICT", { message: "A stored artifact changed after it was finalized; finalize it again." });
-        }
-      },
-    }),
-  );
-}
-
-/**
  * Publish (DECISIONS: one atomic step). Signing streams every artifact (bounded memory, outside any
  * transaction); then one transaction flips draft → published with `WHERE status = 'draft'` and stores
  * the signatures. Concurrent publishes of one release: exactly one wins; the others get 409
@@ -280,18 +256,20 @@ export async function publishRelease(deps: Deps, actor: Actor, id: string): Prom
   const timestamp = Math.floor(at.getTime() / 1000);
   const signatures: ArtifactSignatureRecord[] = [];
   // One artifact at a time: memory stays bounded by one stream's buffers, whatever the release size.
+  // signArtifact checks that the streamed bytes still hash to the finalize digest (409 otherwise): an
+  // object re-uploaded after finalize (its presigned PUT may still be valid) is never signed, since
+  // feeds announce the finalized sha256 and size.
   for (const a of release.artifacts) {
-    const expected = { blake2b512: a.blake2b512!, size: a.fileSize! };
     const sig = await signArtifact(deps, release.productId, {
-      open: async () => verifiedStream(await deps.storage.read(a.storageKey), expected),
-      blake2b512: new Uint8Array(Buffer.from(expected.blake2b512, "hex")),
+      open: () => deps.storage.read(a.storageKey),
+      blake2b512: new Uint8Array(Buffer.from(a.blake2b512!, "hex")),
       filename: a.filename,
       version: release.version,
       timestamp,
     });
     signatures.push({
       artifactId: a.id,
-      blake2b512: expected.blake2b512,
+      blake2b512: a.blake2b512!,
       edSignature: sig.edSignature,
       minisignSignature: sig.minisign,
       signingKid: sig.kid,
