@@ -6,7 +6,7 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import { errors } from "../../http/envelope";
 import { buildFeed, latestUpdate } from "./service";
-import { renderAppcast, renderFeedJson, renderTauriManifest } from "./present";
+import { renderAppcast, renderFeedJson, tauriResponse } from "./present";
 import { canonicalPlatform } from "./domain";
 import { FeedJsonEntry, FeedQuery, SlugParams, TauriManifest, UpgradeQuery } from "./model";
 
@@ -73,9 +73,7 @@ export function feedRoutes(deps: Deps) {
           },
           query.current_version,
         );
-        // Tauri's "no update" is 204; any non-2xx would count as a failed endpoint (§2.3).
-        if (!found) return new Response(null, { status: 204, headers: { "cache-control": CACHE } });
-        return Response.json(renderTauriManifest(found.view, found.entry), { headers: { "cache-control": CACHE } });
+        return tauriResponse(found, { "cache-control": CACHE });
       },
       {
         params: SlugParams,

@@ -121,3 +121,9 @@ export function renderTauriManifest(view: FeedView, e: FeedEntry) {
     ...(p.minimumSupportedMessage !== null ? { minimum_supported_message: p.minimumSupportedMessage } : {}),
   };
 }
+
+/** Tauri's "no update" is 204; any non-2xx would count as a failed endpoint (§2.3). */
+export function tauriResponse(found: { view: FeedView; entry: FeedEntry } | null, headers: Record<string, string>): Response {
+  if (!found) return new Response(null, { status: 204, headers });
+  return Response.json(renderTauriManifest(found.view, found.entry), { headers });
+}
