@@ -57,6 +57,9 @@ export function createApp(deps: Deps) {
         openapi({
           path: `${API_PREFIX}/docs`,
           specPath: `${API_PREFIX}/openapi.json`,
+          // The plugin drops paths containing "." as static files by default; feed.xml, feed.json and
+          // upgrade.json are API routes (there are no static files).
+          exclude: { staticFile: false },
           documentation: {
             info: {
               title: "Keyward API",

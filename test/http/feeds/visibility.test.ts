@@ -142,3 +142,9 @@ describe("validation and unknown products", () => {
     expect(res.body.error.code).toBe("RELEASE_NOT_FOUND");
   });
 });
+
+test("the feed routes are in the OpenAPI document (paths with a dot are not static files)", async () => {
+  const res = await t.request("GET", "/api/v1/openapi.json");
+  for (const p of ["feed.xml", "feed.json", "upgrade.json"]) expect(res.body.paths[`/api/v1/releases/{slug}/${p}`]?.get).toBeDefined();
+  expect(res.body.paths["/api/v1/releases/{slug}/download/{artifact_id}"]?.get).toBeDefined();
+});
