@@ -262,6 +262,14 @@ describe("credentials", () => {
   });
 });
 
+test("a product with releases cannot be deleted (409 CONFLICT)", async () => {
+  const p = makeProduct(t.deps);
+  await createDraft(t, p.id, { version: "1.0.0" });
+  const res = await t.request("DELETE", `/api/v1/admin/products/${p.id}`);
+  expect(res.status).toBe(409);
+  expect(res.body.error.code).toBe("CONFLICT");
+});
+
 describe("storage disabled", () => {
   test("adding an artifact with STORAGE_DRIVER=none → 503 STORAGE_DISABLED, nothing written", async () => {
     const t2 = createTestApp({ env: { STORAGE_DRIVER: "none" } });
