@@ -15,6 +15,12 @@ import { keyAdminRoutes } from "./modules/keys/admin";
 import { productAdminRoutes } from "./modules/products/admin";
 import { apiKeyAdminRoutes } from "./modules/api-keys/admin";
 import { auditAdminRoutes } from "./modules/audit/admin";
+import { feedRoutes } from "./modules/feeds";
+import { downloadRoutes } from "./modules/downloads";
+import { releaseAdminRoutes } from "./modules/releases/admin";
+import { storageRoutes } from "./modules/storage";
+import { releaseKeyAdminRoutes } from "./modules/release-keys/admin";
+import { LOCAL_OBJECTS_PATH } from "./modules/storage/local";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -43,7 +49,7 @@ export function createApp(deps: Deps) {
         });
       })
       // 2. Strict JSON bodies (400 VALIDATION_ERROR for malformed JSON or a wrong content type).
-      .use(jsonBodyParser(config.maxBodyBytes))
+      .use(jsonBodyParser(config.maxBodyBytes, [`${LOCAL_OBJECTS_PATH}/`]))
       // 3. Every failure leaves in the spec's envelope.
       .use(errorHandler(logger))
       // 4. OpenAPI 3.1 document and browsable UI.
@@ -51,6 +57,9 @@ export function createApp(deps: Deps) {
         openapi({
           path: `${API_PREFIX}/docs`,
           specPath: `${API_PREFIX}/openapi.json`,
+          // The plugin drops paths containing "." as static files by default; feed.xml, feed.json and
+          // upgrade.json are API routes (there are no static files).
+          exclude: { staticFile: false },
           documentation: {
             info: {
               title: "Keyward API",
@@ -71,11 +80,16 @@ export function createApp(deps: Deps) {
           // 5. Public routes (no credential at the route layer).
           .use(healthRoutes(deps))
           .use(keyRoutes(deps))
+          .use(feedRoutes(deps))
+          .use(downloadRoutes(deps))
+          .use(storageRoutes(deps))
           // 6. Admin routes: each declares `scopes`, enforced by the guard's macro.
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
           .use(auditAdminRoutes(deps, guard))
-          .use(keyAdminRoutes(deps, guard)),
+          .use(keyAdminRoutes(deps, guard))
+          .use(releaseKeyAdminRoutes(deps, guard))
+          .use(releaseAdminRoutes(deps, guard)),
       )
   );
 }

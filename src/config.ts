@@ -37,6 +37,8 @@ export interface Config {
     secretKey: string | null;
     region: string;
     forcePathStyle: boolean;
+    /** Directory of the local driver's objects (STORAGE_LOCAL_DIR, default DATA_DIR/storage). */
+    localDir: string;
     downloadUrlTtlSeconds: number;
     uploadUrlTtlSeconds: number;
   };
@@ -129,6 +131,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     secretKey: optional(env, "STORAGE_SECRET_KEY"),
     region: str(env, "STORAGE_REGION", "us-east-1"),
     forcePathStyle: bool(env, "STORAGE_FORCE_PATH_STYLE", true),
+    localDir: resolve(dataDir, str(env, "STORAGE_LOCAL_DIR", "storage")),
     downloadUrlTtlSeconds: int(env, "DOWNLOAD_URL_TTL_SECONDS", 300, 10, 7 * 24 * 3600),
     uploadUrlTtlSeconds: int(env, "UPLOAD_URL_TTL_SECONDS", 3600, 60, 7 * 24 * 3600),
   };
@@ -139,6 +142,14 @@ export function loadConfig(env: Env): Readonly<Config> {
       ["STORAGE_SECRET_KEY", storage.secretKey],
     ] as const) {
       if (!value) throw new ConfigError(name, "is required when STORAGE_DRIVER=s3");
+    }
+    if (storage.endpoint !== null) {
+      try {
+        const u = new URL(storage.endpoint);
+        if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol");
+      } catch {
+        throw new ConfigError("STORAGE_ENDPOINT", `must be an absolute http(s) URL, got "${storage.endpoint}"`);
+      }
     }
   }
 

@@ -14,6 +14,8 @@ import { createProductRepo } from "./modules/products/repo.sqlite";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sqlite";
 import { createPlanRepo } from "./modules/plans/repo.sqlite";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
+import { createReleaseRepo } from "./modules/releases/repo.sqlite";
+import { createStorage } from "./modules/storage/factory";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -23,6 +25,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     apiKeys: createApiKeyRepo(handle),
     plans: createPlanRepo(handle),
     licenses: createLicenseRepo(handle),
+    releases: createReleaseRepo(handle),
   };
 }
 
@@ -38,7 +41,8 @@ export function createDeps(config: Readonly<Config>, clock: Clock, logger: Logge
       clock,
       configuredSeedHex: config.licenseSigningKeyHex,
     });
-    return { config, clock, logger, db, secrets, repos, tokenKeys };
+    const storage = createStorage({ config, clock, secrets });
+    return { config, clock, logger, db, secrets, repos, tokenKeys, storage };
   } catch (e) {
     db.close();
     throw e;

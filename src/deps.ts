@@ -11,6 +11,8 @@ import type { ProductRepo } from "./modules/products/repo";
 import type { ApiKeyRepo } from "./modules/api-keys/repo";
 import type { PlanRepo } from "./modules/plans/repo";
 import type { LicenseRepo } from "./modules/licenses/repo";
+import type { ReleaseRepo } from "./modules/releases/repo";
+import type { Storage } from "./modules/storage/storage";
 
 /** Repository interfaces; SQLite implementations today, a Postgres set can meet the same types. */
 export interface Repos {
@@ -20,6 +22,7 @@ export interface Repos {
   apiKeys: ApiKeyRepo;
   plans: PlanRepo;
   licenses: LicenseRepo;
+  releases: ReleaseRepo;
 }
 
 export interface Deps {
@@ -30,4 +33,5 @@ export interface Deps {
   secrets: Secrets;
   repos: Repos;
   tokenKeys: TokenKeyring;
+  storage: Storage;
 }

@@ -1,10 +1,14 @@
 // Body parsing for JSON routes: the body must be application/json and well-formed, within the size
-// limit. Routes that take raw bytes (local storage uploads) opt out with `parse: "none"`.
+// limit. Routes that take raw bytes (local storage uploads) are listed in `rawBodyPrefixes`: a
+// route-level `parse: "none"` does not stop a global parse hook in Elysia 1.4, so the hook itself
+// leaves their body unread (returning null marks the body as parsed and skips Elysia's default
+// parsers, which would buffer it). The route then streams `request.body`.
 import { Elysia } from "elysia";
 import { AppError } from "../shared/errors";
 
-export function jsonBodyParser(maxBytes: number) {
-  return new Elysia({ name: "keyward/body" }).onParse({ as: "global" }, async ({ request, contentType }) => {
+export function jsonBodyParser(maxBytes: number, rawBodyPrefixes: readonly string[] = []) {
+  return new Elysia({ name: "keyward/body" }).onParse({ as: "global" }, async ({ request, contentType, path }) => {
+    if (rawBodyPrefixes.some((p) => path.startsWith(p))) return null;
     const length = Number(request.headers.get("content-length") ?? "0");
     if (length > maxBytes) {
       throw new AppError("PAYLOAD_TOO_LARGE", { message: `Request bodies are limited to ${maxBytes} bytes.` });

@@ -2,3 +2,4 @@
 export * from "./catalog";
 export * from "./licenses";
 export * from "./system";
+export * from "./releases";

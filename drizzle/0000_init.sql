@@ -171,4 +171,46 @@ CREATE TABLE `signing_keys` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `signing_keys_kid_unique` ON `signing_keys` (`kid`);--> statement-breakpoint
-CREATE INDEX `signing_keys_purpose_idx` ON `signing_keys` (`purpose`,`product_id`,`active`);
+CREATE INDEX `signing_keys_purpose_idx` ON `signing_keys` (`purpose`,`product_id`,`active`);--> statement-breakpoint
+CREATE TABLE `artifacts` (
+	`id` text PRIMARY KEY NOT NULL,
+	`release_id` text NOT NULL,
+	`platform` text NOT NULL,
+	`filename` text NOT NULL,
+	`content_type` text NOT NULL,
+	`declared_size` integer NOT NULL,
+	`storage_key` text NOT NULL,
+	`status` text NOT NULL,
+	`sha256` text,
+	`file_size` integer,
+	`blake2b512` text,
+	`ed_signature` text,
+	`minisign_signature` text,
+	`signing_kid` text,
+	`created_at` integer NOT NULL,
+	`finalized_at` integer,
+	FOREIGN KEY (`release_id`) REFERENCES `releases`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `artifacts_storage_key_unique` ON `artifacts` (`storage_key`);--> statement-breakpoint
+CREATE UNIQUE INDEX `artifacts_release_platform_uq` ON `artifacts` (`release_id`,`platform`);--> statement-breakpoint
+CREATE TABLE `releases` (
+	`id` text PRIMARY KEY NOT NULL,
+	`product_id` text NOT NULL,
+	`version` text NOT NULL,
+	`version_key` text NOT NULL,
+	`channel` text NOT NULL,
+	`notes` text DEFAULT '' NOT NULL,
+	`minimum_os_version` text,
+	`status` text NOT NULL,
+	`yank_reason` text,
+	`published_at` integer,
+	`yanked_at` integer,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`product_id`) REFERENCES `products`(`id`) ON UPDATE no action ON DELETE restrict
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `releases_product_version_uq` ON `releases` (`product_id`,`version`);--> statement-breakpoint
+CREATE UNIQUE INDEX `releases_product_version_key_uq` ON `releases` (`product_id`,`version_key`);--> statement-breakpoint
+CREATE INDEX `releases_feed_idx` ON `releases` (`product_id`,`status`,`version_key`,`channel`,`published_at`);

@@ -1,0 +1,55 @@
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import { Envelope, errors, ok } from "../../http/envelope";
+import { artifactRedirect, licenseDownload } from "./service";
+import { licenseKeyFrom } from "./domain";
+import { DownloadBody, DownloadResult, RedirectParams, RedirectQuery } from "./model";
+
+export function downloadRoutes(deps: Deps) {
+  return new Elysia({ name: "keyward/downloads" })
+    .post(
+      "/license/download",
+      async ({ body }) => {
+        const { release, artifact, presigned } = await licenseDownload(deps, {
+          licenseKey: body.license_key,
+          platform: body.platform,
+          version: body.version,
+          channel: body.channel ?? "stable",
+        });
+        return ok({
+          url: presigned.url,
+          expires_at: presigned.expiresAt.toISOString(),
+          version: release.version,
+          platform: artifact.platform,
+          sha256: artifact.sha256!,
+          file_size: artifact.fileSize!,
+        });
+      },
+      {
+        body: DownloadBody,
+        response: { 200: Envelope(DownloadResult), ...errors(403, 404, 410, 503) },
+        detail: { tags: ["License"], summary: "Short-lived download URL for a licensed release (support window applies)" },
+      },
+    )
+    .get(
+      "/releases/:slug/download/:artifact_id",
+      async ({ params, query, request }) => {
+        const presigned = await artifactRedirect(deps, {
+          slug: params.slug,
+          artifactId: params.artifact_id,
+          licenseKey: licenseKeyFrom(request.headers.get("authorization"), query.license_key),
+        });
+        // A redirect, not an envelope: updaters follow it to the bytes. Never cached: the target expires.
+        return new Response(null, { status: 302, headers: { location: presigned.url, "cache-control": "no-store" } });
+      },
+      {
+        params: RedirectParams,
+        query: RedirectQuery,
+        response: { 302: t.Void({ description: "Location: a fresh short-lived storage URL" }), ...errors(401, 403, 404, 410, 503) },
+        detail: {
+          tags: ["Update feeds"],
+          summary: "Stable artifact URL embedded in feeds: 302 to a fresh presigned URL (licensed products need a license key)",
+        },
+      },
+    );
+}

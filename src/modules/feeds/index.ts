@@ -1,0 +1,85 @@
+// Public update feeds (spec "Update feeds"). No credential: feeds trust the per-product artifact
+// signatures. Successful answers are raw Responses, not enveloped: an appcast, a JSON array and
+// Tauri's manifest are documents whose formats their clients define (spec design rule 3). Errors
+// (400/404) still leave through the error handler in the envelope.
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import { errors } from "../../http/envelope";
+import { buildFeed, latestUpdate } from "./service";
+import { renderAppcast, renderFeedJson, tauriResponse } from "./present";
+import { canonicalPlatform } from "./domain";
+import { FeedJsonEntry, FeedQuery, SlugParams, TauriManifest, UpgradeQuery } from "./model";
+
+const detail = (summary: string) => ({ tags: ["Update feeds"], summary });
+
+// Revalidate on every use: a yank must withdraw a release at once (spec "Release"), so no cache may
+// keep serving it. Download URLs inside are stable, so caching the bytes would be safe otherwise.
+const CACHE = "no-cache";
+
+export function feedRoutes(deps: Deps) {
+  return new Elysia({ name: "keyward/feeds" })
+    .get(
+      "/releases/:slug/feed.xml",
+      ({ params, query }) => {
+        const view = buildFeed(deps, {
+          slug: params.slug,
+          platform: query.platform,
+          channel: query.channel ?? "stable",
+          limit: query.limit ?? 20,
+          licenseKey: query.license_key,
+          format: "feed.xml",
+        });
+        return new Response(renderAppcast(view), {
+          headers: { "content-type": "application/rss+xml; charset=utf-8", "cache-control": CACHE },
+        });
+      },
+      {
+        params: SlugParams,
+        query: FeedQuery,
+        response: { 200: t.String({ description: "Sparkle/WinSparkle appcast (RSS 2.0)" }), ...errors(404) },
+        detail: detail("Sparkle / WinSparkle appcast for one platform and channel"),
+      },
+    )
+    .get(
+      "/releases/:slug/feed.json",
+      ({ params, query }) => {
+        const view = buildFeed(deps, {
+          slug: params.slug,
+          platform: query.platform,
+          channel: query.channel ?? "stable",
+          limit: query.limit ?? 20,
+          licenseKey: query.license_key,
+          format: "feed.json",
+        });
+        return Response.json(renderFeedJson(view), { headers: { "cache-control": CACHE } });
+      },
+      {
+        params: SlugParams,
+        query: FeedQuery,
+        response: { 200: t.Array(FeedJsonEntry), ...errors(404) },
+        detail: detail("JSON feed: published releases for one platform, newest first"),
+      },
+    )
+    .get(
+      "/releases/:slug/upgrade.json",
+      ({ params, query }) => {
+        const found = latestUpdate(
+          deps,
+          {
+            slug: params.slug,
+            platform: canonicalPlatform(query.platform),
+            channel: query.channel ?? "stable",
+            licenseKey: query.license_key,
+          },
+          query.current_version,
+        );
+        return tauriResponse(found, { "cache-control": CACHE });
+      },
+      {
+        params: SlugParams,
+        query: UpgradeQuery,
+        response: { 200: TauriManifest, 204: t.Void({ description: "No published release matches" }), ...errors(404) },
+        detail: detail("Tauri updater manifest (dynamic server format): the newest release, or 204"),
+      },
+    );
+}

@@ -1,0 +1,61 @@
+// Public feed resolution: product by slug, then published releases with a finalized artifact for the
+// platform, newest first by semver over the channel's fallback chain. Drafts, half-uploaded and
+// yanked releases never match the query (releases repo `feed`).
+import type { Deps } from "../../deps";
+import { AppError } from "../../shared/errors";
+import { compareVersions } from "../../shared/semver";
+import type { Product } from "../products/repo";
+import type { Channel, FeedEntry, Platform } from "../releases/repo";
+import { CHANNEL_FALLBACK } from "../releases/domain";
+import { artifactDownloadUrl } from "../downloads/domain";
+import type { FeedView } from "./present";
+
+export interface FeedInput {
+  slug: string;
+  platform: Platform;
+  channel: Channel;
+  limit: number;
+  /** Carried into download URLs of `licensed` products only. */
+  licenseKey?: string;
+  format: "feed.xml" | "feed.json" | "upgrade.json";
+}
+
+export function productBySlug(deps: Deps, slug: string): Product {
+  const product = deps.repos.products.findBySlug(slug);
+  if (!product) throw new AppError("NOT_FOUND", { message: "Unknown product." });
+  return product;
+}
+
+export function buildFeed(deps: Deps, input: FeedInput): FeedView {
+  const product = productBySlug(deps, input.slug);
+  const entries = deps.repos.releases.feed({
+    productId: product.id,
+    channels: CHANNEL_FALLBACK[input.channel],
+    platform: input.platform,
+    limit: input.limit,
+    publishedBefore: null,
+  });
+  const feedUrl = new URL(`${deps.config.baseUrl}/api/v1/releases/${encodeURIComponent(product.slug)}/${input.format}`);
+  feedUrl.searchParams.set("platform", input.platform);
+  if (input.channel !== "stable") feedUrl.searchParams.set("channel", input.channel);
+  const key = product.distribution === "licensed" ? input.licenseKey : undefined;
+  return {
+    product,
+    platform: input.platform,
+    entries,
+    feedUrl: feedUrl.toString(),
+    downloadUrl: (e: FeedEntry) => artifactDownloadUrl(deps.config.baseUrl, product.slug, e.artifact.id, key),
+  };
+}
+
+/**
+ * upgrade.json: the single newest entry, or null (→ 204, Tauri's "no update", §2.3). With
+ * `currentVersion` (Tauri's {{current_version}}), an entry that is not newer is no update either.
+ */
+export function latestUpdate(deps: Deps, input: Omit<FeedInput, "limit" | "format">, currentVersion?: string): { view: FeedView; entry: FeedEntry } | null {
+  const view = buildFeed(deps, { ...input, limit: 1, format: "upgrade.json" });
+  const entry = view.entries[0];
+  if (!entry) return null;
+  if (currentVersion !== undefined && compareVersions(entry.release.version, currentVersion) <= 0) return null;
+  return { view, entry };
+}

@@ -1,0 +1,35 @@
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import type { AdminGuard } from "../../http/auth";
+import { Envelope, errors, ok } from "../../http/envelope";
+import { ProductIdParams, ReleaseKeySchema } from "./model";
+import { presentReleaseKey } from "./present";
+import { listReleaseKeys, rotateReleaseKey } from "./service";
+
+const detail = (summary: string) => ({ tags: ["Admin: release signing keys"], summary });
+
+export function releaseKeyAdminRoutes(deps: Deps, guard: AdminGuard) {
+  return new Elysia({ name: "keyward/release-keys/admin" })
+    .use(guard)
+    .get(
+      "/admin/products/:id/signing-keys",
+      ({ actor, params }) => ok({ items: listReleaseKeys(deps, actor, params.id).map(presentReleaseKey) }),
+      {
+        // A releases:write key needs the public keys to configure the apps it publishes for.
+        scopes: ["releases:write"],
+        params: ProductIdParams,
+        response: { 200: Envelope(t.Object({ items: t.Array(ReleaseKeySchema) })), ...errors(401, 403, 404) },
+        detail: detail("List the product's release signing keys (generates the first one) in Sparkle, Tauri/minisign and PEM forms"),
+      },
+    )
+    .post(
+      "/admin/products/:id/signing-keys/rotate",
+      ({ actor, params }) => ok(presentReleaseKey(rotateReleaseKey(deps, actor, params.id))),
+      {
+        scopes: ["admin"],
+        params: ProductIdParams,
+        response: { 200: Envelope(ReleaseKeySchema), ...errors(401, 403, 404) },
+        detail: detail("Rotate the product's release signing key; the old key stays listed as retired"),
+      },
+    );
+}

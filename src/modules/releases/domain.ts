@@ -1,0 +1,97 @@
+// Pure release rules (DECISIONS: Releases and storage): state transitions, channel fallback, the
+// index-friendly version sort key, the support-window cutoff. No I/O, no clock.
+import { AppError } from "../../shared/errors";
+import { SEMVER_PATTERN } from "../../shared/semver";
+import type { Artifact, Channel, Release, ReleaseStatus } from "./repo";
+
+const SEMVER = new RegExp(SEMVER_PATTERN);
+
+/**
+ * Channel fallback chains (DECISIONS): a channel also sees every more stable channel. A beta user is
+ * offered a newer stable release over an older beta, so the chain is a set, ordered by semver later.
+ */
+export const CHANNEL_FALLBACK: Readonly<Record<Channel, readonly Channel[]>> = {
+  stable: ["stable"],
+  beta: ["beta", "stable"],
+  alpha: ["alpha", "beta", "stable"],
+  dev: ["dev", "alpha", "beta", "stable"],
+};
+
+const NUM_WIDTH = 16; // Number.MAX_SAFE_INTEGER has 16 digits; parseSemver refuses anything larger.
+
+/**
+ * Encodes semver precedence (semver.org §11) as a string whose byte order (SQLite BINARY collation)
+ * equals version order, so "newest first" is an index scan:
+ *   MAJOR.MINOR.PATCH zero-padded to 16 digits each; then "~" for a release, or "-" + prerelease
+ *   identifiers for a prerelease ("~" > "-": a release outranks its prereleases). Identifiers are
+ *   joined by " " (lower than any identifier byte, so a shorter identifier list sorts first); a
+ *   numeric identifier is "0" + its digit count (3 digits) + digits (numeric order, and below every
+ *   alphanumeric one), an alphanumeric identifier is "1" + itself (ASCII order). Build metadata is
+ *   ignored, as precedence ignores it. Throws on a non-semver string (callers validate first).
+ */
+export function versionSortKey(version: string): string {
+  const m = SEMVER.exec(version);
+  if (!m) throw new Error(`not a semantic version: ${version}`);
+  const core = [m[1]!, m[2]!, m[3]!].map((n) => n.padStart(NUM_WIDTH, "0")).join(".");
+  if (!m[4]) return `${core}~`;
+  const ids = m[4].split(".").map((id) => (/^\d+$/.test(id) ? `0${String(id.length).padStart(3, "0")}${id}` : `1${id}`));
+  return `${core}-${ids.join(" ")}`;
+}
+
+/**
+ * Sparkle compares `sparkle:version` with CFBundleVersion and drops everything after the first "-"
+ * (update-formats.md §1.4, §0.5), so the appcast carries MAJOR.MINOR.PATCH there and the full
+ * version in shortVersionString; prereleases are told apart by their channel.
+ */
+export function sparkleVersion(version: string): string {
+  const m = SEMVER.exec(version);
+  if (!m) throw new Error(`not a semantic version: ${version}`);
+  return `${m[1]}.${m[2]}.${m[3]}`;
+}
+
+/** Spec rule 6: with support_until set, only releases published strictly before it are covered. */
+export function coveredBySupport(release: Pick<Release, "publishedAt">, supportUntil: Date | null): boolean {
+  if (supportUntil === null) return true;
+  return release.publishedAt !== null && release.publishedAt.getTime() < supportUntil.getTime();
+}
+
+function refuse(action: string, from: ReleaseStatus, message?: string): AppError {
+  return new AppError("INVALID_TRANSITION", {
+    message: message ?? `Cannot ${action} a release that is ${from}.`,
+    details: { from, action },
+  });
+}
+
+/** Drafts are the only editable releases: a published artifact's bytes and signatures are fixed. */
+export function assertDraft(release: Pick<Release, "status">, action: string): void {
+  if (release.status !== "draft") throw refuse(action, release.status, `Only draft releases can be changed (${action}); this one is ${release.status}.`);
+}
+
+/**
+ * Publish precondition (spec "Release": invisible until fully uploaded): a draft with at least one
+ * artifact, every artifact finalized (hashed server-side).
+ */
+export function assertPublishable(release: Pick<Release, "status">, artifacts: readonly Pick<Artifact, "platform" | "status">[]): void {
+  if (release.status !== "draft") throw refuse("publish", release.status, `The release is already ${release.status}.`);
+  if (artifacts.length === 0) {
+    throw new AppError("CONFLICT", { message: "A release needs at least one artifact before it can be published." });
+  }
+  const pending = artifacts.filter((a) => a.status !== "finalized").map((a) => a.platform);
+  if (pending.length > 0) {
+    throw new AppError("CONFLICT", {
+      message: "Every artifact must be uploaded and finalized before publishing.",
+      details: { pending_platforms: pending },
+    });
+  }
+}
+
+export function yank(release: Pick<Release, "status">, reason: string, at: Date): Pick<Release, "status" | "yankReason" | "yankedAt"> {
+  if (release.status !== "published") throw refuse("yank", release.status);
+  return { status: "yanked", yankReason: reason, yankedAt: at };
+}
+
+/** Unyank restores visibility; published_at is kept, so the support cutoff is unchanged. */
+export function unyank(release: Pick<Release, "status">): Pick<Release, "status" | "yankReason" | "yankedAt"> {
+  if (release.status !== "yanked") throw refuse("unyank", release.status);
+  return { status: "published", yankReason: null, yankedAt: null };
+}

@@ -1,0 +1,252 @@
+import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { immediate, type Db, type DbHandle } from "../../db/client";
+import { rethrowConstraint } from "../../db/errors";
+import { artifacts, releases } from "../../db/schema";
+import { AppError } from "../../shared/errors";
+import { writeAudit } from "../audit/write.sqlite";
+import type { Artifact, Release, ReleaseRepo, ReleaseWithArtifacts } from "./repo";
+
+type ReleaseRow = typeof releases.$inferSelect;
+type ArtifactRow = typeof artifacts.$inferSelect;
+const toRelease = (r: ReleaseRow): Release => ({ ...r });
+const toArtifact = (a: ArtifactRow): Artifact => ({ ...a });
+
+/** Room for the whole fallback chain; shorter chains repeat their last channel (same set). */
+const CHANNEL_SLOTS = 4;
+/** "No cutoff" as a comparable instant (ms): later than any real publish time. */
+const NO_CUTOFF = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The feed query, shared by feeds, /license/download and the query-plan test
+ * (test/http/feeds/feed-index.test.ts): it must walk releases_feed_idx in version_key order and stop
+ * at LIMIT, never sort the product's whole history.
+ */
+export function feedQuery(db: Db) {
+  return db
+    .select({ r: releases, a: artifacts })
+    .from(releases)
+    .innerJoin(
+      artifacts,
+      and(eq(artifacts.releaseId, releases.id), eq(artifacts.platform, sql.placeholder("platform")), eq(artifacts.status, "finalized")),
+    )
+    .where(
+      and(
+        eq(releases.productId, sql.placeholder("productId")),
+        eq(releases.status, "published"),
+        inArray(
+          releases.channel,
+          Array.from({ length: CHANNEL_SLOTS }, (_, i) => sql.placeholder(`c${i}`)),
+        ),
+        sql`${releases.publishedAt} < ${sql.placeholder("before")}`,
+      ),
+    )
+    .orderBy(desc(releases.versionKey))
+    .limit(sql.placeholder("limit"));
+}
+
+export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
+  const { db } = handle;
+  const feedStmt = feedQuery(db).prepare();
+  const releaseById = db.select().from(releases).where(eq(releases.id, sql.placeholder("id"))).prepare();
+  const artifactsByRelease = db
+    .select()
+    .from(artifacts)
+    .where(eq(artifacts.releaseId, sql.placeholder("releaseId")))
+    .orderBy(artifacts.platform)
+    .prepare();
+
+  const withArtifacts = (r: ReleaseRow): ReleaseWithArtifacts => ({
+    ...toRelease(r),
+    artifacts: artifactsByRelease.all({ releaseId: r.id }).map(toArtifact),
+  });
+  const findById = (id: string) => {
+    const r = releaseById.get({ id });
+    return r ? withArtifacts(r) : null;
+  };
+
+  return {
+    create(release, audit) {
+      try {
+        return immediate(handle, () => {
+          db.insert(releases).values(release).run();
+          writeAudit(db, audit);
+          return release;
+        });
+      } catch (e) {
+        rethrowConstraint(e, {
+          unique: `Version ${release.version} (or one of equal precedence) already exists for this product.`,
+          foreignKey: "Unknown product.",
+        });
+      }
+    },
+    findById,
+    findByVersion(productId, version) {
+      const r = db
+        .select()
+        .from(releases)
+        .where(and(eq(releases.productId, productId), eq(releases.version, version)))
+        .get();
+      return r ? withArtifacts(r) : null;
+    },
+    list(f) {
+      const where: SQL[] = [eq(releases.productId, f.productId)];
+      if (f.status) where.push(eq(releases.status, f.status));
+      if (f.channel) where.push(eq(releases.channel, f.channel));
+      if (f.afterKey !== undefined) where.push(lt(releases.versionKey, f.afterKey));
+      const rows = db
+        .select()
+        .from(releases)
+        .where(and(...where))
+        .orderBy(desc(releases.versionKey))
+        .limit(f.limit + 1)
+        .all();
+      const page = rows.slice(0, f.limit);
+      const ids = page.map((r) => r.id);
+      const byRelease = new Map<string, Artifact[]>();
+      if (ids.length) {
+        for (const a of db.select().from(artifacts).where(inArray(artifacts.releaseId, ids)).orderBy(artifacts.platform).all()) {
+          const list = byRelease.get(a.releaseId) ?? [];
+          list.push(toArtifact(a));
+          byRelease.set(a.releaseId, list);
+        }
+      }
+      return {
+        items: page.map((r) => ({ ...toRelease(r), artifacts: byRelease.get(r.id) ?? [] })),
+        hasMore: rows.length > f.limit,
+      };
+    },
+    findArtifact(id) {
+      const row = db
+        .select({ r: releases, a: artifacts })
+        .from(artifacts)
+        .innerJoin(releases, eq(releases.id, artifacts.releaseId))
+        .where(eq(artifacts.id, id))
+        .get();
+      return row ? { artifact: toArtifact(row.a), release: toRelease(row.r) } : null;
+    },
+    mutate(id, decide, at, audit) {
+      return immediate(handle, () => {
+        const before = findById(id);
+        if (!before) return null;
+        const patch = decide(before);
+        db.update(releases).set({ ...patch, updatedAt: at }).where(eq(releases.id, id)).run();
+        writeAudit(db, audit(before, patch));
+        return findById(id);
+      });
+    },
+    deleteDraft(id, audit) {
+      return immediate(handle, () => {
+        const current = findById(id);
+        if (!current) return null;
+        if (current.status !== "draft") {
+          throw new AppError("INVALID_TRANSITION", {
+            message: `Only draft releases can be deleted; this one is ${current.status}. Yank it instead.`,
+            details: { from: current.status, action: "delete" },
+          });
+        }
+        // Artifacts go by ON DELETE CASCADE.
+        db.delete(releases).where(and(eq(releases.id, id), eq(releases.status, "draft"))).run();
+        writeAudit(db, audit);
+        return current.artifacts.map((a) => a.storageKey);
+      });
+    },
+    putArtifact(artifact, audit) {
+      return immediate(handle, () => {
+        const release = releaseById.get({ id: artifact.releaseId });
+        if (!release) throw new AppError("NOT_FOUND", { message: "Release not found." });
+        if (release.status !== "draft") {
+          throw new AppError("INVALID_TRANSITION", {
+            message: `Artifacts can only be added to draft releases; this one is ${release.status}.`,
+            details: { from: release.status, action: "add_artifact" },
+          });
+        }
+        const replaced =
+          db
+            .delete(artifacts)
+            .where(and(eq(artifacts.releaseId, artifact.releaseId), eq(artifacts.platform, artifact.platform)))
+            .returning()
+            .get() ?? null;
+        db.insert(artifacts).values(artifact).run();
+        db.update(releases).set({ updatedAt: artifact.createdAt }).where(eq(releases.id, artifact.releaseId)).run();
+        const previous = replaced ? toArtifact(replaced) : null;
+        writeAudit(db, audit(previous));
+        return { replaced: previous };
+      });
+    },
+    finalizeArtifact(id, storageKey, digest, at, audit) {
+      return immediate(handle, () => {
+        const row = db
+          .select({ a: artifacts, status: releases.status })
+          .from(artifacts)
+          .innerJoin(releases, eq(releases.id, artifacts.releaseId))
+          .where(eq(artifacts.id, id))
+          .get();
+        if (!row) return null;
+        if (row.status !== "draft") {
+          throw new AppError("INVALID_TRANSITION", {
+            message: `Artifacts of a ${row.status} release cannot be finalized again.`,
+            details: { from: row.status, action: "finalize" },
+          });
+        }
+        if (row.a.storageKey !== storageKey) {
+          throw new AppError("CONFLICT", { message: "The artifact was replaced while it was being finalized." });
+        }
+        db.update(artifacts)
+          .set({ status: "finalized", sha256: digest.sha256, fileSize: digest.fileSize, blake2b512: digest.blake2b512, finalizedAt: at })
+          .where(eq(artifacts.id, id))
+          .run();
+        writeAudit(db, audit);
+        return toArtifact(db.select().from(artifacts).where(eq(artifacts.id, id)).get()!);
+      });
+    },
+    publish(id, signatures, at, audit) {
+      return immediate(handle, () => {
+        // The conditional flip is the arbiter between concurrent publishes: exactly one UPDATE
+        // matches status = 'draft'; every other attempt sees 0 rows and writes nothing.
+        const flipped = db
+          .update(releases)
+          .set({ status: "published", publishedAt: at, updatedAt: at })
+          .where(and(eq(releases.id, id), eq(releases.status, "draft")))
+          .returning({ id: releases.id })
+          .all();
+        if (flipped.length === 0) {
+          const current = releaseById.get({ id });
+          if (!current) throw new AppError("NOT_FOUND", { message: "Release not found." });
+          throw new AppError("INVALID_TRANSITION", {
+            message: `The release is already ${current.status}.`,
+            details: { from: current.status, action: "publish" },
+          });
+        }
+        // Signing ran outside this transaction (it streams the files); refuse if the artifact set
+        // or any artifact's bytes changed meanwhile, so a signature always covers what is served.
+        const current = artifactsByRelease.all({ releaseId: id });
+        const signed = new Map(signatures.map((s) => [s.artifactId, s]));
+        const unchanged =
+          current.length === signatures.length &&
+          current.every((a) => a.status === "finalized" && signed.get(a.id)?.blake2b512 === a.blake2b512);
+        if (!unchanged) {
+          throw new AppError("CONFLICT", { message: "The release's artifacts changed while it was being published; publish again." });
+        }
+        for (const s of signatures) {
+          db.update(artifacts)
+            .set({ edSignature: s.edSignature, minisignSignature: s.minisignSignature, signingKid: s.signingKid })
+            .where(eq(artifacts.id, s.artifactId))
+            .run();
+        }
+        writeAudit(db, audit);
+        return findById(id)!;
+      });
+    },
+    feed(q) {
+      const chain = Array.from({ length: CHANNEL_SLOTS }, (_, i) => q.channels[Math.min(i, q.channels.length - 1)]!);
+      const params: Record<string, string | number> = {
+        productId: q.productId,
+        platform: q.platform,
+        before: q.publishedBefore ? q.publishedBefore.getTime() : NO_CUTOFF,
+        limit: q.limit,
+      };
+      chain.forEach((c, i) => (params[`c${i}`] = c));
+      return feedStmt.all(params).map((row) => ({ release: toRelease(row.r), artifact: toArtifact(row.a) }));
+    },
+  };
+}

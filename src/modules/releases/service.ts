@@ -1,0 +1,311 @@
+// Admin release workflow (DECISIONS: Releases and storage): draft → artifacts (presigned upload) →
+// finalize (server-side hashing) → publish (server-side signing, one atomic flip) → yank/unyank.
+// Object storage and signing are network/CPU work and always run outside database transactions.
+import type { Deps } from "../../deps";
+import { AppError } from "../../shared/errors";
+import { newId } from "../../shared/ids";
+import { assertProductAccess, type Actor } from "../../shared/actor";
+import { hashStream } from "../../crypto/stream-hash";
+import { signArtifact } from "../release-keys/service";
+import type { PresignedRequest } from "../storage/storage";
+import { getProduct } from "../products/service";
+import type { AuditEntry } from "../audit/repo";
+import { assertDraft, assertPublishable, unyank, versionSortKey, yank } from "./domain";
+import type { Artifact, ArtifactSignatureRecord, Channel, Platform, Release, ReleasePatch, ReleaseStatus, ReleaseWithArtifacts } from "./repo";
+
+export interface CreateReleaseInput {
+  version: string;
+  channel?: Channel;
+  notes?: string;
+  minimumOsVersion?: string | null;
+}
+
+export interface AddArtifactInput {
+  platform: Platform;
+  filename: string;
+  contentType: string;
+  size: number;
+}
+
+const audit = (
+  deps: Deps,
+  actor: Actor,
+  action: string,
+  entity: { type: "release" | "artifact"; id: string },
+  productId: string,
+  changes: Record<string, unknown> | null,
+): AuditEntry => ({ actor, action, entityType: entity.type, entityId: entity.id, productId, changes, at: deps.clock.now() });
+
+const releaseNotFound = () => new AppError("NOT_FOUND", { message: "Release not found." });
+const artifactNotFound = () => new AppError("NOT_FOUND", { message: "Artifact not found." });
+
+function assertStorage(deps: Deps): void {
+  if (deps.storage.driver === "none") throw new AppError("STORAGE_DISABLED");
+}
+
+/** Objects orphaned by a committed change (deleted draft, replaced artifact): removal is best effort. */
+async function deleteObjects(deps: Deps, keys: readonly string[]): Promise<void> {
+  await Promise.all(
+    keys.map((key) =>
+      deps.storage.delete(key).catch((error: unknown) => deps.logger.warn("could not delete stored object", { key, error })),
+    ),
+  );
+}
+
+export function createRelease(deps: Deps, actor: Actor, productId: string, input: CreateReleaseInput): ReleaseWithArtifacts {
+  const product = getProduct(deps, actor, productId);
+  const now = deps.clock.now();
+  const release: Release = {
+    id: newId(),
+    productId: product.id,
+    version: input.version,
+    versionKey: versionSortKey(input.version),
+    channel: input.channel ?? "stable",
+    notes: input.notes ?? "",
+    minimumOsVersion: input.minimumOsVersion ?? null,
+    status: "draft",
+    yankReason: null,
+    publishedAt: null,
+    yankedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const created = deps.repos.releases.create(
+    release,
+    audit(deps, actor, "release.create", { type: "release", id: release.id }, product.id, {
+      version: release.version,
+      channel: release.channel,
+      minimum_os_version: release.minimumOsVersion,
+    }),
+  );
+  return { ...created, artifacts: [] };
+}
+
+/** Admin fetch: 404 when missing, 403 PRODUCT_SCOPE_MISMATCH for a bound key's other products. */
+export function getRelease(deps: Deps, actor: Actor, id: string): ReleaseWithArtifacts {
+  const release = deps.repos.releases.findById(id);
+  if (!release) throw releaseNotFound();
+  assertProductAccess(actor, release.productId);
+  return release;
+}
+
+// Cursor = the last item's version key (unique per product), base64url so it stays opaque.
+const VERSION_KEY = /^\d{16}\.\d{16}\.\d{16}[~-]/;
+function decodeReleaseCursor(raw: string): string {
+  const key = Buffer.from(raw, "base64url").toString("utf8");
+  if (!VERSION_KEY.test(key) || key.length > 1024) {
+    throw new AppError("VALIDATION_ERROR", { details: { fields: { cursor: "invalid cursor" } } });
+  }
+  return key;
+}
+
+export function listReleases(
+  deps: Deps,
+  actor: Actor,
+  productId: string,
+  q: { status?: ReleaseStatus; channel?: Channel; cursor?: string; limit: number },
+): { items: ReleaseWithArtifacts[]; nextCursor: string | null } {
+  const product = getProduct(deps, actor, productId);
+  const page = deps.repos.releases.list({
+    productId: product.id,
+    status: q.status,
+    channel: q.channel,
+    afterKey: q.cursor ? decodeReleaseCursor(q.cursor) : undefined,
+    limit: q.limit,
+  });
+  const last = page.items[page.items.length - 1];
+  return { items: page.items, nextCursor: page.hasMore && last ? Buffer.from(last.versionKey, "utf8").toString("base64url") : null };
+}
+
+export function updateRelease(
+  deps: Deps,
+  actor: Actor,
+  id: string,
+  patch: Pick<ReleasePatch, "channel" | "notes" | "minimumOsVersion">,
+): ReleaseWithArtifacts {
+  const release = getRelease(deps, actor, id);
+  const updated = deps.repos.releases.mutate(
+    id,
+    (current) => {
+      assertDraft(current, "update");
+      return patch;
+    },
+    deps.clock.now(),
+    () => audit(deps, actor, "release.update", { type: "release", id }, release.productId, { ...patch }),
+  );
+  if (!updated) throw releaseNotFound();
+  return updated;
+}
+
+export async function deleteRelease(deps: Deps, actor: Actor, id: string): Promise<void> {
+  const release = getRelease(deps, actor, id);
+  const keys = deps.repos.releases.deleteDraft(
+    id,
+    audit(deps, actor, "release.delete", { type: "release", id }, release.productId, { version: release.version }),
+  );
+  if (keys === null) throw releaseNotFound();
+  await deleteObjects(deps, keys);
+}
+
+export async function addArtifact(
+  deps: Deps,
+  actor: Actor,
+  releaseId: string,
+  input: AddArtifactInput,
+): Promise<{ artifact: Artifact; upload: PresignedRequest }> {
+  const release = getRelease(deps, actor, releaseId);
+  assertDraft(release, "add_artifact");
+  assertStorage(deps);
+  const id = newId();
+  const artifact: Artifact = {
+    id,
+    releaseId,
+    platform: input.platform,
+    filename: input.filename,
+    contentType: input.contentType,
+    declaredSize: input.size,
+    // The filename ends the key so storage URLs (and Sparkle's suggested download name) keep it.
+    storageKey: `releases/${release.productId}/${releaseId}/${id}/${input.filename}`,
+    status: "pending",
+    sha256: null,
+    fileSize: null,
+    blake2b512: null,
+    edSignature: null,
+    minisignSignature: null,
+    signingKid: null,
+    createdAt: deps.clock.now(),
+    finalizedAt: null,
+  };
+  const { replaced } = deps.repos.releases.putArtifact(artifact, (previous) =>
+    audit(deps, actor, "artifact.add", { type: "artifact", id }, release.productId, {
+      release_id: releaseId,
+      platform: input.platform,
+      filename: input.filename,
+      content_type: input.contentType,
+      size: input.size,
+      replaced_artifact_id: previous?.id ?? null,
+    }),
+  );
+  if (replaced) await deleteObjects(deps, [replaced.storageKey]);
+  const upload = await deps.storage.presignPut(artifact.storageKey, {
+    contentType: input.contentType,
+    size: input.size,
+    expiresInSeconds: deps.config.storage.uploadUrlTtlSeconds,
+  });
+  return { artifact, upload };
+}
+
+/**
+ * Streams the stored object and records sha256, file_size and BLAKE2b-512 computed here — the
+ * client's claims are never trusted (spec "Release and artifact"); `expectedSha256` only guards the
+ * upload against corruption.
+ */
+export async function finalizeArtifact(deps: Deps, actor: Actor, artifactId: string, expectedSha256?: string): Promise<Artifact> {
+  const found = deps.repos.releases.findArtifact(artifactId);
+  if (!found) throw artifactNotFound();
+  const { artifact, release } = found;
+  assertProductAccess(actor, release.productId);
+  assertDraft(release, "finalize");
+  assertStorage(deps);
+  const info = await deps.storage.stat(artifact.storageKey);
+  if (!info) {
+    throw new AppError("CONFLICT", { message: "Nothing has been uploaded for this artifact yet.", details: { artifact_id: artifactId } });
+  }
+  if (info.size !== artifact.declaredSize) {
+    throw new AppError("CONFLICT", {
+      message: `The uploaded object is ${info.size} bytes; ${artifact.declaredSize} were declared.`,
+      details: { declared_size: artifact.declaredSize, uploaded_size: info.size },
+    });
+  }
+  const digest = await hashStream(await deps.storage.read(artifact.storageKey));
+  if (digest.size !== artifact.declaredSize) {
+    throw new AppError("CONFLICT", { message: "The uploaded object changed while it was being hashed; finalize again." });
+  }
+  if (expectedSha256 !== undefined && expectedSha256.toLowerCase() !== digest.sha256Hex) {
+    throw new AppError("CONFLICT", {
+      message: "The uploaded object's SHA-256 does not match expected_sha256.",
+      details: { expected_sha256: expectedSha256.toLowerCase(), actual_sha256: digest.sha256Hex },
+    });
+  }
+  const finalized = deps.repos.releases.finalizeArtifact(
+    artifactId,
+    artifact.storageKey,
+    { sha256: digest.sha256Hex, fileSize: digest.size, blake2b512: Buffer.from(digest.blake2b512).toString("hex") },
+    deps.clock.now(),
+    audit(deps, actor, "artifact.finalize", { type: "artifact", id: artifactId }, release.productId, {
+      sha256: digest.sha256Hex,
+      file_size: digest.size,
+    }),
+  );
+  if (!finalized) throw artifactNotFound();
+  return finalized;
+}
+
+/**
+ * Publish (DECISIONS: one atomic step). Signing streams every artifact (bounded memory, outside any
+ * transaction); then one transaction flips draft → published with `WHERE status = 'draft'` and stores
+ * the signatures. Concurrent publishes of one release: exactly one wins; the others get 409
+ * INVALID_TRANSITION ("already published") and write nothing — a retried publish is told the truth
+ * rather than handed a success it did not cause.
+ */
+export async function publishRelease(deps: Deps, actor: Actor, id: string): Promise<ReleaseWithArtifacts> {
+  const release = getRelease(deps, actor, id);
+  assertPublishable(release, release.artifacts);
+  assertStorage(deps);
+  const at = deps.clock.now();
+  const timestamp = Math.floor(at.getTime() / 1000);
+  const signatures: ArtifactSignatureRecord[] = [];
+  // One artifact at a time: memory stays bounded by one stream's buffers, whatever the release size.
+  // signArtifact checks that the streamed bytes still hash to the finalize digest (409 otherwise): an
+  // object re-uploaded after finalize (its presigned PUT may still be valid) is never signed, since
+  // feeds announce the finalized sha256 and size.
+  for (const a of release.artifacts) {
+    const sig = await signArtifact(deps, release.productId, {
+      open: () => deps.storage.read(a.storageKey),
+      blake2b512: new Uint8Array(Buffer.from(a.blake2b512!, "hex")),
+      filename: a.filename,
+      version: release.version,
+      timestamp,
+    });
+    signatures.push({
+      artifactId: a.id,
+      blake2b512: a.blake2b512!,
+      edSignature: sig.edSignature,
+      minisignSignature: sig.minisign,
+      signingKid: sig.kid,
+    });
+  }
+  return deps.repos.releases.publish(
+    id,
+    signatures,
+    at,
+    audit(deps, actor, "release.publish", { type: "release", id }, release.productId, {
+      version: release.version,
+      artifacts: signatures.map((s) => ({ artifact_id: s.artifactId, kid: s.signingKid })),
+    }),
+  );
+}
+
+export function yankRelease(deps: Deps, actor: Actor, id: string, reason: string): ReleaseWithArtifacts {
+  const release = getRelease(deps, actor, id);
+  const updated = deps.repos.releases.mutate(
+    id,
+    (current) => yank(current, reason, deps.clock.now()),
+    deps.clock.now(),
+    () => audit(deps, actor, "release.yank", { type: "release", id }, release.productId, { reason }),
+  );
+  if (!updated) throw releaseNotFound();
+  return updated;
+}
+
+export function unyankRelease(deps: Deps, actor: Actor, id: string): ReleaseWithArtifacts {
+  const release = getRelease(deps, actor, id);
+  const updated = deps.repos.releases.mutate(
+    id,
+    (current) => unyank(current),
+    deps.clock.now(),
+    (before) => audit(deps, actor, "release.unyank", { type: "release", id }, release.productId, { previous_reason: before.yankReason }),
+  );
+  if (!updated) throw releaseNotFound();
+  return updated;
+}

@@ -1,0 +1,44 @@
+// The object-storage port. Release artifacts are uploaded and downloaded through presigned URLs so
+// multi-GB bodies never pass through an admin JSON route; the server itself only streams objects
+// (finalize hashing, publish signing). Drivers: local (default), s3, none (DECISIONS: Releases and storage).
+
+export interface PresignedRequest {
+  url: string;
+  method: "PUT" | "GET";
+  /** Headers the client must send with the request (e.g. Content-Type for a presigned PUT). */
+  headers: Record<string, string>;
+  expiresAt: Date;
+}
+
+export interface ObjectInfo {
+  size: number;
+}
+
+export interface Storage {
+  readonly driver: "local" | "s3" | "none";
+  /** Throws AppError STORAGE_DISABLED for "none". */
+  presignPut(key: string, opts: { contentType: string; size?: number; expiresInSeconds?: number }): Promise<PresignedRequest>;
+  presignGet(
+    key: string,
+    opts?: { expiresInSeconds?: number; filename?: string; contentType?: string },
+  ): Promise<PresignedRequest>;
+  /** null when the object does not exist. */
+  stat(key: string): Promise<ObjectInfo | null>;
+  /** Streams the object; never buffers it whole. Throws AppError NOT_FOUND when it does not exist. */
+  read(key: string): Promise<ReadableStream<Uint8Array>>;
+  /** Deleting a missing object is not an error. */
+  delete(key: string): Promise<void>;
+}
+
+/**
+ * Object keys are chosen by Keyward (ids and safe filenames), never taken verbatim from a URL path
+ * without this check: slash-separated segments of [A-Za-z0-9._~+=@,()-], none empty or starting
+ * with "." (so no "..", no hidden files), at most 512 characters. The local driver maps keys to
+ * paths, so this is what keeps a key inside the storage directory.
+ */
+const SEGMENT = /^[A-Za-z0-9_~+=@,()-][A-Za-z0-9._~+=@,()-]*$/;
+
+export function isValidStorageKey(key: string): boolean {
+  if (key.length === 0 || key.length > 512) return false;
+  return key.split("/").every((s) => SEGMENT.test(s));
+}
