@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, licenseAddons, licenses } from "../../db/schema";
@@ -89,14 +89,26 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
     addonIds(licenseId) {
       return db.select({ id: licenseAddons.addonId }).from(licenseAddons).where(eq(licenseAddons.licenseId, licenseId)).all().map((r) => r.id);
     },
-    attachAddon(licenseId, addonId, at, audit) {
-      immediate(handle, () => {
-        db.insert(licenseAddons).values({ licenseId, addonId, createdAt: at }).onConflictDoNothing().run();
-        writeAudit(db, audit);
+    attachAddon(licenseId, addonId, at, guard, audit) {
+      return immediate(handle, () => {
+        const current = findById(licenseId);
+        if (!current) return null;
+        guard(current);
+        const added = db
+          .insert(licenseAddons)
+          .values({ licenseId, addonId, createdAt: at })
+          .onConflictDoNothing()
+          .returning({ id: licenseAddons.addonId })
+          .all();
+        if (added.length) writeAudit(db, audit);
+        return added.length > 0;
       });
     },
-    detachAddon(licenseId, addonId, audit) {
+    detachAddon(licenseId, addonId, guard, audit) {
       return immediate(handle, () => {
+        const current = findById(licenseId);
+        if (!current) return null;
+        guard(current);
         const gone = db
           .delete(licenseAddons)
           .where(and(eq(licenseAddons.licenseId, licenseId), eq(licenseAddons.addonId, addonId)))
@@ -105,6 +117,21 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         if (gone.length) writeAudit(db, audit);
         return gone.length > 0;
       });
+    },
+    activations(licenseId) {
+      return db
+        .select({
+          id: activations.id,
+          identifier: activations.identifier,
+          identifierType: activations.identifierType,
+          label: activations.label,
+          createdAt: activations.createdAt,
+          lastSeenAt: activations.lastSeenAt,
+        })
+        .from(activations)
+        .where(eq(activations.licenseId, licenseId))
+        .orderBy(asc(activations.createdAt), asc(activations.id))
+        .all();
     },
   };
 }
