@@ -15,6 +15,10 @@ import { keyAdminRoutes } from "./modules/keys/admin";
 import { productAdminRoutes } from "./modules/products/admin";
 import { apiKeyAdminRoutes } from "./modules/api-keys/admin";
 import { auditAdminRoutes } from "./modules/audit/admin";
+import { planAdminRoutes } from "./modules/plans/admin";
+import { addonAdminRoutes } from "./modules/addons/admin";
+import { settingsAdminRoutes } from "./modules/settings/admin";
+import { licenseAdminRoutes } from "./modules/licenses/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -75,6 +79,10 @@ export function createApp(deps: Deps) {
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
           .use(auditAdminRoutes(deps, guard))
+          .use(planAdminRoutes(deps, guard))
+          .use(addonAdminRoutes(deps, guard))
+          .use(settingsAdminRoutes(deps, guard))
+          .use(licenseAdminRoutes(deps, guard))
           .use(keyAdminRoutes(deps, guard)),
       )
   );

@@ -14,6 +14,8 @@ import { createProductRepo } from "./modules/products/repo.sqlite";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sqlite";
 import { createPlanRepo } from "./modules/plans/repo.sqlite";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
+import { createAddonRepo } from "./modules/addons/repo.sqlite";
+import { createSettingsRepo } from "./modules/settings/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -23,6 +25,8 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     apiKeys: createApiKeyRepo(handle),
     plans: createPlanRepo(handle),
     licenses: createLicenseRepo(handle),
+    addons: createAddonRepo(handle),
+    settings: createSettingsRepo(handle),
   };
 }
 

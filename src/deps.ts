@@ -11,6 +11,8 @@ import type { ProductRepo } from "./modules/products/repo";
 import type { ApiKeyRepo } from "./modules/api-keys/repo";
 import type { PlanRepo } from "./modules/plans/repo";
 import type { LicenseRepo } from "./modules/licenses/repo";
+import type { AddonRepo } from "./modules/addons/repo";
+import type { SettingsRepo } from "./modules/settings/repo";
 
 /** Repository interfaces; SQLite implementations today, a Postgres set can meet the same types. */
 export interface Repos {
@@ -20,6 +22,8 @@ export interface Repos {
   apiKeys: ApiKeyRepo;
   plans: PlanRepo;
   licenses: LicenseRepo;
+  addons: AddonRepo;
+  settings: SettingsRepo;
 }
 
 export interface Deps {
