@@ -29,7 +29,9 @@ export function createApp(deps: Deps) {
   const guard = adminGuard([apiKeyResolver(deps)]);
 
   return (
-    new Elysia({ name: "keyward" })
+    // normalize: false — Elysia otherwise silently strips unknown body fields; our schemas say
+    // additionalProperties: false and mean it (unknown keys are a 400), and responses stay exact.
+    new Elysia({ name: "keyward", normalize: false })
       // 1. Request id and client address, before anything can fail.
       .onRequest(({ request, server, set }) => {
         const ctx = beginRequest(request, clientIp(request, server, config.trustProxy), clock.monotonicMs());
