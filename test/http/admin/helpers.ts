@@ -10,7 +10,8 @@ export function expectValidation(res: TestResponse, ...fields: string[]): void {
   expect(res.body.success).toBe(false);
   expect(res.body.error.code).toBe("VALIDATION_ERROR");
   const named = Object.keys(res.body.error.details?.fields ?? {});
-  for (const f of fields) expect(named.some((n) => n === f || n.startsWith(`${f}.`))).toBe(true);
+  const missing = fields.filter((f) => !named.some((n) => n === f || n.startsWith(`${f}.`)));
+  expect({ missing, named }).toEqual({ missing: [], named });
 }
 
 export function expectError(res: TestResponse, status: number, code: string): void {
