@@ -76,33 +76,43 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
       return { items: rows.slice(0, f.limit).map(toLicense), hasMore: rows.length > f.limit };
     },
     mutate(id, decide, at, audit, opts = {}) {
-      return immediate(handle, () => {
-        const before = findById(id);
-        if (!before) return null;
-        const patch = decide(before);
-        db.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id)).run();
-        if (opts.clearActivations) for (const clear of clearActivationsHooks) clear(id);
-        writeAudit(db, audit(before, patch));
-        return findById(id);
-      });
+      try {
+        return immediate(handle, () => {
+          const before = findById(id);
+          if (!before) return null;
+          const patch = decide(before);
+          db.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id)).run();
+          if (opts.clearActivations) for (const clear of clearActivationsHooks) clear(id);
+          writeAudit(db, audit(before, patch));
+          return findById(id);
+        });
+      } catch (e) {
+        // A plan deleted between the caller's check and this write.
+        rethrowConstraint(e, { foreignKey: "The plan no longer exists." });
+      }
     },
     addonIds(licenseId) {
       return db.select({ id: licenseAddons.addonId }).from(licenseAddons).where(eq(licenseAddons.licenseId, licenseId)).all().map((r) => r.id);
     },
     attachAddon(licenseId, addonId, at, guard, audit) {
-      return immediate(handle, () => {
-        const current = findById(licenseId);
-        if (!current) return null;
-        guard(current);
-        const added = db
-          .insert(licenseAddons)
-          .values({ licenseId, addonId, createdAt: at })
-          .onConflictDoNothing()
-          .returning({ id: licenseAddons.addonId })
-          .all();
-        if (added.length) writeAudit(db, audit);
-        return added.length > 0;
-      });
+      try {
+        return immediate(handle, () => {
+          const current = findById(licenseId);
+          if (!current) return null;
+          guard(current);
+          const added = db
+            .insert(licenseAddons)
+            .values({ licenseId, addonId, createdAt: at })
+            .onConflictDoNothing()
+            .returning({ id: licenseAddons.addonId })
+            .all();
+          if (added.length) writeAudit(db, audit);
+          return added.length > 0;
+        });
+      } catch (e) {
+        // An add-on deleted between the caller's check and this write.
+        rethrowConstraint(e, { foreignKey: "The add-on no longer exists." });
+      }
     },
     detachAddon(licenseId, addonId, guard, audit) {
       return immediate(handle, () => {
