@@ -2,11 +2,11 @@
 // Plugin order is a security property (Elysia hooks only cover routes registered after them), so the
 // order below is fixed: request context → body parsing → error envelope → docs → public → admin.
 import { Elysia } from "elysia";
-import { openapi } from "@elysiajs/openapi";
 import type { Deps } from "./deps";
 import { beginRequest, clientIp, requestContext } from "./http/request-context";
 import { errorHandler } from "./http/error-handler";
 import { jsonBodyParser } from "./http/body";
+import { apiDocs } from "./http/openapi";
 import { adminGuard } from "./http/auth";
 import { apiKeyResolver } from "./modules/api-keys/service";
 import { healthRoutes } from "./modules/health";
@@ -54,8 +54,8 @@ export function createApp(deps: Deps) {
       .use(errorHandler(logger))
       // 4. OpenAPI 3.1 document and browsable UI.
       .use(
-        openapi({
-          path: `${API_PREFIX}/docs`,
+        apiDocs({
+          uiPath: `${API_PREFIX}/docs`,
           specPath: `${API_PREFIX}/openapi.json`,
           documentation: {
             info: {
