@@ -1,7 +1,7 @@
 // The admin auth matrix over the app's route table (spec: Authentication, API key rules 1-3).
 // Every /api/v1/admin/ route must have a fixture (test/support/route-fixtures/*.ts); each route is
 // then called by every kind of caller, with fresh resources per case:
-//   no credential                          → 401 UNAUTHORIZED
+//   no credential                          → 401 UNAUTHORIZED (also with a malformed request)
 //   key with no scopes                     → 403 INSUFFICIENT_SCOPE (fail-closed)
 //   each non-admin scope the route refuses → 403 INSUFFICIENT_SCOPE
 //   each non-admin scope it accepts        → neither 401/403 nor 5xx
@@ -73,6 +73,19 @@ for (const route of routes) {
 
     test("no credential → 401 UNAUTHORIZED", async () => {
       expectError(await call(null), 401, "UNAUTHORIZED", "no credential");
+    });
+
+    // Authentication comes before validation: a caller without a usable key learns nothing about
+    // the request from a 400.
+    const malformed = (key: string | null) => {
+      const path = route.path.replace(/:([A-Za-z0-9_]+)/g, "not a valid id") + "?zz_unknown=1";
+      return t.request(route.method, path.replaceAll(" ", "%20"), { key, body: route.hooks.body ? { zz_unknown_field: 1 } : undefined });
+    };
+    test("no credential and a malformed request → 401 UNAUTHORIZED (not 400)", async () => {
+      expectError(await malformed(null), 401, "UNAUTHORIZED", "no credential, malformed");
+    });
+    test("a key with no scopes and a malformed request → 403 INSUFFICIENT_SCOPE (not 400)", async () => {
+      expectError(await malformed(t.apiKey([])), 403, "INSUFFICIENT_SCOPE", "no scopes, malformed");
     });
 
     test("a key with no scopes → 403 INSUFFICIENT_SCOPE", async () => {
