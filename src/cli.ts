@@ -1,5 +1,5 @@
-// Subcommands: serve (default), migrate, api-key create, --help.
-// Output contract: `api-key create` prints ONLY the key on stdout (so `KEY=$(keyward api-key create …)`
+// Subcommands: serve (default), migrate, backup, api-key create, --help.
+// Output contract: `api-key create` prints ONLY the key on stdout (and `backup` only the file path) (so `KEY=$(keyward api-key create …)`
 // works); every log line and message of the one-shot commands goes to stderr. `serve` logs JSON lines
 // to stdout, the usual place for a service's logs under a supervisor.
 import { configFromProcessEnv, ConfigError, type Config } from "./config";
@@ -12,6 +12,10 @@ import { isAppError } from "./shared/errors";
 import { createApiKey } from "./modules/api-keys/service";
 import { openDatabase } from "./db/client";
 import { runMigrations } from "./db/migrate";
+import { backupDatabase } from "./db/backup";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { GENERATED_MASTER_KEY_FILE } from "./modules/keys/secrets";
 
 const HELP = `Keyward — self-hosted licensing and software distribution
 
@@ -20,6 +24,7 @@ Usage: keyward [command] [options]
 Commands:
   serve                         Start the HTTP service (default)
   migrate                       Apply database migrations and exit
+  backup FILE                   Write a consistent copy of the database to FILE (safe while serving)
   api-key create --scopes LIST [--product ID] [--name NAME]
                                 Create an admin API key and print it once (stdout).
                                 LIST is comma-separated: ${SCOPES.join(", ")}
@@ -57,7 +62,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
     console.log(HELP);
     return 0;
   }
-  if (!["serve", "migrate", "api-key"].includes(command)) {
+  if (!["serve", "migrate", "backup", "api-key"].includes(command)) {
     console.error(`unknown command: ${command}\n\n${HELP}`);
     return 2;
   }
@@ -77,6 +82,31 @@ export async function runCli(argv: string[]): Promise<number | null> {
         db.close();
       }
       return 0;
+    }
+    case "backup": {
+      const target = rest[0];
+      if (!target) {
+        console.error("usage: keyward backup FILE");
+        return 2;
+      }
+      if (!existsSync(config.databasePath)) {
+        console.error(`no database at ${config.databasePath}`);
+        return 1;
+      }
+      const db = openDatabase(config.databasePath);
+      try {
+        const { path, bytes } = backupDatabase(db.sqlite, target);
+        console.log(path);
+        // Secrets in the copy are sealed under the master key: a restore without it cannot use them.
+        const keyFile = join(config.dataDir, GENERATED_MASTER_KEY_FILE);
+        console.error(`Backup written (${bytes} bytes). Keep the master key (RELEASE_KEY_ENCRYPTION_KEY or ${keyFile}) backed up separately.`);
+        return 0;
+      } catch (e) {
+        console.error((e as Error).message);
+        return 1;
+      } finally {
+        db.close();
+      }
     }
     default: {
       if (rest[0] !== "create") {

@@ -14,7 +14,7 @@ describe("keyward --help", () => {
       const cwd = tempDir();
       const r = runKeyward([flag], { cwd });
       expect(r.exitCode).toBe(0);
-      for (const cmd of ["serve", "migrate", "api-key create --scopes"]) expect(r.stdout).toContain(cmd);
+      for (const cmd of ["serve", "migrate", "backup FILE", "api-key create --scopes"]) expect(r.stdout).toContain(cmd);
       expect(existsSync(join(cwd, "data"))).toBe(false);
     });
   }
@@ -114,4 +114,47 @@ describe("keyward api-key create", () => {
       expect(r.stdout).not.toMatch(/kw_/);
     });
   }
+});
+
+describe("keyward backup", () => {
+  test("writes a consistent copy while the service is serving, with recent writes, and prints its path", async () => {
+    const dataDir = tempDir();
+    const key = runKeyward(["api-key", "create", "--scopes", "admin"], { env: { DATA_DIR: dataDir } }).stdout.trim();
+    const running = await startKeyward({ env: { DATA_DIR: dataDir } });
+    const target = join(tempDir(), "nested", "keyward-backup.db");
+    try {
+      const created = await fetch(`${running.url}/api/v1/admin/products`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "Backed up", slug: "backed-up" }),
+      });
+      expect(created.status).toBe(201);
+      // The service still runs: the new row may live only in the WAL.
+      const r = runKeyward(["backup", target], { env: { DATA_DIR: dataDir } });
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toBe(`${target}\n`);
+      expect(r.stderr).toContain("master key");
+    } finally {
+      expect(await running.stop()).toBe(0);
+    }
+    const db = new Database(target, { readonly: true });
+    try {
+      expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+      expect(db.query("SELECT name FROM products WHERE slug = 'backed-up'").get()).toEqual({ name: "Backed up" });
+      expect((db.query("SELECT count(*) AS n FROM api_keys").get() as { n: number }).n).toBe(1);
+    } finally {
+      db.close();
+    }
+    // Never overwrites.
+    const again = runKeyward(["backup", target], { env: { DATA_DIR: dataDir } });
+    expect(again.exitCode).toBe(1);
+    expect(again.stderr).toContain("already exists");
+  });
+
+  test("refuses without a target, or without a database", () => {
+    expect(runKeyward(["backup"], { env: { DATA_DIR: tempDir() } }).exitCode).toBe(2);
+    const none = runKeyward(["backup", join(tempDir(), "x.db")], { env: { DATA_DIR: tempDir() } });
+    expect(none.exitCode).toBe(1);
+    expect(none.stderr).toContain("no database at");
+  });
 });
