@@ -1,7 +1,9 @@
 // Subcommands: serve (default), migrate, backup, api-key create, --help.
-// Output contract: `api-key create` prints ONLY the key on stdout (and `backup` only the file path) (so `KEY=$(keyward api-key create …)`
-// works); every log line and message of the one-shot commands goes to stderr. `serve` logs JSON lines
-// to stdout, the usual place for a service's logs under a supervisor.
+// Output contract: `api-key create` prints only the key on stdout and `backup` only the file path, so
+// `KEY=$(keyward api-key create …)` works; every log line and message of the one-shot commands goes
+// to stderr. `serve` logs JSON lines to stdout, the usual place for a service's logs.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { configFromProcessEnv, ConfigError, type Config } from "./config";
 import { createDeps } from "./container";
 import { startServer, type RunningServer } from "./server";
@@ -13,8 +15,6 @@ import { createApiKey } from "./modules/api-keys/service";
 import { openDatabase } from "./db/client";
 import { runMigrations } from "./db/migrate";
 import { backupDatabase } from "./db/backup";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { GENERATED_MASTER_KEY_FILE } from "./modules/keys/secrets";
 
 const HELP = `Keyward — self-hosted licensing and software distribution
