@@ -34,7 +34,8 @@ export function adminGuard(resolvers: readonly CredentialResolver[]) {
       return {
         detail: { security: [{ bearerAuth: [] }] },
         // transform runs before schema validation, so a caller without a valid credential gets
-        // 401/403 whatever it sent, never a 400 that answers questions about the request.
+        // 401/403 for any parseable request, never a 400 describing the route's schema. (Body
+        // parsing itself comes earlier: unparseable JSON is a 400 for everyone.)
         transform({ request }) {
           checked.set(request, authenticate(request, accepted));
         },
