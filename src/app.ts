@@ -2,11 +2,11 @@
 // Plugin order is a security property (Elysia hooks only cover routes registered after them), so the
 // order below is fixed: request context → body parsing → error envelope → docs → public → admin.
 import { Elysia } from "elysia";
-import { openapi } from "@elysiajs/openapi";
 import type { Deps } from "./deps";
 import { beginRequest, clientIp, requestContext } from "./http/request-context";
 import { errorHandler } from "./http/error-handler";
 import { jsonBodyParser } from "./http/body";
+import { apiDocs } from "./http/openapi";
 import { adminGuard } from "./http/auth";
 import { apiKeyResolver } from "./modules/api-keys/service";
 import { healthRoutes } from "./modules/health";
@@ -21,6 +21,10 @@ import { releaseAdminRoutes } from "./modules/releases/admin";
 import { storageRoutes } from "./modules/storage";
 import { releaseKeyAdminRoutes } from "./modules/release-keys/admin";
 import { LOCAL_OBJECTS_PATH } from "./modules/storage/local";
+import { planAdminRoutes } from "./modules/plans/admin";
+import { addonAdminRoutes } from "./modules/addons/admin";
+import { settingsAdminRoutes } from "./modules/settings/admin";
+import { licenseAdminRoutes } from "./modules/licenses/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -31,7 +35,9 @@ export function createApp(deps: Deps) {
   const guard = adminGuard([apiKeyResolver(deps)]);
 
   return (
-    new Elysia({ name: "keyward" })
+    // normalize: false — Elysia otherwise silently strips unknown body fields; our schemas say
+    // additionalProperties: false and mean it (unknown keys are a 400), and responses stay exact.
+    new Elysia({ name: "keyward", normalize: false })
       // 1. Request id and client address, before anything can fail.
       .onRequest(({ request, server, set }) => {
         const ctx = beginRequest(request, clientIp(request, server, config.trustProxy), clock.monotonicMs());
@@ -54,12 +60,9 @@ export function createApp(deps: Deps) {
       .use(errorHandler(logger))
       // 4. OpenAPI 3.1 document and browsable UI.
       .use(
-        openapi({
-          path: `${API_PREFIX}/docs`,
+        apiDocs({
+          uiPath: `${API_PREFIX}/docs`,
           specPath: `${API_PREFIX}/openapi.json`,
-          // The plugin drops paths containing "." as static files by default; feed.xml, feed.json and
-          // upgrade.json are API routes (there are no static files).
-          exclude: { staticFile: false },
           documentation: {
             info: {
               title: "Keyward API",
@@ -87,6 +90,10 @@ export function createApp(deps: Deps) {
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
           .use(auditAdminRoutes(deps, guard))
+          .use(planAdminRoutes(deps, guard))
+          .use(addonAdminRoutes(deps, guard))
+          .use(settingsAdminRoutes(deps, guard))
+          .use(licenseAdminRoutes(deps, guard))
           .use(keyAdminRoutes(deps, guard))
           .use(releaseKeyAdminRoutes(deps, guard))
           .use(releaseAdminRoutes(deps, guard)),

@@ -1,13 +1,21 @@
-// Subcommands: serve (default), migrate, api-key create, --help.
+// Subcommands: serve (default), migrate, backup, api-key create, --help.
+// Output contract: `api-key create` prints only the key on stdout and `backup` only the file path, so
+// `KEY=$(keyward api-key create …)` works; every log line and message of the one-shot commands goes
+// to stderr. `serve` logs JSON lines to stdout, the usual place for a service's logs.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { configFromProcessEnv, ConfigError, type Config } from "./config";
 import { createDeps } from "./container";
-import { startServer } from "./server";
+import { startServer, type RunningServer } from "./server";
 import { systemClock } from "./shared/clock";
-import { createLogger } from "./shared/logger";
+import { createLogger, type Logger } from "./shared/logger";
 import { SCOPES, SYSTEM_ACTOR, type Scope } from "./shared/actor";
+import { isAppError } from "./shared/errors";
 import { createApiKey } from "./modules/api-keys/service";
 import { openDatabase } from "./db/client";
 import { runMigrations } from "./db/migrate";
+import { backupDatabase } from "./db/backup";
+import { GENERATED_MASTER_KEY_FILE } from "./modules/keys/secrets";
 
 const HELP = `Keyward — self-hosted licensing and software distribution
 
@@ -16,12 +24,15 @@ Usage: keyward [command] [options]
 Commands:
   serve                         Start the HTTP service (default)
   migrate                       Apply database migrations and exit
+  backup FILE                   Write a consistent copy of the database to FILE (safe while serving)
   api-key create --scopes LIST [--product ID] [--name NAME]
-                                Create an admin API key and print it once.
+                                Create an admin API key and print it once (stdout).
                                 LIST is comma-separated: ${SCOPES.join(", ")}
   --help, -h                    Show this help
 
 Configuration comes from the environment (and .env); see .env.example.`;
+
+const API_KEY_USAGE = `usage: keyward api-key create --scopes LIST [--product ID] [--name NAME]   (LIST: ${SCOPES.join(", ")})`;
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -30,7 +41,7 @@ function flag(args: string[], name: string): string | undefined {
   return eq?.slice(name.length + 1);
 }
 
-function loadConfigOrExit(): Readonly<Config> | null {
+function loadConfigOrNull(): Readonly<Config> | null {
   try {
     return configFromProcessEnv();
   } catch (e) {
@@ -42,6 +53,8 @@ function loadConfigOrExit(): Readonly<Config> | null {
   }
 }
 
+const stderrSink = (line: string) => process.stderr.write(line + "\n");
+
 /** Returns an exit code, or null when the process should keep running (serve). */
 export async function runCli(argv: string[]): Promise<number | null> {
   const [command = "serve", ...rest] = argv;
@@ -49,23 +62,17 @@ export async function runCli(argv: string[]): Promise<number | null> {
     console.log(HELP);
     return 0;
   }
-  const config = loadConfigOrExit();
+  if (!["serve", "migrate", "backup", "api-key"].includes(command)) {
+    console.error(`unknown command: ${command}\n\n${HELP}`);
+    return 2;
+  }
+  const config = loadConfigOrNull();
   if (!config) return 2;
-  const logger = createLogger(config.logLevel, undefined, () => systemClock.now());
+  const now = () => systemClock.now();
 
   switch (command) {
-    case "serve": {
-      const deps = createDeps(config, systemClock, logger);
-      const server = startServer(deps);
-      logger.info("keyward listening", { url: server.url, dataDir: config.dataDir });
-      const shutdown = (signal: string) => {
-        logger.info("shutting down", { signal });
-        void server.stop().then(() => process.exit(0));
-      };
-      process.once("SIGTERM", () => shutdown("SIGTERM"));
-      process.once("SIGINT", () => shutdown("SIGINT"));
-      return null;
-    }
+    case "serve":
+      return serve(config, createLogger(config.logLevel, undefined, now));
     case "migrate": {
       const db = openDatabase(config.databasePath);
       try {
@@ -76,9 +83,34 @@ export async function runCli(argv: string[]): Promise<number | null> {
       }
       return 0;
     }
-    case "api-key": {
+    case "backup": {
+      const target = rest[0];
+      if (!target) {
+        console.error("usage: keyward backup FILE");
+        return 2;
+      }
+      if (!existsSync(config.databasePath)) {
+        console.error(`no database at ${config.databasePath}`);
+        return 1;
+      }
+      const db = openDatabase(config.databasePath);
+      try {
+        const { path, bytes } = backupDatabase(db.sqlite, target);
+        console.log(path);
+        // Secrets in the copy are sealed under the master key: a restore without it cannot use them.
+        const keyFile = join(config.dataDir, GENERATED_MASTER_KEY_FILE);
+        console.error(`Backup written (${bytes} bytes). Keep the master key (RELEASE_KEY_ENCRYPTION_KEY or ${keyFile}) backed up separately.`);
+        return 0;
+      } catch (e) {
+        console.error((e as Error).message);
+        return 1;
+      } finally {
+        db.close();
+      }
+    }
+    default: {
       if (rest[0] !== "create") {
-        console.error("usage: keyward api-key create --scopes admin[,licenses:write,releases:write] [--product ID] [--name NAME]");
+        console.error(API_KEY_USAGE);
         return 2;
       }
       const scopes = (flag(rest, "--scopes") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
@@ -87,7 +119,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
         console.error(`--scopes must list one or more of: ${SCOPES.join(", ")}${bad.length ? ` (unknown: ${bad.join(", ")})` : ""}`);
         return 2;
       }
-      const deps = createDeps(config, systemClock, logger);
+      const deps = createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
       try {
         const { record, key } = createApiKey(deps, SYSTEM_ACTOR, {
           name: flag(rest, "--name") ?? "cli",
@@ -97,12 +129,55 @@ export async function runCli(argv: string[]): Promise<number | null> {
         console.log(key);
         console.error(`Created API key ${record.id} (${record.scopes.join(", ")}${record.productId ? `, product ${record.productId}` : ""}). It is shown only once.`);
         return 0;
+      } catch (e) {
+        if (!isAppError(e)) throw e;
+        // e.g. --product names no product: the service's own message, not a stack trace.
+        console.error(`${e.code}: ${e.message}${e.details ? ` ${JSON.stringify(e.details)}` : ""}`);
+        return 2;
       } finally {
         deps.db.close();
       }
     }
-    default:
-      console.error(`unknown command: ${command}\n\n${HELP}`);
-      return 2;
   }
+}
+
+/**
+ * Starts the service. SIGTERM/SIGINT stop it gracefully (server.ts: stop accepting, finish in-flight
+ * requests within SHUTDOWN_GRACE_MS, close the database) and exit 0; a second signal exits at once.
+ */
+function serve(config: Readonly<Config>, logger: Logger): number | null {
+  const deps = createDeps(config, systemClock, logger);
+  let server: RunningServer;
+  try {
+    server = startServer(deps);
+  } catch (e) {
+    // EADDRINUSE and friends: say which address, not a stack trace.
+    logger.error("cannot listen", { host: config.host, port: config.port, error: (e as Error).message });
+    deps.db.close();
+    return 1;
+  }
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn("second signal: exiting without waiting", { signal });
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info("shutting down", { signal, graceMs: config.shutdownGraceMs });
+    server.stop().then(
+      () => {
+        logger.info("stopped");
+        process.exit(0);
+      },
+      (e: unknown) => {
+        logger.error("shutdown failed", { error: e });
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  // Logged only once the signal handlers are in place: a supervisor that acts on this line can stop us.
+  logger.info("keyward listening", { url: server.url, dataDir: config.dataDir });
+  return null;
 }

@@ -16,6 +16,8 @@ import { createPlanRepo } from "./modules/plans/repo.sqlite";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
 import { createReleaseRepo } from "./modules/releases/repo.sqlite";
 import { createStorage } from "./modules/storage/factory";
+import { createAddonRepo } from "./modules/addons/repo.sqlite";
+import { createSettingsRepo } from "./modules/settings/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -26,6 +28,8 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     plans: createPlanRepo(handle),
     licenses: createLicenseRepo(handle),
     releases: createReleaseRepo(handle),
+    addons: createAddonRepo(handle),
+    settings: createSettingsRepo(handle),
   };
 }
 

@@ -13,6 +13,8 @@ import type { PlanRepo } from "./modules/plans/repo";
 import type { LicenseRepo } from "./modules/licenses/repo";
 import type { ReleaseRepo } from "./modules/releases/repo";
 import type { Storage } from "./modules/storage/storage";
+import type { AddonRepo } from "./modules/addons/repo";
+import type { SettingsRepo } from "./modules/settings/repo";
 
 /** Repository interfaces; SQLite implementations today, a Postgres set can meet the same types. */
 export interface Repos {
@@ -23,6 +25,8 @@ export interface Repos {
   plans: PlanRepo;
   licenses: LicenseRepo;
   releases: ReleaseRepo;
+  addons: AddonRepo;
+  settings: SettingsRepo;
 }
 
 export interface Deps {

@@ -36,6 +36,9 @@ export function verifyToken<T = TokenClaims>(publicKey: Uint8Array, token: strin
   const [payload, sig] = parts as [string, string];
   if (!B64URL.test(payload) || !B64URL.test(sig)) return null;
   const signature = Buffer.from(sig, "base64url");
+  // Canonical encoding only: the last character of 64 bytes carries 2 bits, so without this check
+  // four different strings would verify as the same token.
+  if (signature.toString("base64url") !== sig) return null;
   if (!verifySignature(publicKey, payload, signature)) return null;
   try {
     return JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as T;

@@ -11,23 +11,36 @@ export type Credential = Omit<Actor, "ip" | "requestId">;
 export type CredentialResolver = (request: Request) => Credential | null;
 
 export function adminGuard(resolvers: readonly CredentialResolver[]) {
+  /** Checks the credential and the route's scopes; throws UNAUTHORIZED / INSUFFICIENT_SCOPE. */
+  const authenticate = (request: Request, accepted: readonly Scope[]): Credential => {
+    let credential: Credential | null = null;
+    for (const resolve of resolvers) {
+      credential = resolve(request);
+      if (credential) break;
+    }
+    if (!credential) throw new AppError("UNAUTHORIZED");
+    // Fail closed: a key without scopes, or without one this route accepts, is refused.
+    if (!hasAnyScope(credential, accepted)) {
+      throw new AppError("INSUFFICIENT_SCOPE", {
+        details: { required_any_of: ["admin", ...accepted.filter((s) => s !== "admin")] },
+      });
+    }
+    return credential;
+  };
+  const checked = new WeakMap<Request, Credential>();
+
   return new Elysia({ name: "keyward/admin-guard" }).macro({
     scopes(accepted: readonly Scope[]) {
       return {
         detail: { security: [{ bearerAuth: [] }] },
+        // transform runs before schema validation, so a caller without a valid credential gets
+        // 401/403 for any parseable request, never a 400 describing the route's schema. (Body
+        // parsing itself comes earlier: unparseable JSON is a 400 for everyone.)
+        transform({ request }) {
+          checked.set(request, authenticate(request, accepted));
+        },
         resolve({ request }) {
-          let credential: Credential | null = null;
-          for (const resolve of resolvers) {
-            credential = resolve(request);
-            if (credential) break;
-          }
-          if (!credential) throw new AppError("UNAUTHORIZED");
-          // Fail closed: a key without scopes, or without one this route accepts, is refused.
-          if (!hasAnyScope(credential, accepted)) {
-            throw new AppError("INSUFFICIENT_SCOPE", {
-              details: { required_any_of: ["admin", ...accepted.filter((s) => s !== "admin")] },
-            });
-          }
+          const credential = checked.get(request) ?? authenticate(request, accepted);
           const ctx = requestContext(request);
           const actor: Actor = { ...credential, ip: ctx.ip, requestId: ctx.requestId };
           return { actor };

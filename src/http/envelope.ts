@@ -18,7 +18,9 @@ export const ErrorBody = t.Object(
       details: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
     }),
   },
-  { $id: "#/components/schemas/Error", title: "Error" },
+  // No $id: JSON Schema 2020-12 (OpenAPI 3.1) forbids a fragment in $id, and the schema is inlined
+  // in every error response, where one $id would be declared many times.
+  { title: "Error" },
 );
 
 /** Error responses every route can produce, for the OpenAPI document. */

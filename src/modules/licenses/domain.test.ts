@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isUsable, transition, type LicenseAction } from "./domain";
+import { assertNotRevoked, isUsable, transition, trialExpiryError, type LicenseAction } from "./domain";
 import type { LicenseStatus } from "./repo";
 import { AppError } from "../../shared/errors";
 
@@ -58,5 +58,21 @@ describe("usability", () => {
     expect(isUsable({ status: "active", validUntil }, 0, now)).toBe(false);
     expect(isUsable({ status: "active", validUntil }, 1, now)).toBe(true);
     expect(isUsable({ status: "active", validUntil }, 1, new Date("2026-11-21T00:00:00.001Z"))).toBe(false);
+  });
+});
+
+describe("edit guards", () => {
+  test("only a revoked license is frozen", () => {
+    for (const s of ALL) {
+      if (s === "revoked") expect(() => assertNotRevoked({ status: s }, "change the plan of")).toThrow(AppError);
+      else expect(() => assertNotRevoked({ status: s }, "change the plan of")).not.toThrow();
+    }
+  });
+  test("a trialing license needs an expiry; others may have none", () => {
+    expect(trialExpiryError({ status: "trialing", priorStatus: null }, null)).not.toBeNull();
+    expect(trialExpiryError({ status: "suspended", priorStatus: "trialing" }, null)).not.toBeNull();
+    expect(trialExpiryError({ status: "trialing", priorStatus: null }, new Date(0))).toBeNull();
+    expect(trialExpiryError({ status: "active", priorStatus: null }, null)).toBeNull();
+    expect(trialExpiryError({ status: "suspended", priorStatus: "active" }, null)).toBeNull();
   });
 });

@@ -42,3 +42,26 @@ export function transition(license: Pick<License, "status" | "priorStatus">, act
       throw refuse();
   }
 }
+
+/**
+ * A revoked license is frozen: revoke is terminal (DECISIONS: License states), so no admin edit —
+ * plan, dates or add-ons — may change it afterwards either. Refused with 409 like a transition.
+ */
+export function assertNotRevoked(license: Pick<License, "status">, action: string): void {
+  if (license.status === "revoked") {
+    throw new AppError("INVALID_TRANSITION", {
+      message: `Cannot ${action} a revoked license; revoked is terminal.`,
+      details: { from: "revoked", action },
+    });
+  }
+}
+
+/**
+ * A trialing license always has an end: without valid_until the lifecycle pass could never expire
+ * the trial. Returns the field error, or null when the combination is fine.
+ */
+export function trialExpiryError(license: Pick<License, "status" | "priorStatus">, validUntil: Date | null): string | null {
+  // A suspended trial returns to trialing on reinstate, so it counts as a trial here.
+  const trial = license.status === "trialing" || (license.status === "suspended" && license.priorStatus === "trialing");
+  return trial && validUntil === null ? "a trial license needs an expiry" : null;
+}

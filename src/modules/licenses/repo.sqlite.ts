@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, licenseAddons, licenses } from "../../db/schema";
@@ -76,27 +76,49 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
       return { items: rows.slice(0, f.limit).map(toLicense), hasMore: rows.length > f.limit };
     },
     mutate(id, decide, at, audit, opts = {}) {
-      return immediate(handle, () => {
-        const before = findById(id);
-        if (!before) return null;
-        const patch = decide(before);
-        db.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id)).run();
-        if (opts.clearActivations) for (const clear of clearActivationsHooks) clear(id);
-        writeAudit(db, audit(before, patch));
-        return findById(id);
-      });
+      try {
+        return immediate(handle, () => {
+          const before = findById(id);
+          if (!before) return null;
+          const patch = decide(before);
+          db.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id)).run();
+          if (opts.clearActivations) for (const clear of clearActivationsHooks) clear(id);
+          writeAudit(db, audit(before, patch));
+          return findById(id);
+        });
+      } catch (e) {
+        // A plan deleted between the caller's check and this write.
+        rethrowConstraint(e, { foreignKey: "The plan no longer exists." });
+      }
     },
     addonIds(licenseId) {
       return db.select({ id: licenseAddons.addonId }).from(licenseAddons).where(eq(licenseAddons.licenseId, licenseId)).all().map((r) => r.id);
     },
-    attachAddon(licenseId, addonId, at, audit) {
-      immediate(handle, () => {
-        db.insert(licenseAddons).values({ licenseId, addonId, createdAt: at }).onConflictDoNothing().run();
-        writeAudit(db, audit);
-      });
+    attachAddon(licenseId, addonId, at, guard, audit) {
+      try {
+        return immediate(handle, () => {
+          const current = findById(licenseId);
+          if (!current) return null;
+          guard(current);
+          const added = db
+            .insert(licenseAddons)
+            .values({ licenseId, addonId, createdAt: at })
+            .onConflictDoNothing()
+            .returning({ id: licenseAddons.addonId })
+            .all();
+          if (added.length) writeAudit(db, audit);
+          return added.length > 0;
+        });
+      } catch (e) {
+        // An add-on deleted between the caller's check and this write.
+        rethrowConstraint(e, { foreignKey: "The add-on no longer exists." });
+      }
     },
-    detachAddon(licenseId, addonId, audit) {
+    detachAddon(licenseId, addonId, guard, audit) {
       return immediate(handle, () => {
+        const current = findById(licenseId);
+        if (!current) return null;
+        guard(current);
         const gone = db
           .delete(licenseAddons)
           .where(and(eq(licenseAddons.licenseId, licenseId), eq(licenseAddons.addonId, addonId)))
@@ -105,6 +127,21 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         if (gone.length) writeAudit(db, audit);
         return gone.length > 0;
       });
+    },
+    activations(licenseId) {
+      return db
+        .select({
+          id: activations.id,
+          identifier: activations.identifier,
+          identifierType: activations.identifierType,
+          label: activations.label,
+          createdAt: activations.createdAt,
+          lastSeenAt: activations.lastSeenAt,
+        })
+        .from(activations)
+        .where(eq(activations.licenseId, licenseId))
+        .orderBy(asc(activations.createdAt), asc(activations.id))
+        .all();
     },
   };
 }

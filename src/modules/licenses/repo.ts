@@ -57,6 +57,24 @@ export interface LicenseRepo {
     opts?: { clearActivations?: boolean },
   ): License | null;
   addonIds(licenseId: string): string[];
-  attachAddon(licenseId: string, addonId: string, at: Date, audit: AuditEntry): void;
-  detachAddon(licenseId: string, addonId: string, audit: AuditEntry): boolean;
+  /**
+   * Attaches an add-on atomically: `guard` sees the current license inside the transaction and may
+   * throw to refuse. Returns false when it was already attached (nothing written, no audit row),
+   * null when the license does not exist.
+   */
+  attachAddon(licenseId: string, addonId: string, at: Date, guard: (current: License) => void, audit: AuditEntry): boolean | null;
+  /** Like attachAddon; false when the add-on was not attached, null when the license does not exist. */
+  detachAddon(licenseId: string, addonId: string, guard: (current: License) => void, audit: AuditEntry): boolean | null;
+  /** The license's activation rows, oldest first. */
+  activations(licenseId: string): LicenseActivation[];
+}
+
+/** A row of the activations table as the admin API shows it. */
+export interface LicenseActivation {
+  id: string;
+  identifier: string;
+  identifierType: "device" | "user";
+  label: string | null;
+  createdAt: Date;
+  lastSeenAt: Date | null;
 }

@@ -1,13 +1,22 @@
-// Issuing and loading licenses. The plaintext key exists only in the issue response and, for admins,
-// decrypted on demand from its AES-GCM copy; the database holds a lookup hash and the ciphertext.
+// Issuing, loading and administering licenses. The plaintext key exists only in the issue response and,
+// for admins, decrypted on demand from its AES-GCM copy; the database holds a lookup hash and the
+// ciphertext (DECISIONS: Keys and secrets).
 import type { Deps } from "../../deps";
 import { seal, openText } from "../../crypto/aead";
-import { generateLicenseKey, licenseKeyHint, licenseKeyLookupHash } from "../../crypto/license-key";
-import { AppError } from "../../shared/errors";
+import { generateLicenseKey, isWellFormedLicenseKey, licenseKeyHint, licenseKeyLookupHash, normalizeLicenseKey } from "../../crypto/license-key";
+import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { AppError, validationError } from "../../shared/errors";
 import { DAY } from "../../shared/clock";
 import { newId } from "../../shared/ids";
-import { assertProductAccess, type Actor } from "../../shared/actor";
-import type { License } from "./repo";
+import { assertProductAccess, scopedProductFilter, type Actor } from "../../shared/actor";
+import type { AuditEntry } from "../audit/repo";
+import { createdChanges, diffChanges } from "../plans/changes";
+import type { Plan } from "../plans/repo";
+import type { Addon } from "../addons/repo";
+import { mergeFeatures, type EffectiveFeature } from "../addons/domain";
+import { assertNotRevoked, transition, trialExpiryError, type LicenseAction } from "./domain";
+import { licenseAuditView } from "./present";
+import type { License, LicenseActivation, LicenseListFilter, LicensePatch, LicenseStatus } from "./repo";
 
 export interface IssueLicenseInput {
   productId: string;
@@ -28,18 +37,42 @@ export function revealLicenseKey(deps: Pick<Deps, "secrets">, license: Pick<Lice
   return openText(deps.secrets.subkey("licenseKeyEncryption"), license.keyEncrypted, license.id);
 }
 
+const audit = (deps: Deps, actor: Actor, action: string, license: Pick<License, "id" | "productId">, changes: AuditEntry["changes"]): AuditEntry => ({
+  actor,
+  action,
+  entityType: "license",
+  entityId: license.id,
+  productId: license.productId,
+  changes,
+  at: deps.clock.now(),
+});
+
+/** Add-ons named at issue time must exist and belong to the license's product. */
+function productAddons(deps: Deps, productId: string, ids: readonly string[], field: string): string[] {
+  const unique = [...new Set(ids)];
+  for (const id of unique) {
+    const addon = deps.repos.addons.findById(id);
+    if (!addon || addon.productId !== productId) throw validationError({ [field]: `unknown add-on ${id} for this product` });
+  }
+  return unique;
+}
+
 export function issueLicense(deps: Deps, actor: Actor, input: IssueLicenseInput): { license: License; key: string } {
   assertProductAccess(actor, input.productId);
   const product = deps.repos.products.findById(input.productId);
-  if (!product) throw new AppError("VALIDATION_ERROR", { details: { fields: { product_id: "unknown product" } } });
+  if (!product) throw validationError({ product_id: "unknown product" });
   const plan = deps.repos.plans.findById(input.planId);
-  if (!plan || plan.productId !== product.id) {
-    throw new AppError("VALIDATION_ERROR", { details: { fields: { plan_id: "unknown plan for this product" } } });
-  }
+  if (!plan || plan.productId !== product.id) throw validationError({ plan_id: "unknown plan for this product" });
+  const addonIds = productAddons(deps, product.id, input.addonIds ?? [], "addon_ids");
   const now = deps.clock.now();
   const trial = plan.licenseType === "trial";
   const id = newId();
   const key = generateLicenseKey(deps.config.licenseKeyPrefix);
+  const status: LicenseStatus = trial ? "trialing" : "active";
+  // Trial plans start trialing and end after trial_days unless an explicit expiry is given.
+  const validUntil = input.validUntil !== undefined ? input.validUntil : trial ? new Date(now.getTime() + plan.trialDays * DAY) : null;
+  const expiryError = trialExpiryError({ status, priorStatus: null }, validUntil);
+  if (expiryError) throw validationError({ valid_until: expiryError });
   const license: License = {
     id,
     productId: product.id,
@@ -48,34 +81,20 @@ export function issueLicense(deps: Deps, actor: Actor, input: IssueLicenseInput)
     keyEncrypted: seal(deps.secrets.subkey("licenseKeyEncryption"), key, id),
     keyHint: licenseKeyHint(key),
     email: input.email.trim(),
-    // Trial plans start trialing and end after trial_days unless an explicit expiry is given.
-    status: trial ? "trialing" : "active",
+    status,
     priorStatus: null,
-    validUntil: input.validUntil !== undefined ? input.validUntil : trial ? new Date(now.getTime() + plan.trialDays * DAY) : null,
+    validUntil,
     supportUntil: input.supportUntil ?? null,
     externalCustomerId: input.externalCustomerId ?? null,
     externalWorkspaceId: input.externalWorkspaceId ?? null,
     createdAt: now,
     updatedAt: now,
   };
-  const created = deps.repos.licenses.create(license, input.addonIds ?? [], {
-    actor,
-    action: "license.issue",
-    entityType: "license",
-    entityId: id,
-    productId: product.id,
-    changes: {
-      plan_id: plan.id,
-      email: license.email,
-      status: license.status,
-      valid_until: license.validUntil?.toISOString() ?? null,
-      support_until: license.supportUntil?.toISOString() ?? null,
-      external_customer_id: license.externalCustomerId,
-      external_workspace_id: license.externalWorkspaceId,
-      addon_ids: input.addonIds ?? [],
-    },
-    at: now,
-  });
+  const created = deps.repos.licenses.create(
+    license,
+    addonIds,
+    audit(deps, actor, "license.issue", license, createdChanges({ ...licenseAuditView(license), addon_ids: addonIds })),
+  );
   return { license: created, key };
 }
 
@@ -85,4 +104,178 @@ export function getLicense(deps: Deps, actor: Actor, id: string): License {
   if (!license) throw new AppError("NOT_FOUND", { message: "License not found." });
   assertProductAccess(actor, license.productId);
   return license;
+}
+
+/** Everything the admin view of one license shows. */
+export interface LicenseDetail {
+  license: License;
+  key: string;
+  plan: Plan;
+  addons: Addon[];
+  features: EffectiveFeature[];
+  activations: LicenseActivation[];
+}
+
+function detailOf(deps: Deps, license: License, key?: string): LicenseDetail {
+  const plan = deps.repos.plans.findById(license.planId)!; // licenses → plans is ON DELETE RESTRICT
+  const addons = deps.repos.addons.forLicense(license.id);
+  return {
+    license,
+    key: key ?? revealLicenseKey(deps, license),
+    plan,
+    addons,
+    features: mergeFeatures(plan.quotaPeriod, deps.repos.plans.features(plan.id), addons),
+    activations: deps.repos.licenses.activations(license.id),
+  };
+}
+
+/** POST /admin/licenses: issue, then answer with the full admin view (including the new key). */
+export function createLicense(deps: Deps, actor: Actor, input: IssueLicenseInput): LicenseDetail {
+  const { license, key } = issueLicense(deps, actor, input);
+  return detailOf(deps, license, key);
+}
+
+export function getLicenseDetail(deps: Deps, actor: Actor, id: string): LicenseDetail {
+  return detailOf(deps, getLicense(deps, actor, id));
+}
+
+export interface ListLicensesInput {
+  productId?: string;
+  planId?: string;
+  status?: LicenseStatus;
+  search?: string;
+  externalCustomerId?: string;
+  externalWorkspaceId?: string;
+  email?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export interface LicensePage {
+  items: { license: License; planName: string }[];
+  nextCursor: string | null;
+}
+
+export function listLicenses(deps: Deps, actor: Actor, q: ListLicensesInput): LicensePage {
+  const productId = scopedProductFilter(actor, q.productId);
+  if (q.planId) {
+    // A bound key may not probe another product's plans through the filter either.
+    const plan = deps.repos.plans.findById(q.planId);
+    if (plan) assertProductAccess(actor, plan.productId);
+  }
+  const search = q.search?.trim() || undefined;
+  // An exact license key is found through its lookup hash (no plaintext column); normalize first so
+  // a pasted lower-case or space-padded key still matches.
+  const normalized = search ? normalizeLicenseKey(search) : "";
+  const filter: LicenseListFilter = {
+    productId,
+    planId: q.planId,
+    status: q.status,
+    search,
+    searchKeyHash: search && isWellFormedLicenseKey(normalized) ? licenseKeyHash(deps, normalized) : undefined,
+    externalCustomerId: q.externalCustomerId,
+    externalWorkspaceId: q.externalWorkspaceId,
+    email: q.email?.trim() || undefined,
+    cursor: q.cursor ? decodeCursor(q.cursor) : undefined,
+    limit: q.limit ?? 50,
+  };
+  const page = deps.repos.licenses.list(filter);
+  const planNames = new Map<string, string>();
+  const planName = (planId: string) => {
+    if (!planNames.has(planId)) planNames.set(planId, deps.repos.plans.findById(planId)?.name ?? "");
+    return planNames.get(planId)!;
+  };
+  const last = page.items[page.items.length - 1];
+  return {
+    items: page.items.map((license) => ({ license, planName: planName(license.planId) })),
+    nextCursor: page.hasMore && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null,
+  };
+}
+
+/**
+ * One atomic read-decide-write on a license with its audit row (changes = before/after of the
+ * changed wire fields). 404/403 are decided first, outside the transaction, on the loaded row.
+ */
+function mutateLicense(
+  deps: Deps,
+  actor: Actor,
+  id: string,
+  action: string,
+  decide: (current: License) => LicensePatch,
+  opts: { clearActivations?: boolean } = {},
+): LicenseDetail {
+  getLicense(deps, actor, id);
+  const updated = deps.repos.licenses.mutate(
+    id,
+    decide,
+    deps.clock.now(),
+    (before, patch) => audit(deps, actor, action, before, diffChanges(licenseAuditView(before), licenseAuditView({ ...before, ...patch }))),
+    opts,
+  );
+  if (!updated) throw new AppError("NOT_FOUND", { message: "License not found." });
+  return detailOf(deps, updated);
+}
+
+/** revoke | suspend | reinstate per the transition table in domain.ts; revoke drops activations. */
+export function applyLicenseAction(deps: Deps, actor: Actor, id: string, action: LicenseAction): LicenseDetail {
+  return mutateLicense(deps, actor, id, `license.${action}`, (current) => transition(current, action), {
+    clearActivations: action === "revoke",
+  });
+}
+
+/** Moves a license to another plan of the same product; status and dates stay as they are. */
+export function changeLicensePlan(deps: Deps, actor: Actor, id: string, planId: string): LicenseDetail {
+  const license = getLicense(deps, actor, id);
+  const plan = deps.repos.plans.findById(planId);
+  if (!plan || plan.productId !== license.productId) throw validationError({ plan_id: "unknown plan for this license's product" });
+  return mutateLicense(deps, actor, id, "license.change_plan", (current) => {
+    assertNotRevoked(current, "change the plan of");
+    return { planId: plan.id };
+  });
+}
+
+/** Sets (or with null clears) the expiry. Reinstating an expired license is a separate action. */
+export function setLicenseValidUntil(deps: Deps, actor: Actor, id: string, validUntil: Date | null): LicenseDetail {
+  return mutateLicense(deps, actor, id, "license.set_valid_until", (current) => {
+    assertNotRevoked(current, "change the expiry of");
+    const error = trialExpiryError(current, validUntil);
+    if (error) throw validationError({ valid_until: error });
+    return { validUntil };
+  });
+}
+
+/** Sets (or with null clears: unlimited) the end of the support/updates window. */
+export function setLicenseSupportUntil(deps: Deps, actor: Actor, id: string, supportUntil: Date | null): LicenseDetail {
+  return mutateLicense(deps, actor, id, "license.set_support_until", (current) => {
+    assertNotRevoked(current, "change the support window of");
+    return { supportUntil };
+  });
+}
+
+/** Attaches an add-on of the license's product (400 otherwise); attaching twice is a no-op. */
+export function attachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): LicenseDetail {
+  const license = getLicense(deps, actor, id);
+  productAddons(deps, license.productId, [addonId], "addon_id");
+  const result = deps.repos.licenses.attachAddon(
+    id,
+    addonId,
+    deps.clock.now(),
+    (current) => assertNotRevoked(current, "attach an add-on to"),
+    audit(deps, actor, "license.addon.attach", license, createdChanges({ addon_id: addonId })),
+  );
+  if (result === null) throw new AppError("NOT_FOUND", { message: "License not found." });
+  return getLicenseDetail(deps, actor, id);
+}
+
+export function detachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): LicenseDetail {
+  const license = getLicense(deps, actor, id);
+  const result = deps.repos.licenses.detachAddon(
+    id,
+    addonId,
+    (current) => assertNotRevoked(current, "detach an add-on from"),
+    audit(deps, actor, "license.addon.detach", license, { before: { addon_id: addonId }, after: null }),
+  );
+  if (result === null) throw new AppError("NOT_FOUND", { message: "License not found." });
+  if (result === false) throw new AppError("NOT_FOUND", { message: "The add-on is not attached to this license." });
+  return getLicenseDetail(deps, actor, id);
 }

@@ -14,6 +14,14 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
     const r = db.select().from(plans).where(eq(plans.id, id)).get();
     return r ? toPlan(r) : null;
   };
+  const findFeature = (planId: string, name: string) => {
+    const r = db
+      .select()
+      .from(planFeatures)
+      .where(and(eq(planFeatures.planId, planId), eq(planFeatures.name, name)))
+      .get();
+    return r ? toFeature(r) : null;
+  };
   return {
     create(plan, features, audit) {
       try {
@@ -34,18 +42,22 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
     },
     update(id, patch, at, audit) {
       return immediate(handle, () => {
-        if (!findById(id)) return null;
+        const before = findById(id);
+        if (!before) return null;
         db.update(plans).set({ ...patch, updatedAt: at }).where(eq(plans.id, id)).run();
-        writeAudit(db, audit);
-        return findById(id);
+        const after = findById(id)!;
+        writeAudit(db, audit(before, after));
+        return after;
       });
     },
     delete(id, audit) {
       try {
         return immediate(handle, () => {
-          const gone = db.delete(plans).where(eq(plans.id, id)).returning({ id: plans.id }).all();
-          if (gone.length === 0) return false;
-          writeAudit(db, audit);
+          const before = findById(id);
+          if (!before) return false;
+          // Features cascade; licenses reference plans with ON DELETE RESTRICT, so a used plan throws here.
+          db.delete(plans).where(eq(plans.id, id)).run();
+          writeAudit(db, audit(before));
           return true;
         });
       } catch (e) {
@@ -57,6 +69,7 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
     },
     upsertFeature(feature, audit) {
       return immediate(handle, () => {
+        const before = findFeature(feature.planId, feature.name);
         db.insert(planFeatures)
           .values(feature)
           .onConflictDoUpdate({
@@ -64,16 +77,17 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
             set: { valueType: feature.valueType, value: feature.value, quotaLimit: feature.quotaLimit, quotaPeriod: feature.quotaPeriod },
           })
           .run();
-        writeAudit(db, audit);
-        const r = db.select().from(planFeatures).where(and(eq(planFeatures.planId, feature.planId), eq(planFeatures.name, feature.name))).get();
-        return toFeature(r!);
+        const after = findFeature(feature.planId, feature.name)!;
+        writeAudit(db, audit(before, after));
+        return after;
       });
     },
     deleteFeature(planId, name, audit) {
       return immediate(handle, () => {
-        const gone = db.delete(planFeatures).where(and(eq(planFeatures.planId, planId), eq(planFeatures.name, name))).returning({ id: planFeatures.id }).all();
-        if (gone.length === 0) return false;
-        writeAudit(db, audit);
+        const before = findFeature(planId, name);
+        if (!before) return false;
+        db.delete(planFeatures).where(eq(planFeatures.id, before.id)).run();
+        writeAudit(db, audit(before));
         return true;
       });
     },

@@ -40,14 +40,17 @@ export interface PlanFeature {
 export type PlanPatch = Partial<Omit<Plan, "id" | "productId" | "createdAt" | "updatedAt">>;
 
 export interface PlanRepo {
+  /** Throws CONFLICT on a duplicate feature name. */
   create(plan: Plan, features: PlanFeature[], audit: AuditEntry): Plan;
   findById(id: string): Plan | null;
   list(filter: { productId?: string }): Plan[];
-  update(id: string, patch: PlanPatch, at: Date, audit: AuditEntry): Plan | null;
-  /** Throws CONFLICT while licenses reference the plan. */
-  delete(id: string, audit: AuditEntry): boolean;
+  /** Returns null when the plan does not exist; `audit` sees the rows before and after, inside the transaction. */
+  update(id: string, patch: PlanPatch, at: Date, audit: (before: Plan, after: Plan) => AuditEntry): Plan | null;
+  /** Throws CONFLICT while licenses reference the plan. Returns false when it does not exist. */
+  delete(id: string, audit: (before: Plan) => AuditEntry): boolean;
   features(planId: string): PlanFeature[];
-  /** Insert or replace the feature with this name. */
-  upsertFeature(feature: PlanFeature, audit: AuditEntry): PlanFeature;
-  deleteFeature(planId: string, name: string, audit: AuditEntry): boolean;
+  /** Insert or replace the feature with this name; `audit` sees the replaced feature (null when new). */
+  upsertFeature(feature: PlanFeature, audit: (before: PlanFeature | null, after: PlanFeature) => AuditEntry): PlanFeature;
+  /** Returns false when the plan has no feature of that name. */
+  deleteFeature(planId: string, name: string, audit: (before: PlanFeature) => AuditEntry): boolean;
 }

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import type { AdminGuard } from "../../http/auth";
 import { Empty, Envelope, errors, ok } from "../../http/envelope";
-import { CreateProductBody, IdParams, ProductSchema, UpdateProductBody } from "./model";
+import { CreateProductBody, IdParams, ListProductsQuery, ProductSchema, UpdateProductBody } from "./model";
 import { presentProduct } from "./present";
 import { createProduct, deleteProduct, getProduct, listProducts, updateProduct } from "./service";
 
@@ -13,8 +13,9 @@ const READ = ["licenses:write", "releases:write"] as const;
 export function productAdminRoutes(deps: Deps, guard: AdminGuard) {
   return new Elysia({ name: "keyward/products/admin" })
     .use(guard)
-    .get("/admin/products", ({ actor }) => ok({ items: listProducts(deps, actor).map(presentProduct) }), {
+    .get("/admin/products", ({ actor, query }) => ok({ items: listProducts(deps, actor, query.product_id).map(presentProduct) }), {
       scopes: READ,
+      query: ListProductsQuery,
       response: { 200: Envelope(t.Object({ items: t.Array(ProductSchema) })), ...errors(401, 403) },
       detail: detail("List products (a product-bound key sees only its product)"),
     })

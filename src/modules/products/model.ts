@@ -51,3 +51,9 @@ export const UpdateProductBody = t.Object(
 );
 
 export const IdParams = t.Object({ id: t.String({ format: "uuid" }) });
+
+/** Same filter as the plan and add-on lists: a bound key asking for another product gets 403. */
+export const ListProductsQuery = t.Object(
+  { product_id: t.Optional(t.String({ format: "uuid", description: "Product id (UUID); slugs are not matched" })) },
+  { additionalProperties: false },
+);

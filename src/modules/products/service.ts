@@ -47,8 +47,8 @@ export function getProduct(deps: Deps, actor: Actor, id: string): Product {
   return product;
 }
 
-export function listProducts(deps: Deps, actor: Actor): Product[] {
-  return deps.repos.products.list({ productId: scopedProductFilter(actor, undefined) });
+export function listProducts(deps: Deps, actor: Actor, productId?: string): Product[] {
+  return deps.repos.products.list({ productId: scopedProductFilter(actor, productId) });
 }
 
 export function updateProduct(deps: Deps, actor: Actor, id: string, patch: ProductPatch): Product {

@@ -31,7 +31,7 @@ const NUM_WIDTH = 16; // Number.MAX_SAFE_INTEGER has 16 digits; parseSemver refu
  */
 export function versionSortKey(version: string): string {
   const m = SEMVER.exec(version);
-  if (!m) throw new Error(`not a semantic version: ${version}`);
+  if (!m) throw new AppError("VALIDATION_ERROR", { details: { fields: { version: "not a semantic version" } } });
   const core = [m[1]!, m[2]!, m[3]!].map((n) => n.padStart(NUM_WIDTH, "0")).join(".");
   if (!m[4]) return `${core}~`;
   const ids = m[4].split(".").map((id) => (/^\d+$/.test(id) ? `0${String(id.length).padStart(3, "0")}${id}` : `1${id}`));
@@ -45,7 +45,7 @@ export function versionSortKey(version: string): string {
  */
 export function sparkleVersion(version: string): string {
   const m = SEMVER.exec(version);
-  if (!m) throw new Error(`not a semantic version: ${version}`);
+  if (!m) throw new AppError("VALIDATION_ERROR", { details: { fields: { version: "not a semantic version" } } });
   return `${m[1]}.${m[2]}.${m[3]}`;
 }
 

@@ -15,13 +15,22 @@ const OBJECTS = `${LOCAL_OBJECTS_PATH.slice(API_PREFIX_LENGTH)}/*`;
 // The wildcard holds the object key, still percent-encoded (Elysia does not decode `*`); the service
 // decodes it. A Record schema because t.Object({"*": …}) trips Elysia 1.4's exactMirror generator.
 const Params = t.Record(t.String(), t.String(), { description: "`*`: the object key" });
-const PutQuery = t.Object({ expires: t.Optional(t.String()), size: t.Optional(t.String()), sig: t.Optional(t.String()) });
-const GetQuery = t.Object({
-  expires: t.Optional(t.String()),
-  filename: t.Optional(t.String()),
-  type: t.Optional(t.String()),
-  sig: t.Optional(t.String()),
-});
+// Presigned URLs are checked by their signature, not by the shape of their query: a URL signed for
+// another method, key or parameters fails the HMAC and gets the same 403 as any tampered URL, so
+// parameters this method does not sign are tolerated here rather than answered with a 400.
+const PutQuery = t.Object(
+  { expires: t.Optional(t.String()), size: t.Optional(t.String()), sig: t.Optional(t.String()) },
+  { additionalProperties: true },
+);
+const GetQuery = t.Object(
+  {
+    expires: t.Optional(t.String()),
+    filename: t.Optional(t.String()),
+    type: t.Optional(t.String()),
+    sig: t.Optional(t.String()),
+  },
+  { additionalProperties: true },
+);
 const detail = (summary: string) => ({ tags: ["Storage (local driver)"], summary });
 
 // A download is the object's bytes, not an envelope: clients and updaters save the body as the file.

@@ -1,0 +1,51 @@
+// Builds the single Keyward executable: `bun build --compile` of src/main.ts into dist/keyward.
+// Migrations ship inside it (src/db/migrations.gen.ts), so the binary needs no files beside it; the
+// build refuses to run when that embedded copy is stale.
+//
+//   bun scripts/build.ts [--outfile PATH] [--target bun-linux-x64|bun-linux-arm64|bun-darwin-arm64|…]
+import { join, resolve } from "node:path";
+
+const root = join(import.meta.dir, "..");
+
+export interface BuildOptions {
+  outfile?: string;
+  /** Bun cross-compilation target; default: the machine running the build. */
+  target?: string;
+}
+
+function run(cmd: string[]): void {
+  const r = Bun.spawnSync(cmd, { cwd: root, stdout: "inherit", stderr: "inherit" });
+  if (r.exitCode !== 0) throw new Error(`${cmd.slice(1).join(" ")} failed with exit code ${r.exitCode}`);
+}
+
+/** Returns the absolute path of the executable. */
+export function buildBinary(opts: BuildOptions = {}): string {
+  const outfile = resolve(root, opts.outfile ?? "dist/keyward");
+  run([process.execPath, join(root, "scripts/embed-migrations.ts"), "--check"]);
+  run([
+    process.execPath,
+    "build",
+    "--compile",
+    // No minification: Elysia inspects handler source to decide what each route needs.
+    join(root, "src/main.ts"),
+    "--outfile",
+    outfile,
+    ...(opts.target ? ["--target", opts.target] : []),
+  ]);
+  return outfile;
+}
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+if (import.meta.main) {
+  try {
+    const out = buildBinary({ outfile: arg("--outfile"), target: arg("--target") });
+    console.log(`built ${out}`);
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,143 @@
+import { describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
+import { ConfigError, loadConfig } from "./config";
+
+const HEX = "ab".repeat(32);
+
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) return e;
+    throw e;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+describe("defaults (DECISIONS: Service basics)", () => {
+  test("an empty environment gives a working local configuration", () => {
+    const c = loadConfig({});
+    expect(c.nodeEnv).toBe("development");
+    expect(c.host).toBe("127.0.0.1");
+    expect(c.port).toBe(8080);
+    expect(c.baseUrl).toBe("http://127.0.0.1:8080");
+    expect(c.dataDir).toBe(resolve("./data"));
+    expect(c.databasePath).toBe(resolve("./data/keyward.db"));
+    expect(c.masterKeyHex).toBeNull();
+    expect(c.licenseSigningKeyHex).toBeNull();
+    expect(c.licenseKeyPrefix).toBe("KW");
+    expect(c.tokenTtlSeconds).toBe(7 * 24 * 3600);
+    expect(c.bfMaxFails).toBe(5);
+    expect(c.bfLockoutSeconds).toBe(30);
+    expect(c.trustProxy).toBe(false);
+    expect(c.logLevel).toBe("info");
+    expect(c.devLogin).toBe(true);
+    expect(c.storage.driver).toBe("local");
+    expect(c.shutdownGraceMs).toBe(10_000);
+  });
+
+  test("the result is frozen", () => {
+    const c = loadConfig({});
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.storage)).toBe(true);
+  });
+
+  test("empty strings count as unset (a copied .env.example with blank values works)", () => {
+    expect(loadConfig({ PORT: "", BASE_URL: "  ", RELEASE_KEY_ENCRYPTION_KEY: "" })).toEqual(loadConfig({}));
+  });
+
+  test("BASE_URL follows HOST and PORT unless given; IPv6 hosts are bracketed; a trailing slash is dropped", () => {
+    expect(loadConfig({ HOST: "0.0.0.0", PORT: "9000" }).baseUrl).toBe("http://0.0.0.0:9000");
+    expect(loadConfig({ HOST: "::1", PORT: "9000" }).baseUrl).toBe("http://[::1]:9000");
+    expect(loadConfig({ BASE_URL: "https://licenses.example.com/" }).baseUrl).toBe("https://licenses.example.com");
+  });
+
+  test("DATABASE_FILE is relative to DATA_DIR; hex keys are lower-cased; the prefix upper-cased", () => {
+    const c = loadConfig({ DATA_DIR: "/srv/kw", DATABASE_FILE: "main.sqlite", RELEASE_KEY_ENCRYPTION_KEY: HEX.toUpperCase(), LICENSE_KEY_PREFIX: "acme" });
+    expect(c.databasePath).toBe("/srv/kw/main.sqlite");
+    expect(c.masterKeyHex).toBe(HEX);
+    expect(c.licenseKeyPrefix).toBe("ACME");
+  });
+
+  test("booleans accept true/false, 1/0, yes/no, on/off", () => {
+    for (const v of ["true", "1", "yes", "on", "TRUE"]) expect(loadConfig({ TRUST_PROXY: v }).trustProxy).toBe(true);
+    for (const v of ["false", "0", "no", "off"]) expect(loadConfig({ TRUST_PROXY: v }).trustProxy).toBe(false);
+  });
+
+  test("NODE_ENV=test defaults to silent logs", () => {
+    expect(loadConfig({ NODE_ENV: "test" }).logLevel).toBe("silent");
+  });
+});
+
+describe("a bad value is refused with an error naming the variable", () => {
+  const bad: [string, string][] = [
+    ["NODE_ENV", "staging"],
+    ["PORT", "abc"],
+    ["PORT", "-1"],
+    ["PORT", "65536"],
+    ["PORT", "80.5"],
+    ["BASE_URL", "not a url"],
+    ["BASE_URL", "ftp://example.com"],
+    ["LICENSE_KEY_PREFIX", "TOO-LONG-PREFIX"],
+    ["RELEASE_KEY_ENCRYPTION_KEY", "abc"],
+    ["RELEASE_KEY_ENCRYPTION_KEY", "zz".repeat(32)],
+    ["LICENSE_SIGNING_KEY", "ab".repeat(31)],
+    ["TOKEN_TTL", "10"],
+    ["IDENTIFIER_MAX_LENGTH", "5"],
+    ["BF_MAX_FAILS", "-1"],
+    ["BF_MAX_FAILS", "0"],
+    ["BF_LOCKOUT_SECONDS", "0"],
+    ["BF_WINDOW_SECONDS", "x"],
+    ["TRUST_PROXY", "maybe"],
+    ["LOG_LEVEL", "verbose"],
+    ["MAX_BODY_BYTES", "10"],
+    ["ALLOW_INSECURE_BASE_URL", "2"],
+    ["DEV_LOGIN", "sure"],
+    ["RATE_LIMIT_PUBLIC_PER_MINUTE", "0"],
+    ["INVITE_ACCEPT_PER_MINUTE", "0"],
+    ["STORAGE_DRIVER", "ftp"],
+    ["STORAGE_FORCE_PATH_STYLE", "nah"],
+    ["DOWNLOAD_URL_TTL_SECONDS", "1"],
+    ["UPLOAD_URL_TTL_SECONDS", "1"],
+    ["WEBHOOK_ALLOW_PRIVATE", "perhaps"],
+    ["SHUTDOWN_GRACE_MS", "-5"],
+  ];
+  for (const [variable, value] of bad) {
+    test(`${variable}=${value}`, () => {
+      const e = errorOf({ [variable]: value });
+      expect(e.variable).toBe(variable);
+      expect(e.message).toStartWith(`Invalid configuration: ${variable} `);
+    });
+  }
+
+  test("STORAGE_DRIVER=s3 requires bucket and credentials, each by name", () => {
+    expect(errorOf({ STORAGE_DRIVER: "s3" }).variable).toBe("STORAGE_BUCKET");
+    expect(errorOf({ STORAGE_DRIVER: "s3", STORAGE_BUCKET: "b" }).variable).toBe("STORAGE_ACCESS_KEY");
+    expect(errorOf({ STORAGE_DRIVER: "s3", STORAGE_BUCKET: "b", STORAGE_ACCESS_KEY: "a" }).variable).toBe("STORAGE_SECRET_KEY");
+    expect(loadConfig({ STORAGE_DRIVER: "s3", STORAGE_BUCKET: "b", STORAGE_ACCESS_KEY: "a", STORAGE_SECRET_KEY: "s" }).storage.driver).toBe("s3");
+  });
+});
+
+describe("NODE_ENV=production refuses unsafe defaults", () => {
+  const prod = { NODE_ENV: "production", RELEASE_KEY_ENCRYPTION_KEY: HEX, BASE_URL: "https://licenses.example.com" };
+
+  test("a complete production configuration loads", () => {
+    const c = loadConfig(prod);
+    expect(c.devLogin).toBe(false);
+    expect(c.logLevel).toBe("info");
+  });
+
+  test("no generated master key", () => {
+    const { RELEASE_KEY_ENCRYPTION_KEY: _, ...env } = prod;
+    expect(errorOf(env).variable).toBe("RELEASE_KEY_ENCRYPTION_KEY");
+  });
+
+  test("no dev login", () => {
+    expect(errorOf({ ...prod, DEV_LOGIN: "true" }).variable).toBe("DEV_LOGIN");
+  });
+
+  test("no http BASE_URL without the explicit override", () => {
+    expect(errorOf({ ...prod, BASE_URL: "http://licenses.example.com" }).variable).toBe("BASE_URL");
+    expect(loadConfig({ ...prod, BASE_URL: "http://10.0.0.5:8080", ALLOW_INSECURE_BASE_URL: "true" }).baseUrl).toBe("http://10.0.0.5:8080");
+  });
+});

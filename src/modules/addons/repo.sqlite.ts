@@ -1,0 +1,75 @@
+import { asc, eq } from "drizzle-orm";
+import { immediate, type DbHandle } from "../../db/client";
+import { rethrowConstraint } from "../../db/errors";
+import { addons, licenseAddons } from "../../db/schema";
+import { writeAudit } from "../audit/write.sqlite";
+import type { Addon, AddonRepo } from "./repo";
+
+const toAddon = (r: typeof addons.$inferSelect): Addon => ({ ...r });
+
+export function createAddonRepo(handle: DbHandle): AddonRepo {
+  const { db } = handle;
+  const findById = (id: string) => {
+    const r = db.select().from(addons).where(eq(addons.id, id)).get();
+    return r ? toAddon(r) : null;
+  };
+  return {
+    create(addon, audit) {
+      try {
+        return immediate(handle, () => {
+          db.insert(addons).values(addon).run();
+          writeAudit(db, audit);
+          return addon;
+        });
+      } catch (e) {
+        rethrowConstraint(e, { unique: `The product already has an add-on named "${addon.name}".`, foreignKey: "Unknown product." });
+      }
+    },
+    findById,
+    list({ productId }) {
+      const q = db.select().from(addons);
+      return (productId ? q.where(eq(addons.productId, productId)) : q).orderBy(asc(addons.createdAt), asc(addons.id)).all().map(toAddon);
+    },
+    update(id, decide, at, audit) {
+      try {
+        return immediate(handle, () => {
+          const before = findById(id);
+          if (!before) return null;
+          db.update(addons)
+            .set({ ...decide(before), updatedAt: at })
+            .where(eq(addons.id, id))
+            .run();
+          const after = findById(id)!;
+          writeAudit(db, audit(before, after));
+          return after;
+        });
+      } catch (e) {
+        rethrowConstraint(e, { unique: "The product already has an add-on with this name." });
+      }
+    },
+    delete(id, audit) {
+      try {
+        return immediate(handle, () => {
+          const before = findById(id);
+          if (!before) return false;
+          // license_addons references add-ons with ON DELETE RESTRICT: an attached add-on throws here.
+          db.delete(addons).where(eq(addons.id, id)).run();
+          writeAudit(db, audit(before));
+          return true;
+        });
+      } catch (e) {
+        rethrowConstraint(e, { foreignKey: "Licenses still have this add-on attached; detach it first." });
+      }
+    },
+    forLicense(licenseId) {
+      return db
+        .select({ addon: addons })
+        .from(licenseAddons)
+        .innerJoin(addons, eq(addons.id, licenseAddons.addonId))
+        .where(eq(licenseAddons.licenseId, licenseId))
+        .orderBy(asc(licenseAddons.createdAt), asc(addons.id))
+        .all()
+        .map((r) => toAddon(r.addon));
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import type { AuditEntry } from "../audit/repo";
+import type { FeatureValueType, QuotaPeriod } from "../plans/repo";
+
+/** One extra feature a product sells separately and attaches to individual licenses. */
+export interface Addon {
+  id: string;
+  productId: string;
+  name: string;
+  featureName: string;
+  valueType: FeatureValueType;
+  value: string;
+  quotaLimit: number | null;
+  /** Overrides the license plan's quota_period when set (quota add-ons only). */
+  quotaPeriod: QuotaPeriod | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type AddonPatch = Partial<Pick<Addon, "name" | "featureName" | "valueType" | "value" | "quotaLimit" | "quotaPeriod">>;
+
+export interface AddonRepo {
+  /** Throws CONFLICT when the product already has an add-on of this name. */
+  create(addon: Addon, audit: AuditEntry): Addon;
+  findById(id: string): Addon | null;
+  list(filter: { productId?: string }): Addon[];
+  /**
+   * Atomic read-decide-write: `decide` sees the current row inside the write transaction and returns
+   * the full patch (or throws to refuse). Returns null when the add-on does not exist.
+   */
+  update(id: string, decide: (current: Addon) => AddonPatch, at: Date, audit: (before: Addon, after: Addon) => AuditEntry): Addon | null;
+  /** Throws CONFLICT while licenses have it attached. Returns false when it does not exist. */
+  delete(id: string, audit: (before: Addon) => AuditEntry): boolean;
+  /** Add-ons attached to a license, in attach order (the order the merge rule applies them). */
+  forLicense(licenseId: string): Addon[];
+}

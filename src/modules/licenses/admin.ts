@@ -1,0 +1,172 @@
+import { Elysia } from "elysia";
+import type { Deps } from "../../deps";
+import type { AdminGuard } from "../../http/auth";
+import { Envelope, errors, ok } from "../../http/envelope";
+import {
+  AttachAddonBody,
+  ChangePlanBody,
+  CreateLicenseBody,
+  LicenseAddonParams,
+  LicenseDetailSchema,
+  LicenseIdParams,
+  LicensePageSchema,
+  ListLicensesQuery,
+  SupportUntilBody,
+  ValidUntilBody,
+  toInstant,
+} from "./model";
+import { presentLicenseDetail, presentLicenseSummary } from "./present";
+import {
+  applyLicenseAction,
+  attachLicenseAddon,
+  changeLicensePlan,
+  createLicense,
+  detachLicenseAddon,
+  getLicenseDetail,
+  listLicenses,
+  setLicenseSupportUntil,
+  setLicenseValidUntil,
+} from "./service";
+import type { LicenseAction } from "./domain";
+
+const detail = (summary: string) => ({ tags: ["Admin: licenses"], summary });
+// Spec (API key rules): licenses:write creates, updates and manages licenses; admin does everything.
+const WRITE = ["licenses:write"] as const;
+const One = Envelope(LicenseDetailSchema);
+
+const ACTIONS: Record<LicenseAction, string> = {
+  revoke: "Revoke (terminal; drops activations) from any state but revoked",
+  suspend: "Suspend an active, trialing or past_due license (the state is remembered)",
+  reinstate: "Reinstate: suspended → the remembered state; expired or canceled → active",
+};
+
+export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
+  return new Elysia({ name: "keyward/licenses/admin" })
+    .use(guard)
+    .post(
+      "/admin/licenses",
+      ({ actor, body, set }) => {
+        const created = createLicense(deps, actor, {
+          productId: body.product_id,
+          planId: body.plan_id,
+          email: body.email,
+          validUntil: toInstant("valid_until", body.valid_until),
+          supportUntil: toInstant("support_until", body.support_until),
+          externalCustomerId: body.external_customer_id,
+          externalWorkspaceId: body.external_workspace_id,
+          addonIds: body.addon_ids,
+        });
+        set.status = 201;
+        return ok(presentLicenseDetail(created));
+      },
+      {
+        scopes: WRITE,
+        body: CreateLicenseBody,
+        response: { 201: One, ...errors(401, 403) },
+        detail: detail("Issue a license; the response carries its license_key"),
+      },
+    )
+    .get(
+      "/admin/licenses",
+      ({ actor, query }) => {
+        const page = listLicenses(deps, actor, {
+          productId: query.product_id,
+          planId: query.plan_id,
+          status: query.status,
+          search: query.search,
+          externalCustomerId: query.external_customer_id,
+          externalWorkspaceId: query.external_workspace_id,
+          email: query.email,
+          cursor: query.cursor,
+          limit: query.limit,
+        });
+        return ok({ items: page.items.map((i) => presentLicenseSummary(i.license, i.planName)), next_cursor: page.nextCursor });
+      },
+      {
+        scopes: WRITE,
+        query: ListLicensesQuery,
+        response: { 200: Envelope(LicensePageSchema), ...errors(401, 403) },
+        detail: detail("List licenses, newest first, with filters and cursor pagination"),
+      },
+    )
+    .get("/admin/licenses/:id", ({ actor, params }) => ok(presentLicenseDetail(getLicenseDetail(deps, actor, params.id))), {
+      scopes: WRITE,
+      params: LicenseIdParams,
+      response: { 200: One, ...errors(401, 403, 404) },
+      detail: detail("Fetch a license with its key, add-ons, effective features and activations"),
+    })
+    // Lifecycle actions (DECISIONS: License states); anything outside the table is 409 INVALID_TRANSITION.
+    .post("/admin/licenses/:id/revoke", ({ actor, params }) => ok(presentLicenseDetail(applyLicenseAction(deps, actor, params.id, "revoke"))), {
+      scopes: WRITE,
+      params: LicenseIdParams,
+      response: { 200: One, ...errors(401, 403, 404, 409) },
+      detail: detail(ACTIONS.revoke),
+    })
+    .post("/admin/licenses/:id/suspend", ({ actor, params }) => ok(presentLicenseDetail(applyLicenseAction(deps, actor, params.id, "suspend"))), {
+      scopes: WRITE,
+      params: LicenseIdParams,
+      response: { 200: One, ...errors(401, 403, 404, 409) },
+      detail: detail(ACTIONS.suspend),
+    })
+    .post("/admin/licenses/:id/reinstate", ({ actor, params }) => ok(presentLicenseDetail(applyLicenseAction(deps, actor, params.id, "reinstate"))), {
+      scopes: WRITE,
+      params: LicenseIdParams,
+      response: { 200: One, ...errors(401, 403, 404, 409) },
+      detail: detail(ACTIONS.reinstate),
+    })
+    .post(
+      "/admin/licenses/:id/change-plan",
+      ({ actor, params, body }) => ok(presentLicenseDetail(changeLicensePlan(deps, actor, params.id, body.plan_id))),
+      {
+        scopes: WRITE,
+        params: LicenseIdParams,
+        body: ChangePlanBody,
+        response: { 200: One, ...errors(401, 403, 404, 409) },
+        detail: detail("Move a license to another plan of the same product"),
+      },
+    )
+    .post(
+      "/admin/licenses/:id/valid-until",
+      ({ actor, params, body }) => ok(presentLicenseDetail(setLicenseValidUntil(deps, actor, params.id, toInstant("valid_until", body.valid_until)))),
+      {
+        scopes: WRITE,
+        params: LicenseIdParams,
+        body: ValidUntilBody,
+        response: { 200: One, ...errors(401, 403, 404, 409) },
+        detail: detail("Set or (with null) clear the expiry"),
+      },
+    )
+    .post(
+      "/admin/licenses/:id/support-until",
+      ({ actor, params, body }) =>
+        ok(presentLicenseDetail(setLicenseSupportUntil(deps, actor, params.id, toInstant("support_until", body.support_until)))),
+      {
+        scopes: WRITE,
+        params: LicenseIdParams,
+        body: SupportUntilBody,
+        response: { 200: One, ...errors(401, 403, 404, 409) },
+        detail: detail("Set or (with null) clear the support/updates window"),
+      },
+    )
+    .post(
+      "/admin/licenses/:id/addons",
+      ({ actor, params, body }) => ok(presentLicenseDetail(attachLicenseAddon(deps, actor, params.id, body.addon_id))),
+      {
+        scopes: WRITE,
+        params: LicenseIdParams,
+        body: AttachAddonBody,
+        response: { 200: One, ...errors(401, 403, 404, 409) },
+        detail: detail("Attach an add-on of the license's product (attaching twice changes nothing)"),
+      },
+    )
+    .delete(
+      "/admin/licenses/:id/addons/:addon_id",
+      ({ actor, params }) => ok(presentLicenseDetail(detachLicenseAddon(deps, actor, params.id, params.addon_id))),
+      {
+        scopes: WRITE,
+        params: LicenseAddonParams,
+        response: { 200: One, ...errors(401, 403, 404, 409) },
+        detail: detail("Detach an add-on from a license"),
+      },
+    );
+}

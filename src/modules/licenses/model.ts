@@ -1,0 +1,154 @@
+import { t } from "elysia";
+import { AddonSchema } from "../addons/model";
+import { QuotaPeriodSchema, ValueTypeSchema } from "../plans/model";
+import { validationError } from "../../shared/errors";
+
+const Uuid = t.String({ format: "uuid" });
+const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+
+// Elysia's own date-time format also accepts "2026-11-21 10:00" and JS Date strings; the spec says
+// RFC 3339, so the pattern below is enforced too (a time zone is required).
+const RFC3339 = "^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,9})?(?:[Zz]|[+-]\\d{2}:\\d{2})$";
+export const Instant = t.String({ format: "date-time", pattern: RFC3339, description: "RFC 3339 date-time with a time zone" });
+const DATE_PART = /^(\d{4})-(\d{2})-(\d{2})/;
+
+/**
+ * Wire instant → Date. The schema has checked the shape; this rejects impossible calendar dates
+ * (JS would roll 2026-02-30 over into March) with a field error. undefined stays undefined.
+ */
+export function toInstant(field: string, value: string): Date;
+export function toInstant(field: string, value: string | null): Date | null;
+export function toInstant(field: string, value: string | null | undefined): Date | null | undefined;
+export function toInstant(field: string, value: string | null | undefined): Date | null | undefined {
+  if (value === null || value === undefined) return value;
+  const m = DATE_PART.exec(value);
+  const [y, mo, d] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [0, 0, 0];
+  const calendar = new Date(Date.UTC(y, mo - 1, d));
+  const at = new Date(value);
+  if (!m || calendar.getUTCMonth() !== mo - 1 || calendar.getUTCDate() !== d || Number.isNaN(at.getTime())) {
+    throw validationError({ [field]: "not a valid calendar date-time" });
+  }
+  return at;
+}
+
+export const LicenseStatusSchema = t.Union([
+  t.Literal("active"),
+  t.Literal("trialing"),
+  t.Literal("past_due"),
+  t.Literal("canceled"),
+  t.Literal("expired"),
+  t.Literal("suspended"),
+  t.Literal("revoked"),
+]);
+
+const ExternalId = t.String({ minLength: 1, maxLength: 255 });
+
+export const CreateLicenseBody = t.Object(
+  {
+    product_id: Uuid,
+    plan_id: Uuid,
+    email: t.String({ format: "email", maxLength: 320, description: "Owner address; the owner has no seat row" }),
+    valid_until: t.Optional(Nullable(Instant)),
+    support_until: t.Optional(Nullable(Instant)),
+    external_customer_id: t.Optional(Nullable(ExternalId)),
+    external_workspace_id: t.Optional(Nullable(ExternalId)),
+    addon_ids: t.Optional(t.Array(Uuid, { maxItems: 50, uniqueItems: true, description: "Add-ons of the same product to attach" })),
+  },
+  {
+    additionalProperties: false,
+    description: "Trial plans start trialing with valid_until = now + trial_days unless valid_until is given",
+  },
+);
+
+export const ListLicensesQuery = t.Object(
+  {
+    product_id: t.Optional(Uuid),
+    plan_id: t.Optional(Uuid),
+    status: t.Optional(LicenseStatusSchema),
+    search: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 320,
+        description: "Email substring, external id, license id, or an exact license key (case and surrounding spaces ignored)",
+      }),
+    ),
+    external_customer_id: t.Optional(ExternalId),
+    external_workspace_id: t.Optional(ExternalId),
+    email: t.Optional(t.String({ minLength: 1, maxLength: 320, description: "Exact owner email, case-insensitive" })),
+    cursor: t.Optional(t.String({ maxLength: 512, description: "next_cursor of the previous page" })),
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  },
+  { additionalProperties: false },
+);
+
+export const LicenseIdParams = t.Object({ id: Uuid });
+export const LicenseAddonParams = t.Object({ id: Uuid, addon_id: Uuid });
+export const ChangePlanBody = t.Object({ plan_id: Uuid }, { additionalProperties: false });
+export const ValidUntilBody = t.Object(
+  { valid_until: Nullable(Instant) },
+  { additionalProperties: false, description: "null clears the expiry (not allowed for trials)" },
+);
+export const SupportUntilBody = t.Object(
+  { support_until: Nullable(Instant) },
+  { additionalProperties: false, description: "null clears the support window (unlimited)" },
+);
+export const AttachAddonBody = t.Object({ addon_id: Uuid }, { additionalProperties: false });
+
+const licenseFields = {
+  id: Uuid,
+  product_id: Uuid,
+  plan_id: Uuid,
+  plan_name: t.String(),
+  email: t.String(),
+  status: LicenseStatusSchema,
+  key_hint: t.String({ description: "Last characters of the key, to tell keys apart" }),
+  valid_until: Nullable(t.String({ format: "date-time" })),
+  support_until: Nullable(t.String({ format: "date-time" })),
+  external_customer_id: Nullable(t.String()),
+  external_workspace_id: Nullable(t.String()),
+  created_at: t.String({ format: "date-time" }),
+  updated_at: t.String({ format: "date-time" }),
+};
+
+export const LicenseSummarySchema = t.Object(licenseFields, { title: "LicenseSummary" });
+
+export const EffectiveFeatureSchema = t.Object(
+  {
+    name: t.String(),
+    value_type: ValueTypeSchema,
+    value: t.String(),
+    quota_limit: Nullable(t.Integer()),
+    quota_period: Nullable(QuotaPeriodSchema),
+    sources: t.Array(t.String(), { description: '"plan" and/or the ids of the add-ons that shaped the value' }),
+  },
+  { title: "EffectiveFeature" },
+);
+
+export const ActivationSchema = t.Object(
+  {
+    id: Uuid,
+    identifier: t.String(),
+    identifier_type: t.Union([t.Literal("device"), t.Literal("user")]),
+    label: Nullable(t.String()),
+    created_at: t.String({ format: "date-time" }),
+    last_seen_at: Nullable(t.String({ format: "date-time" })),
+  },
+  { title: "Activation" },
+);
+
+export const LicenseDetailSchema = t.Object(
+  {
+    ...licenseFields,
+    license_key: t.String({ description: "The full key (admin view)" }),
+    grace_days: t.Integer({ description: "From the plan: days the license stays usable after valid_until" }),
+    addons: t.Array(AddonSchema),
+    features: t.Array(EffectiveFeatureSchema, { description: "Plan features with add-ons merged (see docs/admin-api.md)" }),
+    activations: t.Array(ActivationSchema),
+  },
+  { title: "License" },
+);
+
+export const LicensePageSchema = t.Object({
+  items: t.Array(LicenseSummarySchema),
+  next_cursor: Nullable(t.String()),
+});

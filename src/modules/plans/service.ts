@@ -1,0 +1,140 @@
+// Plan catalog verbs. Catalog writes are admin-only at the route layer; a product-bound admin key is
+// still confined to its product (assertProductAccess on every load and create).
+import type { Deps } from "../../deps";
+import { AppError, validationError } from "../../shared/errors";
+import { newId } from "../../shared/ids";
+import { assertProductAccess, scopedProductFilter, type Actor } from "../../shared/actor";
+import type { AuditEntry } from "../audit/repo";
+import { createdChanges, deletedChanges, diffChanges, type Changes } from "./changes";
+import { normalizeFeature, type FeatureSpec } from "./domain";
+import { featureAuditView, presentPlanFields } from "./present";
+import type { LicenseType, Plan, PlanFeature, PlanPatch, QuotaPeriod } from "./repo";
+
+export interface PlanWithFeatures {
+  plan: Plan;
+  features: PlanFeature[];
+}
+
+export interface CreatePlanInput {
+  productId: string;
+  name: string;
+  licenseType: LicenseType;
+  trialDays?: number;
+  graceDays?: number;
+  maxActivations?: number | null;
+  maxSeats?: number | null;
+  floating?: boolean;
+  floatingTimeout?: number;
+  supportDays?: number;
+  supportRenewalPriceId?: string | null;
+  quotaPeriod?: QuotaPeriod;
+  features?: (FeatureSpec & { name: string })[];
+}
+
+const audit = (deps: Deps, actor: Actor, action: string, plan: Pick<Plan, "id" | "productId">, changes: Changes): AuditEntry => ({
+  actor,
+  action,
+  entityType: "plan",
+  entityId: plan.id,
+  productId: plan.productId,
+  changes,
+  at: deps.clock.now(),
+});
+
+const notFound = () => new AppError("NOT_FOUND", { message: "Plan not found." });
+
+export function createPlan(deps: Deps, actor: Actor, input: CreatePlanInput): PlanWithFeatures {
+  assertProductAccess(actor, input.productId);
+  if (!deps.repos.products.findById(input.productId)) throw validationError({ product_id: "unknown product" });
+  const now = deps.clock.now();
+  const plan: Plan = {
+    id: newId(),
+    productId: input.productId,
+    name: input.name,
+    licenseType: input.licenseType,
+    trialDays: input.trialDays ?? 14,
+    graceDays: input.graceDays ?? 0,
+    maxActivations: input.maxActivations ?? null,
+    maxSeats: input.maxSeats ?? null,
+    floating: input.floating ?? false,
+    floatingTimeout: input.floatingTimeout ?? 30,
+    supportDays: input.supportDays ?? 365,
+    supportRenewalPriceId: input.supportRenewalPriceId ?? null,
+    quotaPeriod: input.quotaPeriod ?? "monthly",
+    createdAt: now,
+    updatedAt: now,
+  };
+  const seen = new Set<string>();
+  const features: PlanFeature[] = (input.features ?? []).map((f, i) => {
+    if (seen.has(f.name)) throw validationError({ [`features.${i}.name`]: `duplicate feature name "${f.name}"` });
+    seen.add(f.name);
+    return { id: newId(), planId: plan.id, name: f.name, ...normalizeFeature(f, `features.${i}.`), createdAt: now };
+  });
+  const created = deps.repos.plans.create(
+    plan,
+    features,
+    audit(deps, actor, "plan.create", plan, createdChanges({ ...presentPlanFields(plan), features: features.map(featureAuditView) })),
+  );
+  return { plan: created, features: features.sort((a, b) => (a.name < b.name ? -1 : 1)) };
+}
+
+/** 404 when missing, 403 PRODUCT_SCOPE_MISMATCH for a bound key's other products. */
+export function getPlan(deps: Deps, actor: Actor, id: string): Plan {
+  const plan = deps.repos.plans.findById(id);
+  if (!plan) throw notFound();
+  assertProductAccess(actor, plan.productId);
+  return plan;
+}
+
+export function getPlanWithFeatures(deps: Deps, actor: Actor, id: string): PlanWithFeatures {
+  const plan = getPlan(deps, actor, id);
+  return { plan, features: deps.repos.plans.features(plan.id) };
+}
+
+export function listPlans(deps: Deps, actor: Actor, productId: string | undefined): PlanWithFeatures[] {
+  return deps.repos.plans
+    .list({ productId: scopedProductFilter(actor, productId) })
+    .map((plan) => ({ plan, features: deps.repos.plans.features(plan.id) }));
+}
+
+export function updatePlan(deps: Deps, actor: Actor, id: string, patch: PlanPatch): PlanWithFeatures {
+  getPlan(deps, actor, id);
+  const updated = deps.repos.plans.update(id, patch, deps.clock.now(), (before, after) =>
+    audit(deps, actor, "plan.update", after, diffChanges(presentPlanFields(before), presentPlanFields(after))),
+  );
+  if (!updated) throw notFound();
+  return { plan: updated, features: deps.repos.plans.features(id) };
+}
+
+/** 409 CONFLICT while licenses use the plan (they reference it with ON DELETE RESTRICT). */
+export function deletePlan(deps: Deps, actor: Actor, id: string): void {
+  getPlan(deps, actor, id);
+  const features = deps.repos.plans.features(id);
+  const gone = deps.repos.plans.delete(id, (before) =>
+    audit(deps, actor, "plan.delete", before, deletedChanges({ ...presentPlanFields(before), features: features.map(featureAuditView) })),
+  );
+  if (!gone) throw notFound();
+}
+
+export function upsertPlanFeature(deps: Deps, actor: Actor, planId: string, name: string, spec: FeatureSpec): PlanFeature {
+  const plan = getPlan(deps, actor, planId);
+  const now = deps.clock.now();
+  const feature: PlanFeature = { id: newId(), planId: plan.id, name, ...normalizeFeature(spec), createdAt: now };
+  return deps.repos.plans.upsertFeature(feature, (before, after) =>
+    audit(
+      deps,
+      actor,
+      "plan.feature.upsert",
+      plan,
+      before ? { feature: name, ...diffChanges(featureAuditView(before), featureAuditView(after)) } : { feature: name, ...createdChanges(featureAuditView(after)) },
+    ),
+  );
+}
+
+export function deletePlanFeature(deps: Deps, actor: Actor, planId: string, name: string): void {
+  const plan = getPlan(deps, actor, planId);
+  const gone = deps.repos.plans.deleteFeature(plan.id, name, (before) =>
+    audit(deps, actor, "plan.feature.delete", plan, { feature: name, ...deletedChanges(featureAuditView(before)) }),
+  );
+  if (!gone) throw new AppError("NOT_FOUND", { message: `The plan has no feature "${name}".` });
+}

@@ -1,0 +1,31 @@
+import { eq } from "drizzle-orm";
+import { immediate, type DbHandle } from "../../db/client";
+import { settings } from "../../db/schema";
+import { writeAudit } from "../audit/write.sqlite";
+import type { SettingsRepo } from "./repo";
+
+export function createSettingsRepo(handle: DbHandle): SettingsRepo {
+  const { db } = handle;
+  const all = () => Object.fromEntries(db.select().from(settings).all().map((r) => [r.key, r.value as unknown]));
+  return {
+    all,
+    update(changes, at, audit) {
+      return immediate(handle, () => {
+        const before = all();
+        for (const [key, value] of Object.entries(changes)) {
+          if (value === null) {
+            db.delete(settings).where(eq(settings.key, key)).run();
+          } else {
+            db.insert(settings)
+              .values({ key, value, updatedAt: at })
+              .onConflictDoUpdate({ target: settings.key, set: { value, updatedAt: at } })
+              .run();
+          }
+        }
+        const after = all();
+        writeAudit(db, audit(before, after));
+        return after;
+      });
+    },
+  };
+}

@@ -1,0 +1,15 @@
+import type { AuditEntry } from "../audit/repo";
+
+/** Raw key → JSON value rows of the settings table; typing and defaults live in domain.ts. */
+export interface SettingsRepo {
+  all(): Record<string, unknown>;
+  /**
+   * Writes `changes` atomically: a value upserts its key, null deletes it (back to the default).
+   * `audit` sees the stored rows before and after, inside the transaction.
+   */
+  update(
+    changes: Record<string, unknown>,
+    at: Date,
+    audit: (before: Record<string, unknown>, after: Record<string, unknown>) => AuditEntry,
+  ): Record<string, unknown>;
+}

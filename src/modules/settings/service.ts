@@ -1,0 +1,26 @@
+// System settings: one typed set for the whole installation, so product-bound keys never see them.
+import type { Deps } from "../../deps";
+import { assertSystemWide, type Actor } from "../../shared/actor";
+import { diffChanges } from "../plans/changes";
+import { normalizeSettingsPatch, resolveSettings, type Settings, type SettingsPatch } from "./domain";
+
+export function getSettings(deps: Deps, actor: Actor): Settings {
+  assertSystemWide(actor);
+  return resolveSettings(deps.repos.settings.all());
+}
+
+export function updateSettings(deps: Deps, actor: Actor, patch: SettingsPatch): Settings {
+  assertSystemWide(actor);
+  const changes = normalizeSettingsPatch(patch);
+  const stored = deps.repos.settings.update(changes, deps.clock.now(), (before, after) => ({
+    actor,
+    action: "settings.update",
+    entityType: "settings",
+    // One settings document per installation: a fixed id makes GET /admin/audit?entity_id=settings work.
+    entityId: "settings",
+    productId: null,
+    changes: diffChanges({ ...resolveSettings(before) }, { ...resolveSettings(after) }),
+    at: deps.clock.now(),
+  }));
+  return resolveSettings(stored);
+}

@@ -1,0 +1,140 @@
+// Architecture rules (COMMON rules 1-3 and habit 1), checked on the syntax tree rather than with text
+// search, so a rule named in a comment or a string is not a violation and `new Date(x)` is not a
+// clock read. Pure: `checkSource` takes a path and content, so each rule's failure can be proven on
+// a fake file.
+import ts from "typescript";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+
+export type RuleId = "env" | "clock" | "db" | "bare-error";
+
+export const RULES: Record<RuleId, { allowed: (path: string) => boolean; fix: string }> = {
+  env: {
+    allowed: (p) => p === "src/config.ts",
+    fix: "read settings from deps.config; add new variables to src/config.ts (validated, named error)",
+  },
+  clock: {
+    allowed: (p) => p === "src/shared/clock.ts",
+    fix: "use deps.clock.now() / nowMs() / monotonicMs() so tests can fix the time",
+  },
+  db: {
+    allowed: (p) => p.startsWith("src/db/") || p.endsWith(".sqlite.ts"),
+    fix: "keep drizzle, bun:sqlite and SQL in src/db/** or a repo.sqlite.ts behind a repository interface",
+  },
+  "bare-error": {
+    allowed: (p) => !/^src\/modules\/.+\/(service|domain)\.ts$/.test(p),
+    fix: 'expected outcomes are AppError("CODE") with a code from src/shared/errors.ts',
+  },
+};
+
+export interface Violation {
+  rule: RuleId;
+  file: string;
+  line: number;
+  text: string;
+}
+
+const DB_MODULES = /^(drizzle-orm(\/.*)?|bun:sqlite)$/;
+const BARE_ERRORS = new Set(["Error", "TypeError", "RangeError"]);
+
+const isId = (n: ts.Node, name: string): boolean => ts.isIdentifier(n) && n.text === name;
+
+/** `a.b` or `a["b"]` */
+function member(n: ts.Node): { object: ts.Expression; name: string } | null {
+  if (ts.isPropertyAccessExpression(n)) return { object: n.expression, name: n.name.text };
+  if (ts.isElementAccessExpression(n) && ts.isStringLiteralLike(n.argumentExpression)) {
+    return { object: n.expression, name: n.argumentExpression.text };
+  }
+  return null;
+}
+
+function isImportMeta(n: ts.Node): boolean {
+  return ts.isMetaProperty(n) && n.keywordToken === ts.SyntaxKind.ImportKeyword && n.name.text === "meta";
+}
+
+function moduleSpecifier(n: ts.Node): string | null {
+  if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier)) {
+    return n.moduleSpecifier.text;
+  }
+  if (ts.isImportEqualsDeclaration(n) && ts.isExternalModuleReference(n.moduleReference) && ts.isStringLiteral(n.moduleReference.expression)) {
+    return n.moduleReference.expression.text;
+  }
+  if (ts.isCallExpression(n) && (n.expression.kind === ts.SyntaxKind.ImportKeyword || isId(n.expression, "require"))) {
+    const arg = n.arguments[0];
+    if (arg && ts.isStringLiteralLike(arg)) return arg.text;
+  }
+  return null;
+}
+
+/** Which rule, if any, this node breaks (ignoring where it is). */
+function ruleOf(n: ts.Node): RuleId | null {
+  const m = member(n);
+  if (m) {
+    // process.env, Bun.env, import.meta.env (Bun's alias of process.env)
+    if (m.name === "env" && (isId(m.object, "process") || isId(m.object, "Bun") || isImportMeta(m.object))) return "env";
+    // Date.now, performance.now, Bun.nanoseconds, process.hrtime: read as a call or passed as a function
+    if (m.name === "now" && (isId(m.object, "Date") || isId(m.object, "performance"))) return "clock";
+    if ((m.name === "nanoseconds" && isId(m.object, "Bun")) || (m.name === "hrtime" && isId(m.object, "process"))) return "clock";
+  }
+  // new Date() / new Date with no argument, and Date() called as a function (a string of now)
+  if (ts.isNewExpression(n) && isId(n.expression, "Date") && (n.arguments?.length ?? 0) === 0) return "clock";
+  if (ts.isCallExpression(n) && isId(n.expression, "Date")) return "clock";
+
+  const spec = moduleSpecifier(n);
+  if (spec !== null) {
+    if (DB_MODULES.test(spec)) return "db";
+    // import { env } from "node:process"
+    if (/^(node:)?process$/.test(spec) && ts.isImportDeclaration(n)) {
+      const named = n.importClause?.namedBindings;
+      if (named && ts.isNamedImports(named) && named.elements.some((e) => (e.propertyName ?? e.name).text === "env")) return "env";
+    }
+  }
+  // raw SQL: sql`…` or sql.raw`…`
+  if (ts.isTaggedTemplateExpression(n) && (isId(n.tag, "sql") || (member(n.tag) !== null && isId(member(n.tag)!.object, "sql")))) return "db";
+
+  if (ts.isThrowStatement(n) && n.expression && (ts.isNewExpression(n.expression) || ts.isCallExpression(n.expression))) {
+    const callee = n.expression.expression;
+    if (ts.isIdentifier(callee) && BARE_ERRORS.has(callee.text)) return "bare-error";
+  }
+  return null;
+}
+
+/** `path` is relative to the repository root with forward slashes, e.g. "src/modules/x/service.ts". */
+export function checkSource(path: string, content: string): Violation[] {
+  const source = ts.createSourceFile(path, content, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const out: Violation[] = [];
+  const visit = (n: ts.Node) => {
+    const rule = ruleOf(n);
+    if (rule && !RULES[rule].allowed(path)) {
+      const { line } = source.getLineAndCharacterOfPosition(n.getStart(source));
+      out.push({ rule, file: path, line: line + 1, text: n.getText(source).split("\n")[0]!.slice(0, 120) });
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(source);
+  return out;
+}
+
+/** Every source file under `<root>/src` (TypeScript, not tests), as repository-relative paths. */
+export function sourceFiles(root: string): string[] {
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const full = join(dir, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (/\.(ts|tsx|mts|cts)$/.test(name) && !/\.test\.(ts|tsx)$/.test(name) && !name.endsWith(".d.ts")) {
+        files.push(relative(root, full).split(sep).join("/"));
+      }
+    }
+  };
+  walk(join(root, "src"));
+  return files.sort();
+}
+
+export function checkTree(root: string): Violation[] {
+  return sourceFiles(root).flatMap((f) => checkSource(f, readFileSync(join(root, f), "utf8")));
+}
+
+export function formatViolations(violations: Violation[]): string {
+  return violations.map((v) => `${v.file}:${v.line} [${v.rule}] ${v.text}\n    fix: ${RULES[v.rule].fix}`).join("\n");
+}

@@ -1,0 +1,197 @@
+// COMMON rule 14 / DECISIONS "Keys and secrets": no plaintext license key, API key, private-key seed
+// or master key in the SQLite file, its WAL, or the logs. The raw bytes are searched, so this holds
+// for every table and index, including audit rows and anything a future column might add.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../../src/config";
+import { createDeps } from "../../../src/container";
+import { startServer, type RunningServer } from "../../../src/server";
+import { fixedClock } from "../../../src/shared/clock";
+import { createLogger } from "../../../src/shared/logger";
+import { SYSTEM_ACTOR } from "../../../src/shared/actor";
+import { createApiKey } from "../../../src/modules/api-keys/service";
+import { openSeed } from "../../../src/modules/keys/service";
+import { KEY_PURPOSES, type KeyPurpose } from "../../../src/crypto/hkdf";
+import { GENERATED_MASTER_KEY_FILE } from "../../../src/modules/keys/secrets";
+import type { Deps } from "../../../src/deps";
+import { testEnv } from "../../support/app";
+import { makeCatalog, makeLicense } from "../../support/factories";
+
+const logLines: string[] = [];
+let dataDir: string;
+let deps: Deps;
+let server: RunningServer;
+
+const licenseKeys: string[] = [];
+const apiKeys: string[] = [];
+const knownPlain: string[] = [];
+let requestCount = 0; // non-secret values that must be found (proves the search sees data)
+
+async function call(method: string, path: string, opts: { key?: string; body?: string; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  if (opts.body !== undefined && !headers["content-type"]) headers["content-type"] = "application/json";
+  // A real server, so the access log (written after the response) runs as in production.
+  requestCount += 1;
+  const res = await fetch(`${server.url}${path}`, { method, headers, body: opts.body });
+  return { status: res.status, json: (await res.json().catch(() => null)) as any };
+}
+
+/** Every encoding a leaked secret could take. */
+function forms(secret: Uint8Array | string): Buffer[] {
+  if (typeof secret === "string") {
+    return [...new Set([secret, secret.toLowerCase(), secret.toUpperCase(), secret.replaceAll("-", "")])].map((s) => Buffer.from(s));
+  }
+  const b = Buffer.from(secret);
+  return [
+    b,
+    Buffer.from(b.toString("hex")),
+    Buffer.from(b.toString("hex").toUpperCase()),
+    Buffer.from(b.toString("base64")),
+    Buffer.from(b.toString("base64url")),
+  ];
+}
+
+function findings(haystack: Buffer, secrets: Record<string, Uint8Array | string>): string[] {
+  return Object.entries(secrets).flatMap(([name, s]) => (forms(s).some((f) => haystack.includes(f)) ? [name] : []));
+}
+
+function allSecrets(): Record<string, Uint8Array | string> {
+  const out: Record<string, Uint8Array | string> = {};
+  licenseKeys.forEach((k, i) => (out[`license key #${i}`] = k));
+  apiKeys.forEach((k, i) => {
+    out[`API key #${i}`] = k;
+    out[`API key #${i} (random part)`] = k.slice(3);
+  });
+  deps.tokenKeys.list().forEach((r) => (out[`token seed ${r.kid}`] = openSeed(deps.secrets, r)));
+  out["master key"] = Buffer.from(deps.config.masterKeyHex!, "hex");
+  for (const p of Object.keys(KEY_PURPOSES) as KeyPurpose[]) out[`subkey ${p}`] = deps.secrets.subkey(p);
+  return out;
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "keyward-secrets-"));
+  const config = loadConfig(testEnv(dataDir, { LOG_LEVEL: "debug" }));
+  deps = createDeps(config, fixedClock(), createLogger("debug", (l) => logLines.push(l)));
+  server = startServer(deps);
+
+  const admin = createApiKey(deps, SYSTEM_ACTOR, { name: "admin", scopes: ["admin"], productId: null }).key;
+  apiKeys.push(admin);
+
+  // Licenses through the factories (the real issue path: hash, seal, audit row).
+  for (let i = 0; i < 5; i++) {
+    const { key, license, product, plan } = makeCatalog(deps);
+    licenseKeys.push(key);
+    knownPlain.push(license.email, product.slug);
+    licenseKeys.push(makeLicense(deps, { productId: product.id, planId: plan.id }).key);
+  }
+  // And through the admin API, whose responses carry the key (logged requests, audit rows).
+  const catalog = makeCatalog(deps);
+  licenseKeys.push(catalog.key);
+  const issued = await call("POST", "/api/v1/admin/licenses", {
+    key: admin,
+    body: JSON.stringify({ product_id: catalog.product.id, plan_id: catalog.plan.id, email: "http@example.com" }),
+  });
+  expect(issued.status).toBe(201);
+  licenseKeys.push(issued.json.data.license_key);
+  const fetched = await call("GET", `/api/v1/admin/licenses/${issued.json.data.id}`, { key: admin });
+  expect(fetched.json.data.license_key).toBe(issued.json.data.license_key);
+
+  // API keys minted over HTTP, then used.
+  const minted = await call("POST", "/api/v1/admin/api-keys", { key: admin, body: JSON.stringify({ name: "ci", scopes: ["releases:write"] }) });
+  expect(minted.status).toBe(201);
+  apiKeys.push(minted.json.data.key);
+  expect((await call("GET", "/api/v1/admin/products", { key: minted.json.data.key })).status).toBe(200);
+
+  // Rotate the token key twice: every retired seed stays in the table, sealed.
+  for (let i = 0; i < 2; i++) expect((await call("POST", "/api/v1/admin/signing-keys/rotate", { key: admin })).status).toBe(200);
+  expect(deps.tokenKeys.list().length).toBe(3);
+  knownPlain.push(...deps.tokenKeys.list().map((k) => k.publicKeyHex));
+
+  // Credentials in every place a client might put them, including wrong ones that hit error paths.
+  const lk = licenseKeys[0]!;
+  await call("POST", "/api/v1/license/activate", { body: JSON.stringify({ license_key: lk, identifier: "dev-1" }) });
+  await call("POST", "/api/v1/license/verify", { body: JSON.stringify({ license_key: lk.toLowerCase(), identifier: "dev-1" }) });
+  await call("POST", "/api/v1/license/activate", { body: `{"license_key":"${lk}", oops` });
+  await call("GET", `/api/v1/license/pubkey?license_key=${encodeURIComponent(lk)}`);
+  await call("GET", "/api/v1/license/pubkey", { headers: { authorization: `License ${lk}` } });
+  await call("GET", "/api/v1/admin/products", { key: lk });
+  await call("GET", `/api/v1/admin/products?api_key=${admin}`, { key: `${admin.slice(0, -1)}X` });
+  await call("POST", "/api/v1/admin/products", { key: admin, body: JSON.stringify({ name: lk, slug: "Not A Slug" }) });
+  await call("POST", "/api/v1/admin/products", { key: admin, body: `name=${lk}`, headers: { "content-type": "text/plain" } });
+  expect(requestCount).toBeGreaterThanOrEqual(15);
+});
+
+afterAll(async () => {
+  await server.stop();
+  if (existsSync(dataDir)) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("the search itself", () => {
+  test("finds a planted secret in every encoding it claims to cover", () => {
+    const seed = new Uint8Array(32).map((_, i) => i * 7 + 1);
+    const key = "KW-ABCDEFGH-JKLMNPQR-STUVWXYZ-23456789";
+    for (const planted of forms(seed)) expect(findings(Buffer.concat([Buffer.from("xx"), planted, Buffer.from("yy")]), { seed })).toEqual(["seed"]);
+    for (const planted of forms(key)) expect(findings(Buffer.from(`{"k":"${planted}"}`), { key })).toEqual(["key"]);
+    expect(findings(Buffer.from("nothing here"), { seed, key })).toEqual([]);
+  });
+});
+
+describe("at rest", () => {
+  test("the database file and its WAL hold no license key, API key, seed, master key or subkey", () => {
+    const secrets = allSecrets();
+    expect(Object.keys(secrets).length).toBeGreaterThan(20);
+    const db = readFileSync(deps.config.databasePath);
+    const walPath = `${deps.config.databasePath}-wal`;
+    const wal = existsSync(walPath) ? readFileSync(walPath) : Buffer.alloc(0);
+    expect(db.length + wal.length).toBeGreaterThan(0);
+    // Control: values that are stored in clear are found, so the search does see the rows.
+    const both = Buffer.concat([db, wal]);
+    for (const plain of knownPlain) expect({ plain, found: both.includes(Buffer.from(plain)) }).toEqual({ plain, found: true });
+    expect({ file: "keyward.db", leaked: findings(db, secrets) }).toEqual({ file: "keyward.db", leaked: [] });
+    expect({ file: "keyward.db-wal", leaked: findings(wal, secrets) }).toEqual({ file: "keyward.db-wal", leaked: [] });
+  });
+
+  test("after a graceful stop (WAL checkpointed into the main file) the file still holds none", async () => {
+    const secrets = allSecrets();
+    await server.stop();
+    const db = readFileSync(deps.config.databasePath);
+    for (const plain of knownPlain) expect(db.includes(Buffer.from(plain))).toBe(true);
+    expect(findings(db, secrets)).toEqual([]);
+  });
+});
+
+describe("logs", () => {
+  test("every request was logged, and no line holds a license key or API key", async () => {
+    // Control: the sink saw one access-log line per request. The line is written after the response
+    // is sent, so the last one may still be on its way.
+    const logged = () => logLines.filter((l) => l.includes('"msg":"request"')).length;
+    for (let i = 0; i < 250 && logged() < requestCount; i++) await Bun.sleep(20);
+    expect(logged()).toBe(requestCount);
+    const log = Buffer.from(logLines.join("\n"));
+    const credentials: Record<string, string> = {};
+    licenseKeys.forEach((k, i) => (credentials[`license key #${i}`] = k));
+    apiKeys.forEach((k, i) => (credentials[`API key #${i}`] = k.slice(3)));
+    expect(findings(log, credentials)).toEqual([]);
+  });
+
+  test("a generated master key is announced by path, never by value", () => {
+    const dir = mkdtempSync(join(tmpdir(), "keyward-genkey-"));
+    const lines: string[] = [];
+    const env = testEnv(dir, { LOG_LEVEL: "debug" });
+    delete (env as Record<string, string | undefined>).RELEASE_KEY_ENCRYPTION_KEY;
+    const d = createDeps(loadConfig(env), fixedClock(), createLogger("debug", (l) => lines.push(l)));
+    try {
+      const hex = readFileSync(join(dir, GENERATED_MASTER_KEY_FILE), "utf8").trim();
+      expect(hex).toMatch(/^[0-9a-f]{64}$/);
+      expect(lines.some((l) => l.includes("generated a master key") && l.includes(GENERATED_MASTER_KEY_FILE))).toBe(true);
+      expect(findings(Buffer.from(lines.join("\n")), { "master key": Buffer.from(hex, "hex") })).toEqual([]);
+      expect(findings(readFileSync(d.config.databasePath), { "master key": Buffer.from(hex, "hex") })).toEqual([]);
+    } finally {
+      d.db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,91 @@
+// The real entry point as a child process: first start with no configuration, restart, bad config.
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { removeTempDirs, runKeyward, startKeyward, tempDir } from "./support";
+
+afterAll(removeTempDirs);
+
+async function pubkey(url: string): Promise<string> {
+  const res = await fetch(`${url}/api/v1/license/pubkey`);
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { data: { public_key: string } };
+  return body.data.public_key;
+}
+
+describe("first start", () => {
+  test("works with no configuration: ./data is created, a 0600 master key generated, pubkey served, and it survives a restart", async () => {
+    // No DATA_DIR, no master key, no NODE_ENV: only PORT=0 so parallel runs never collide.
+    const cwd = tempDir();
+    const first = await startKeyward({ cwd });
+    let key1: string;
+    try {
+      const health = await fetch(`${first.url}/api/v1/health`);
+      expect(health.status).toBe(200);
+      key1 = await pubkey(first.url);
+      expect(key1).toMatch(/^[0-9a-f]{64}$/);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    const masterKey = join(cwd, "data", "master.key");
+    expect(existsSync(masterKey)).toBe(true);
+    expect(statSync(masterKey).mode & 0o777).toBe(0o600);
+    expect(existsSync(join(cwd, "data", "keyward.db"))).toBe(true);
+    // The operator is told the key was generated (DECISIONS: Keys and secrets).
+    expect(first.output().stdout).toContain("generated a master key");
+
+    const second = await startKeyward({ cwd });
+    try {
+      expect(await pubkey(second.url)).toBe(key1);
+      expect(second.output().stdout).not.toContain("generated a master key");
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  });
+
+  test("LICENSE_SIGNING_KEY pins the token key: the pubkey is the one derived from that seed", async () => {
+    // RFC 8032 §7.1 TEST 1 seed and public key.
+    const running = await startKeyward({
+      env: {
+        DATA_DIR: tempDir(),
+        LICENSE_SIGNING_KEY: "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+      },
+    });
+    try {
+      expect(await pubkey(running.url)).toBe("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a");
+    } finally {
+      expect(await running.stop()).toBe(0);
+    }
+  });
+});
+
+describe("a bad configuration stops the boot with a message naming the variable", () => {
+  const cases: [string, Record<string, string>, string][] = [
+    ["PORT=abc", { PORT: "abc" }, "PORT"],
+    ["PORT out of range", { PORT: "70000" }, "PORT"],
+    ["BF_MAX_FAILS=-1", { BF_MAX_FAILS: "-1" }, "BF_MAX_FAILS"],
+    ["STORAGE_DRIVER=ftp", { STORAGE_DRIVER: "ftp" }, "STORAGE_DRIVER"],
+    ["s3 without a bucket", { STORAGE_DRIVER: "s3" }, "STORAGE_BUCKET"],
+    ["RELEASE_KEY_ENCRYPTION_KEY too short", { RELEASE_KEY_ENCRYPTION_KEY: "abcd" }, "RELEASE_KEY_ENCRYPTION_KEY"],
+    ["TRUST_PROXY=maybe", { TRUST_PROXY: "maybe" }, "TRUST_PROXY"],
+    ["BASE_URL not a URL", { BASE_URL: "ftp://x" }, "BASE_URL"],
+    ["production without a master key", { NODE_ENV: "production", BASE_URL: "https://licenses.example.com" }, "RELEASE_KEY_ENCRYPTION_KEY"],
+    [
+      "production with an http BASE_URL",
+      { NODE_ENV: "production", RELEASE_KEY_ENCRYPTION_KEY: "ab".repeat(32), BASE_URL: "http://licenses.example.com" },
+      "BASE_URL",
+    ],
+  ];
+  for (const [name, env, variable] of cases) {
+    test(name, () => {
+      const dataDir = tempDir();
+      const r = runKeyward(["serve"], { env: { DATA_DIR: dataDir, PORT: "0", ...env } });
+      expect(r.exitCode).not.toBe(0);
+      expect(r.exitCode).not.toBeNull();
+      expect(r.stderr).toContain(`Invalid configuration: ${variable} `);
+      expect(r.stdout).not.toContain("keyward listening");
+      // Nothing was generated on the way to the refusal.
+      expect(existsSync(join(dataDir, "master.key"))).toBe(false);
+    });
+  }
+});

@@ -1,0 +1,160 @@
+// CLI subcommands through the real entry point: --help, migrate, api-key create.
+import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { removeTempDirs, runKeyward, startKeyward, tempDir } from "./support";
+import { MIGRATIONS } from "../../src/db/migrations.gen";
+
+afterAll(removeTempDirs);
+
+describe("keyward --help", () => {
+  for (const flag of ["--help", "-h", "help"]) {
+    test(`${flag} lists every command and exits 0 without touching the disk`, () => {
+      const cwd = tempDir();
+      const r = runKeyward([flag], { cwd });
+      expect(r.exitCode).toBe(0);
+      for (const cmd of ["serve", "migrate", "backup FILE", "api-key create --scopes"]) expect(r.stdout).toContain(cmd);
+      expect(existsSync(join(cwd, "data"))).toBe(false);
+    });
+  }
+
+  test("an unknown command exits 2 with the help on stderr", () => {
+    const r = runKeyward(["frobnicate"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("unknown command: frobnicate");
+    expect(r.stderr).toContain("Usage: keyward");
+  });
+});
+
+describe("keyward migrate", () => {
+  test("applies every embedded migration once; a second run reports them up to date", () => {
+    const dataDir = tempDir();
+    const first = runKeyward(["migrate"], { env: { DATA_DIR: dataDir } });
+    expect(first.exitCode).toBe(0);
+    expect(MIGRATIONS.length).toBeGreaterThan(0);
+    for (const m of MIGRATIONS) expect(first.stdout).toContain(`applied  ${m.tag}`);
+
+    const second = runKeyward(["migrate"], { env: { DATA_DIR: dataDir } });
+    expect(second.exitCode).toBe(0);
+    for (const m of MIGRATIONS) expect(second.stdout).toContain(`up to date  ${m.tag}`);
+
+    const db = new Database(join(dataDir, "keyward.db"), { readonly: true });
+    try {
+      const tags = db.query("SELECT tag FROM _keyward_migrations ORDER BY tag").all() as { tag: string }[];
+      expect(tags.map((t) => t.tag)).toEqual(MIGRATIONS.map((m) => m.tag).sort());
+      expect(db.query("SELECT name FROM sqlite_master WHERE type='table' AND name='products'").get()).toBeTruthy();
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("keyward api-key create", () => {
+  test("prints only the key on stdout; the key works as Bearer on /api/v1/admin/products", async () => {
+    const dataDir = tempDir();
+    const created = runKeyward(["api-key", "create", "--scopes", "admin", "--name", "bootstrap"], { env: { DATA_DIR: dataDir } });
+    expect(created.exitCode).toBe(0);
+    // stdout is exactly the key (scripts capture it with $(…)); the notice and logs are on stderr.
+    expect(created.stdout).toMatch(/^kw_[0-9A-Za-z]{40}\n$/);
+    expect(created.stderr).toContain("It is shown only once");
+    const key = created.stdout.trim();
+
+    const running = await startKeyward({ env: { DATA_DIR: dataDir } });
+    try {
+      const ok = await fetch(`${running.url}/api/v1/admin/products`, { headers: { authorization: `Bearer ${key}` } });
+      expect(ok.status).toBe(200);
+      expect(((await ok.json()) as { data: { items: unknown[] } }).data.items).toEqual([]);
+
+      const create = await fetch(`${running.url}/api/v1/admin/products`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "Editor", slug: "editor" }),
+      });
+      expect(create.status).toBe(201);
+
+      const without = await fetch(`${running.url}/api/v1/admin/products`);
+      expect(without.status).toBe(401);
+      const forged = await fetch(`${running.url}/api/v1/admin/products`, {
+        headers: { authorization: `Bearer kw_${"A".repeat(40)}` },
+      });
+      expect(forged.status).toBe(401);
+      // The key never reaches the logs.
+      expect(running.output().stdout).not.toContain(key);
+    } finally {
+      expect(await running.stop()).toBe(0);
+    }
+  });
+
+  test("a key created with a narrower scope is refused on admin-only routes", async () => {
+    const dataDir = tempDir();
+    const created = runKeyward(["api-key", "create", "--scopes", "releases:write"], { env: { DATA_DIR: dataDir } });
+    expect(created.exitCode).toBe(0);
+    const running = await startKeyward({ env: { DATA_DIR: dataDir } });
+    try {
+      const res = await fetch(`${running.url}/api/v1/admin/api-keys`, { headers: { authorization: `Bearer ${created.stdout.trim()}` } });
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("INSUFFICIENT_SCOPE");
+    } finally {
+      await running.stop();
+    }
+  });
+
+  const refusals: [string, string[], string][] = [
+    ["no --scopes", ["api-key", "create"], "--scopes must list"],
+    ["an unknown scope", ["api-key", "create", "--scopes", "admin,root"], "unknown: root"],
+    ["a missing subcommand", ["api-key"], "usage: keyward api-key create"],
+    ["an unknown product", ["api-key", "create", "--scopes", "admin", "--product", "01a1fd3b-0000-7000-8000-000000000000"], "unknown product"],
+  ];
+  for (const [name, args, message] of refusals) {
+    test(`refuses ${name} with exit 2 and prints no key`, () => {
+      const r = runKeyward(args, { env: { DATA_DIR: tempDir() } });
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain(message);
+      expect(r.stdout).not.toMatch(/kw_/);
+    });
+  }
+});
+
+describe("keyward backup", () => {
+  test("writes a consistent copy while the service is serving, with recent writes, and prints its path", async () => {
+    const dataDir = tempDir();
+    const key = runKeyward(["api-key", "create", "--scopes", "admin"], { env: { DATA_DIR: dataDir } }).stdout.trim();
+    const running = await startKeyward({ env: { DATA_DIR: dataDir } });
+    const target = join(tempDir(), "nested", "keyward-backup.db");
+    try {
+      const created = await fetch(`${running.url}/api/v1/admin/products`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "Backed up", slug: "backed-up" }),
+      });
+      expect(created.status).toBe(201);
+      // The service still runs: the new row may live only in the WAL.
+      const r = runKeyward(["backup", target], { env: { DATA_DIR: dataDir } });
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toBe(`${target}\n`);
+      expect(r.stderr).toContain("master key");
+    } finally {
+      expect(await running.stop()).toBe(0);
+    }
+    const db = new Database(target, { readonly: true });
+    try {
+      expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+      expect(db.query("SELECT name FROM products WHERE slug = 'backed-up'").get()).toEqual({ name: "Backed up" });
+      expect((db.query("SELECT count(*) AS n FROM api_keys").get() as { n: number }).n).toBe(1);
+    } finally {
+      db.close();
+    }
+    // Never overwrites.
+    const again = runKeyward(["backup", target], { env: { DATA_DIR: dataDir } });
+    expect(again.exitCode).toBe(1);
+    expect(again.stderr).toContain("already exists");
+  });
+
+  test("refuses without a target, or without a database", () => {
+    expect(runKeyward(["backup"], { env: { DATA_DIR: tempDir() } }).exitCode).toBe(2);
+    const none = runKeyward(["backup", join(tempDir(), "x.db")], { env: { DATA_DIR: tempDir() } });
+    expect(none.exitCode).toBe(1);
+    expect(none.stderr).toContain("no database at");
+  });
+});
