@@ -1,11 +1,12 @@
 // Composes the HTTP application from Deps. No environment, no listen: main.ts and tests call this.
 // Plugin order is a security property (Elysia hooks only cover routes registered after them), so the
-// order below is fixed: request context → body parsing → error envelope → docs → public → admin.
+// order below is fixed: request context → rate limit → body parsing → error envelope → docs → public → admin.
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
 import { beginRequest, clientIp, requestContext } from "./http/request-context";
 import { errorHandler } from "./http/error-handler";
 import { jsonBodyParser } from "./http/body";
+import { publicRateLimit } from "./http/rate-limit";
 import { apiDocs } from "./http/openapi";
 import { adminGuard } from "./http/auth";
 import { apiKeyResolver } from "./modules/api-keys/service";
@@ -54,11 +55,20 @@ export function createApp(deps: Deps) {
           ip: ctx.ip,
         });
       })
-      // 2. Strict JSON bodies (400 VALIDATION_ERROR for malformed JSON or a wrong content type).
+      // 2. Per-IP limit on the public SDK and feed routes, before any parsing.
+      .use(
+        publicRateLimit({
+          limiter: deps.rateLimiter,
+          clock,
+          perMinute: config.rateLimitPublicPerMinute,
+          prefixes: [`${API_PREFIX}/license/`, `${API_PREFIX}/releases/`],
+        }),
+      )
+      // 3. Strict JSON bodies (400 VALIDATION_ERROR for malformed JSON or a wrong content type).
       .use(jsonBodyParser(config.maxBodyBytes, [`${LOCAL_OBJECTS_PATH}/`]))
-      // 3. Every failure leaves in the spec's envelope.
+      // 4. Every failure leaves in the spec's envelope.
       .use(errorHandler(logger))
-      // 4. OpenAPI 3.1 document and browsable UI.
+      // 5. OpenAPI 3.1 document and browsable UI.
       .use(
         apiDocs({
           uiPath: `${API_PREFIX}/docs`,
@@ -80,13 +90,13 @@ export function createApp(deps: Deps) {
       )
       .group(API_PREFIX, (api) =>
         api
-          // 5. Public routes (no credential at the route layer).
+          // 6. Public routes (no credential at the route layer).
           .use(healthRoutes(deps))
           .use(keyRoutes(deps))
           .use(feedRoutes(deps))
           .use(downloadRoutes(deps))
           .use(storageRoutes(deps))
-          // 6. Admin routes: each declares `scopes`, enforced by the guard's macro.
+          // 7. Admin routes: each declares `scopes`, enforced by the guard's macro.
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
           .use(auditAdminRoutes(deps, guard))

@@ -26,9 +26,8 @@ export interface Config {
   logLevel: LogLevel;
   maxBodyBytes: number;
   allowInsecureBaseUrl: boolean;
-  devLogin: boolean;
+  /** Requests per minute per client IP on public routes; 0 disables the limit. */
   rateLimitPublicPerMinute: number;
-  inviteAcceptPerMinute: number;
   storage: {
     driver: StorageDriver;
     endpoint: string | null;
@@ -42,7 +41,6 @@ export interface Config {
     downloadUrlTtlSeconds: number;
     uploadUrlTtlSeconds: number;
   };
-  webhookAllowPrivate: boolean;
   shutdownGraceMs: number;
 }
 
@@ -178,11 +176,8 @@ export function loadConfig(env: Env): Readonly<Config> {
     ] as const),
     maxBodyBytes: int(env, "MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     allowInsecureBaseUrl: bool(env, "ALLOW_INSECURE_BASE_URL", false),
-    devLogin: bool(env, "DEV_LOGIN", nodeEnv !== "production"),
-    rateLimitPublicPerMinute: int(env, "RATE_LIMIT_PUBLIC_PER_MINUTE", 600, 1, 1_000_000),
-    inviteAcceptPerMinute: int(env, "INVITE_ACCEPT_PER_MINUTE", 60, 1, 100_000),
+    rateLimitPublicPerMinute: int(env, "RATE_LIMIT_PUBLIC_PER_MINUTE", 1200, 0, 100_000_000),
     storage,
-    webhookAllowPrivate: bool(env, "WEBHOOK_ALLOW_PRIVATE", false),
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
   };
 
@@ -191,7 +186,6 @@ export function loadConfig(env: Env): Readonly<Config> {
     if (!config.masterKeyHex) {
       throw new ConfigError("RELEASE_KEY_ENCRYPTION_KEY", "is required when NODE_ENV=production");
     }
-    if (config.devLogin) throw new ConfigError("DEV_LOGIN", "must be false when NODE_ENV=production");
     if (config.baseUrl.startsWith("http://") && !config.allowInsecureBaseUrl) {
       throw new ConfigError("BASE_URL", "must use https in production (or set ALLOW_INSECURE_BASE_URL=true)");
     }

@@ -16,6 +16,7 @@ import { createPlanRepo } from "./modules/plans/repo.sqlite";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
 import { createReleaseRepo } from "./modules/releases/repo.sqlite";
 import { createStorage } from "./modules/storage/factory";
+import { createMemoryRateLimiter } from "./shared/rate-limiter";
 import { createAddonRepo } from "./modules/addons/repo.sqlite";
 import { createSettingsRepo } from "./modules/settings/repo.sqlite";
 
@@ -46,7 +47,7 @@ export function createDeps(config: Readonly<Config>, clock: Clock, logger: Logge
       configuredSeedHex: config.licenseSigningKeyHex,
     });
     const storage = createStorage({ config, clock, secrets });
-    return { config, clock, logger, db, secrets, repos, tokenKeys, storage };
+    return { config, clock, logger, db, secrets, repos, tokenKeys, storage, rateLimiter: createMemoryRateLimiter() };
   } catch (e) {
     db.close();
     throw e;

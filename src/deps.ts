@@ -4,6 +4,7 @@ import type { Clock } from "./shared/clock";
 import type { Logger } from "./shared/logger";
 import type { DbHandle } from "./db/client";
 import type { Secrets } from "./modules/keys/secrets";
+import type { RateLimiter } from "./shared/rate-limiter";
 import type { TokenKeyring } from "./modules/keys/service";
 import type { SigningKeyRepo } from "./modules/keys/repo";
 import type { AuditRepo } from "./modules/audit/repo";
@@ -37,5 +38,6 @@ export interface Deps {
   secrets: Secrets;
   repos: Repos;
   tokenKeys: TokenKeyring;
+  rateLimiter: RateLimiter;
   storage: Storage;
 }

@@ -1,0 +1,24 @@
+// Per-IP rate limit on the public SDK and feed routes (DECISIONS: Abuse limits): 429 RATE_LIMITED with
+// Retry-After. Checked in onRequest, before parsing, so a flood costs as little as possible.
+import { Elysia } from "elysia";
+import type { RateLimiter } from "../shared/rate-limiter";
+import type { Clock } from "../shared/clock";
+import { MINUTE } from "../shared/clock";
+import { requestContext } from "./request-context";
+import { errorResponse } from "./error-handler";
+
+export function publicRateLimit(opts: { limiter: RateLimiter; clock: Clock; perMinute: number; prefixes: readonly string[] }) {
+  const { limiter, clock, perMinute, prefixes } = opts;
+  return new Elysia({ name: "keyward/rate-limit" }).onRequest(({ request }) => {
+    if (perMinute === 0) return;
+    const path = new URL(request.url).pathname;
+    if (!prefixes.some((p) => path.startsWith(p))) return;
+    const { ip } = requestContext(request);
+    const decision = limiter.hit(`public:${ip}`, perMinute, MINUTE, clock.nowMs());
+    if (!decision.allowed) {
+      return errorResponse(request, "RATE_LIMITED", "Too many requests; retry later.", { retry_after: decision.retryAfterSeconds }, {
+        "retry-after": String(decision.retryAfterSeconds),
+      });
+    }
+  });
+}

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../support/app";
+
+let t: TestApp;
+beforeAll(() => {
+  t = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY: "true" } });
+});
+afterAll(() => t.close());
+
+const from = (ip: string) => ({ headers: { "x-forwarded-for": ip } });
+
+describe("public rate limit", () => {
+  test("the sixth public request in a minute from one address is 429 RATE_LIMITED with Retry-After", async () => {
+    for (let i = 0; i < 5; i++) expect((await t.request("GET", "/api/v1/license/pubkey", from("203.0.113.1"))).status).toBe(200);
+    const res = await t.request("GET", "/api/v1/license/pubkey", from("203.0.113.1"));
+    expect(res.status).toBe(429);
+    expect(res.body).toEqual({ success: false, error: { code: "RATE_LIMITED", message: expect.any(String), details: { retry_after: expect.any(Number) } } });
+    const retryAfter = Number(res.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Feeds share the same budget.
+    expect((await t.request("GET", "/api/v1/releases/none/feed.json?platform=linux-x64", from("203.0.113.1"))).status).toBe(429);
+  });
+
+  test("another address is unaffected, and admin and health routes are not limited", async () => {
+    expect((await t.request("GET", "/api/v1/license/pubkey", from("203.0.113.2"))).status).toBe(200);
+    for (let i = 0; i < 8; i++) {
+      expect((await t.request("GET", "/api/v1/health", from("203.0.113.1"))).status).toBe(200);
+      expect((await t.request("GET", "/api/v1/admin/products", from("203.0.113.1"))).status).toBe(200);
+    }
+  });
+
+  test("the budget comes back as the window slides", async () => {
+    t.clock.advance(2 * 60_000);
+    expect((await t.request("GET", "/api/v1/license/pubkey", from("203.0.113.1"))).status).toBe(200);
+  });
+});
+
+describe("RATE_LIMIT_PUBLIC_PER_MINUTE=0", () => {
+  test("disables the limit", async () => {
+    const u = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "0" } });
+    try {
+      for (let i = 0; i < 50; i++) expect((await u.request("GET", "/api/v1/license/pubkey")).status).toBe(200);
+    } finally {
+      await u.close();
+    }
+  });
+});
