@@ -12,6 +12,7 @@ import { createLogger, type Logger } from "./shared/logger";
 import { SCOPES, SYSTEM_ACTOR, type Scope } from "./shared/actor";
 import { isAppError } from "./shared/errors";
 import { createApiKey } from "./modules/api-keys/service";
+import { describeDemo, loadDemo } from "./demo";
 import { openDatabase } from "./db/client";
 import { runMigrations } from "./db/migrate";
 import { backupDatabase } from "./db/backup";
@@ -28,6 +29,8 @@ Commands:
   api-key create --scopes LIST [--product ID] [--name NAME]
                                 Create an admin API key and print it once (stdout).
                                 LIST is comma-separated: ${SCOPES.join(", ")}
+  demo                          Load a demo product, plans, licenses and signed releases, and print
+                                an admin API key and curl commands to try them (idempotent)
   --help, -h                    Show this help
 
 Configuration comes from the environment (and .env); see .env.example.`;
@@ -62,7 +65,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
     console.log(HELP);
     return 0;
   }
-  if (!["serve", "migrate", "backup", "api-key"].includes(command)) {
+  if (!["serve", "migrate", "backup", "api-key", "demo"].includes(command)) {
     console.error(`unknown command: ${command}\n\n${HELP}`);
     return 2;
   }
@@ -82,6 +85,20 @@ export async function runCli(argv: string[]): Promise<number | null> {
         db.close();
       }
       return 0;
+    }
+    case "demo": {
+      const deps = createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
+      try {
+        console.log(describeDemo(await loadDemo(deps), config.baseUrl));
+        return 0;
+      } catch (e) {
+        if (!isAppError(e)) throw e;
+        // e.g. STORAGE_DRIVER=none: the demo's releases need storage.
+        console.error(`${e.code}: ${e.message}`);
+        return 1;
+      } finally {
+        deps.db.close();
+      }
     }
     case "backup": {
       const target = rest[0];

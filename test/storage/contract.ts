@@ -53,6 +53,16 @@ export function storageContract(name: string, setup: () => Promise<ContractTarge
       return { bytes: Buffer.concat(parts), chunks: parts.length, largest };
     }
 
+    test("server-side put is readable and replaces an existing object", async () => {
+      const key = uniqueKey("notes.txt");
+      expect(await s.put(key, new TextEncoder().encode("first"), "text/plain")).toEqual({ size: 5 });
+      expect(await s.put(key, new TextEncoder().encode("second!"), "text/plain")).toEqual({ size: 7 });
+      expect(await s.stat(key)).toEqual({ size: 7 });
+      expect((await readAll(await s.read(key))).bytes.toString()).toBe("second!");
+      await s.delete(key);
+      expect(await s.stat(key)).toBeNull();
+    });
+
     test("presigned PUT via fetch, then stat, read and delete", async () => {
       const key = uniqueKey("App-1.0.0.zip");
       const data = new Uint8Array(randomBytes(123_457));

@@ -133,6 +133,10 @@ export function createLocalStorage(opts: LocalStorageOptions): LocalStorage {
 
     stat: statKey,
 
+    async put(key, data, contentType) {
+      return this.write({ key, size: data.byteLength, filename: null, contentType }, new Blob([data]).stream());
+    },
+
     async read(key) {
       const obj = await objectOf(key);
       if (!obj) throw new AppError("NOT_FOUND", { message: "Stored object not found." });

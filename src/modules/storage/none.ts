@@ -8,5 +8,5 @@ const disabled = async (): Promise<never> => {
 };
 
 export function createDisabledStorage(): Storage {
-  return { driver: "none", presignPut: disabled, presignGet: disabled, stat: disabled, read: disabled, delete: disabled };
+  return { driver: "none", presignPut: disabled, presignGet: disabled, stat: disabled, put: disabled, read: disabled, delete: disabled };
 }

@@ -75,6 +75,12 @@ export function createS3Storage(opts: S3StorageOptions): Storage {
       }
     },
 
+    async put(key, data, contentType) {
+      checkKey(key);
+      await client.file(key).write(data, { type: contentType });
+      return { size: data.byteLength };
+    },
+
     async read(key) {
       checkKey(key);
       // Bun's stream fails lazily on the first pull; pull it here so a missing object is a

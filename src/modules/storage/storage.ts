@@ -24,6 +24,11 @@ export interface Storage {
   ): Promise<PresignedRequest>;
   /** null when the object does not exist. */
   stat(key: string): Promise<ObjectInfo | null>;
+  /**
+   * Server-side write of a small object (e.g. `keyward demo`). Artifacts from clients go through
+   * presignPut so their bytes never pass through the server's memory.
+   */
+  put(key: string, data: Uint8Array, contentType: string): Promise<ObjectInfo>;
   /** Streams the object; never buffers it whole. Throws AppError NOT_FOUND when it does not exist. */
   read(key: string): Promise<ReadableStream<Uint8Array>>;
   /** Deleting a missing object is not an error. */
