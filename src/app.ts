@@ -15,6 +15,8 @@ import { keyAdminRoutes } from "./modules/keys/admin";
 import { productAdminRoutes } from "./modules/products/admin";
 import { apiKeyAdminRoutes } from "./modules/api-keys/admin";
 import { auditAdminRoutes } from "./modules/audit/admin";
+import { licenseApiRoutes } from "./modules/license-api";
+import { licenseApiAdminRoutes } from "./modules/license-api/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -71,11 +73,13 @@ export function createApp(deps: Deps) {
           // 5. Public routes (no credential at the route layer).
           .use(healthRoutes(deps))
           .use(keyRoutes(deps))
+          .use(licenseApiRoutes(deps))
           // 6. Admin routes: each declares `scopes`, enforced by the guard's macro.
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
           .use(auditAdminRoutes(deps, guard))
-          .use(keyAdminRoutes(deps, guard)),
+          .use(keyAdminRoutes(deps, guard))
+          .use(licenseApiAdminRoutes(deps, guard)),
       )
   );
 }

@@ -14,6 +14,13 @@ import { createProductRepo } from "./modules/products/repo.sqlite";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sqlite";
 import { createPlanRepo } from "./modules/plans/repo.sqlite";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
+import { createLicenseAccessRepo } from "./modules/license-api/repo.sqlite";
+import { createActivationRepo } from "./modules/activations/repo.sqlite";
+import { createEntitlementRepo } from "./modules/entitlements/repo.sqlite";
+import { createUsageRepo } from "./modules/usage/repo.sqlite";
+import { createFloatingRepo } from "./modules/floating/repo.sqlite";
+import { createIdempotencyRepo } from "./modules/idempotency/repo.sqlite";
+import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -23,6 +30,13 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     apiKeys: createApiKeyRepo(handle),
     plans: createPlanRepo(handle),
     licenses: createLicenseRepo(handle),
+    licenseAccess: createLicenseAccessRepo(handle),
+    activations: createActivationRepo(handle),
+    entitlements: createEntitlementRepo(handle),
+    usage: createUsageRepo(handle),
+    floating: createFloatingRepo(handle),
+    idempotency: createIdempotencyRepo(handle),
+    bruteForce: createBruteForceRepo(handle),
   };
 }
 

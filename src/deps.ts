@@ -11,6 +11,13 @@ import type { ProductRepo } from "./modules/products/repo";
 import type { ApiKeyRepo } from "./modules/api-keys/repo";
 import type { PlanRepo } from "./modules/plans/repo";
 import type { LicenseRepo } from "./modules/licenses/repo";
+import type { LicenseAccessRepo } from "./modules/license-api/repo";
+import type { ActivationRepo } from "./modules/activations/repo";
+import type { EntitlementRepo } from "./modules/entitlements/repo";
+import type { UsageRepo } from "./modules/usage/repo";
+import type { FloatingRepo } from "./modules/floating/repo";
+import type { IdempotencyRepo } from "./modules/idempotency/repo";
+import type { BruteForceRepo } from "./modules/abuse/repo";
 
 /** Repository interfaces; SQLite implementations today, a Postgres set can meet the same types. */
 export interface Repos {
@@ -20,6 +27,13 @@ export interface Repos {
   apiKeys: ApiKeyRepo;
   plans: PlanRepo;
   licenses: LicenseRepo;
+  licenseAccess: LicenseAccessRepo;
+  activations: ActivationRepo;
+  entitlements: EntitlementRepo;
+  usage: UsageRepo;
+  floating: FloatingRepo;
+  idempotency: IdempotencyRepo;
+  bruteForce: BruteForceRepo;
 }
 
 export interface Deps {

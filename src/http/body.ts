@@ -2,6 +2,7 @@
 // limit. Routes that take raw bytes (local storage uploads) opt out with `parse: "none"`.
 import { Elysia } from "elysia";
 import { AppError } from "../shared/errors";
+import { requestContext } from "./request-context";
 
 export function jsonBodyParser(maxBytes: number) {
   return new Elysia({ name: "keyward/body" }).onParse({ as: "global" }, async ({ request, contentType }) => {
@@ -10,6 +11,8 @@ export function jsonBodyParser(maxBytes: number) {
       throw new AppError("PAYLOAD_TOO_LARGE", { message: `Request bodies are limited to ${maxBytes} bytes.` });
     }
     const text = await request.text();
+    // The body stream is consumed here; Idempotency-Key handling needs the exact bytes to hash.
+    requestContext(request).rawBody = text;
     if (text.length === 0) return {};
     if (Buffer.byteLength(text) > maxBytes) {
       throw new AppError("PAYLOAD_TOO_LARGE", { message: `Request bodies are limited to ${maxBytes} bytes.` });

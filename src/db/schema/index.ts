@@ -2,3 +2,7 @@
 export * from "./catalog";
 export * from "./licenses";
 export * from "./system";
+export * from "./usage";
+export * from "./floating";
+export * from "./idempotency";
+export * from "./abuse";
