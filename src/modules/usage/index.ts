@@ -19,7 +19,7 @@ export function usageRoutes(deps: Deps) {
                 productId: body.product_id,
                 feature: body.feature,
                 quantity: body.quantity ?? 1,
-                metadata: body.metadata ?? null,
+                metadata: body.metadata,
               }),
             ),
           ),

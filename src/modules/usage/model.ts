@@ -8,7 +8,9 @@ export const UsageBody = t.Object({
   license_key: LicenseKeyField,
   feature: Feature,
   quantity: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
-  metadata: t.Optional(t.Record(t.String(), t.Unknown(), { description: "Stored with the usage event (at most 4 KB of JSON)" })),
+  // t.Unknown, not t.Record: Elysia's body normalization turns an array or a string into an object
+  // ("x" → {"0":"x"}) before a Record schema sees it, so the shape is checked in recordUsage.
+  metadata: t.Optional(t.Unknown({ description: "A JSON object stored with the usage event (at most 4 KB of JSON)" })),
   product_id: ProductIdField,
 });
 

@@ -34,13 +34,21 @@ export interface UsageInput extends PublicLicenseInput {
 
 export interface RecordUsageInput extends UsageInput {
   quantity: number;
-  metadata: Record<string, unknown> | null;
+  /** As received: must be a JSON object (or absent). */
+  metadata: unknown;
+}
+
+function checkedMetadata(metadata: unknown): Record<string, unknown> | null {
+  if (metadata === undefined || metadata === null) return null;
+  if (typeof metadata !== "object" || Array.isArray(metadata)) throw validationError({ metadata: "must be a JSON object" });
+  if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
+    throw validationError({ metadata: `at most ${MAX_METADATA_BYTES} bytes of JSON` });
+  }
+  return metadata as Record<string, unknown>;
 }
 
 export function recordUsage(deps: Deps, input: RecordUsageInput): UsageView {
-  if (input.metadata !== null && Buffer.byteLength(JSON.stringify(input.metadata)) > MAX_METADATA_BYTES) {
-    throw validationError({ metadata: `at most ${MAX_METADATA_BYTES} bytes of JSON` });
-  }
+  const metadata = checkedMetadata(input.metadata);
   const now = deps.clock.now();
   const access = requireUsableLicense(deps, input, now);
   const quota = quotaOf(deps, access, input.feature);
@@ -51,7 +59,7 @@ export function recordUsage(deps: Deps, input: RecordUsageInput): UsageView {
     periodKey: key,
     quantity: input.quantity,
     limit: quota.limit,
-    metadata: input.metadata,
+    metadata,
     at: now,
   });
   if (!result.accepted) {
