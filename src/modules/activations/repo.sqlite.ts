@@ -1,6 +1,6 @@
 import { and, asc, count, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
-import { activations, licenses, plans } from "../../db/schema";
+import { activations } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
 import { createLicenseAccessRepo } from "../license-api/repo.sqlite";
 import { newId } from "../../shared/ids";
@@ -10,12 +10,10 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
   const { db } = handle;
   const access = createLicenseAccessRepo(handle);
   const p = {
-    forVerify: db
-      .select({ license: licenses, plan: plans, activation: { id: activations.id, lastSeenAt: activations.lastSeenAt } })
-      .from(licenses)
-      .innerJoin(plans, eq(plans.id, licenses.planId))
-      .leftJoin(activations, and(eq(activations.licenseId, licenses.id), eq(activations.identifier, sql.placeholder("identifier"))))
-      .where(eq(licenses.keyHash, sql.placeholder("hash")))
+    seenByIdentifier: db
+      .select({ id: activations.id, lastSeenAt: activations.lastSeenAt })
+      .from(activations)
+      .where(and(eq(activations.licenseId, sql.placeholder("licenseId")), eq(activations.identifier, sql.placeholder("identifier"))))
       .prepare(),
     byIdentifier: db
       .select()
@@ -68,7 +66,14 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       });
     },
     findForVerify(hash, identifier) {
-      return (p.forVerify.get({ hash, identifier }) as VerifyLookup | undefined) ?? null;
+      // Three indexed single-table reads (see license-api/repo.sqlite.ts for why not a join); the
+      // plan is read only once the license and the activation exist.
+      const license = access.licenseByKeyHash(hash);
+      if (!license) return null;
+      const activation = p.seenByIdentifier.get({ licenseId: license.id, identifier }) ?? null;
+      if (!activation) return null;
+      const plan = access.planById(license.planId);
+      return plan ? ({ license, plan, activation } satisfies VerifyLookup) : null;
     },
     touch(id, at, notSeenSince) {
       p.touch.run({ id, at: at.getTime(), notSeenSince: notSeenSince.getTime() });

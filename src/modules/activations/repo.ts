@@ -25,9 +25,9 @@ export type ActivateOutcome =
   | { kind: "activated" | "already_activated"; activation: Activation; access: LicenseAccess }
   | { kind: "limit"; max: number };
 
-/** Verify's single read: license, plan and the caller's activation (null when not activated). */
+/** What verify reads: license, plan and the caller's activation. */
 export interface VerifyLookup extends LicenseAccess {
-  activation: Pick<Activation, "id" | "lastSeenAt"> | null;
+  activation: Pick<Activation, "id" | "lastSeenAt">;
 }
 
 export interface ActivationRepo {
@@ -37,7 +37,7 @@ export interface ActivationRepo {
    * existing activation of the identifier, or inserts one if the plan's max_activations allows.
    */
   activate(input: NewActivation, check: (current: LicenseAccess | null) => void): ActivateOutcome;
-  /** Hot path: one prepared indexed read. */
+  /** Hot path: prepared indexed reads; null when the key is unknown or the identifier is not activated. */
   findForVerify(keyHash: string, identifier: string): VerifyLookup | null;
   /** Sets last_seen_at unless it was set after `notSeenSince` (another node may have just done it). */
   touch(activationId: string, at: Date, notSeenSince: Date): void;

@@ -12,8 +12,8 @@ export interface FeatureGrant {
 
 export interface EntitlementRepo {
   /**
-   * Plan features then add-on features of one license (add-ons ordered by attach time, then id), in
-   * one prepared query: verify reads this on every call.
+   * Plan features (any order), then the license's add-on features ordered by attach time, then
+   * add-on id. Verify reads this on every call.
    */
   grants(planId: string, licenseId: string): FeatureGrant[];
 }
