@@ -3,6 +3,7 @@
 // order below is fixed: request context → body parsing → error envelope → docs → public → admin.
 import { Elysia } from "elysia";
 import { openapi } from "@elysiajs/openapi";
+import "./http/formats"; // after the openapi plugin: replaces its per-call uuid format check
 import type { Deps } from "./deps";
 import { beginRequest, clientIp, requestContext } from "./http/request-context";
 import { errorHandler } from "./http/error-handler";
