@@ -32,7 +32,10 @@ async function startNode(env: Record<string, string>): Promise<{ proc: Subproces
     buffered += new TextDecoder().decode(value);
     const line = buffered.split("\n").find((l) => l.includes('"keyward listening"'));
     if (line) {
-      reader.releaseLock();
+      // Keep draining: the node logs every request, and a full pipe would stall it.
+      void (async () => {
+        while (!(await reader.read()).done);
+      })().catch(() => undefined);
       return { proc, url: JSON.parse(line).url as string };
     }
   }

@@ -1,6 +1,6 @@
 // Helpers for the public license API tests.
 import type { TestApp, TestResponse } from "./app";
-import { makeCatalog, makePlan, makeLicense } from "./factories";
+import { makeCatalog } from "./factories";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import { newId } from "../../src/shared/ids";
 import { addons } from "../../src/db/schema";
@@ -29,13 +29,6 @@ export function post<T = any>(t: TestApp, path: string, body: unknown, headers: 
 export function catalog(t: TestApp, planOver: Partial<Plan> = {}, features: FeatureSpec[] = []) {
   return makeCatalog(t.deps, planOver, features);
 }
-
-/** Another license on the same plan. */
-export function anotherLicense(t: TestApp, productId: string, planId: string, over: Parameters<typeof makeLicense>[1] extends infer I ? Partial<I> : never = {}) {
-  return makeLicense(t.deps, { productId, planId, ...over });
-}
-
-export { makePlan };
 
 export function patchLicense(t: TestApp, licenseId: string, patch: LicensePatch, opts: { clearActivations?: boolean } = {}) {
   t.deps.repos.licenses.mutate(
