@@ -213,4 +213,63 @@ CREATE TABLE `releases` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `releases_product_version_uq` ON `releases` (`product_id`,`version`);--> statement-breakpoint
 CREATE UNIQUE INDEX `releases_product_version_key_uq` ON `releases` (`product_id`,`version_key`);--> statement-breakpoint
-CREATE INDEX `releases_feed_idx` ON `releases` (`product_id`,`status`,`version_key`,`channel`,`published_at`);
+CREATE INDEX `releases_feed_idx` ON `releases` (`product_id`,`status`,`version_key`,`channel`,`published_at`);--> statement-breakpoint
+CREATE TABLE `usage_counters` (
+	`license_id` text NOT NULL,
+	`feature` text NOT NULL,
+	`period_key` text NOT NULL,
+	`used` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	PRIMARY KEY(`license_id`, `feature`, `period_key`),
+	FOREIGN KEY (`license_id`) REFERENCES `licenses`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE TABLE `usage_events` (
+	`id` text PRIMARY KEY NOT NULL,
+	`license_id` text NOT NULL,
+	`feature` text NOT NULL,
+	`period_key` text NOT NULL,
+	`quantity` integer NOT NULL,
+	`metadata` text,
+	`created_at` integer NOT NULL,
+	FOREIGN KEY (`license_id`) REFERENCES `licenses`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `usage_events_license_idx` ON `usage_events` (`license_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `floating_sessions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`license_id` text NOT NULL,
+	`identifier` text NOT NULL,
+	`label` text,
+	`created_at` integer NOT NULL,
+	`heartbeat_at` integer NOT NULL,
+	`expires_at` integer NOT NULL,
+	FOREIGN KEY (`license_id`) REFERENCES `licenses`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `floating_sessions_license_identifier_uq` ON `floating_sessions` (`license_id`,`identifier`);--> statement-breakpoint
+CREATE INDEX `floating_sessions_license_expiry_idx` ON `floating_sessions` (`license_id`,`expires_at`);--> statement-breakpoint
+CREATE TABLE `idempotency_keys` (
+	`key` text NOT NULL,
+	`route` text NOT NULL,
+	`scope` text NOT NULL,
+	`body_hash` text NOT NULL,
+	`state` text NOT NULL,
+	`response_status` integer,
+	`response_sealed` text,
+	`created_at` integer NOT NULL,
+	`completed_at` integer,
+	PRIMARY KEY(`key`, `route`, `scope`)
+);
+--> statement-breakpoint
+CREATE INDEX `idempotency_keys_created_idx` ON `idempotency_keys` (`created_at`);--> statement-breakpoint
+CREATE TABLE `brute_force_state` (
+	`ip` text PRIMARY KEY NOT NULL,
+	`fails` integer NOT NULL,
+	`window_started_at` integer NOT NULL,
+	`level` integer NOT NULL,
+	`locked_until` integer,
+	`updated_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `brute_force_state_updated_idx` ON `brute_force_state` (`updated_at`);

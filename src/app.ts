@@ -8,6 +8,8 @@ import { errorHandler } from "./http/error-handler";
 import { jsonBodyParser } from "./http/body";
 import { publicRateLimit } from "./http/rate-limit";
 import { apiDocs } from "./http/openapi";
+// After the openapi plugin (imported by ./http/openapi): replaces its per-call uuid format check.
+import "./http/formats";
 import { adminGuard } from "./http/auth";
 import { apiKeyResolver } from "./modules/api-keys/service";
 import { healthRoutes } from "./modules/health";
@@ -26,6 +28,8 @@ import { planAdminRoutes } from "./modules/plans/admin";
 import { addonAdminRoutes } from "./modules/addons/admin";
 import { settingsAdminRoutes } from "./modules/settings/admin";
 import { licenseAdminRoutes } from "./modules/licenses/admin";
+import { licenseApiRoutes } from "./modules/license-api";
+import { licenseApiAdminRoutes } from "./modules/license-api/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -93,6 +97,7 @@ export function createApp(deps: Deps) {
           // 6. Public routes (no credential at the route layer).
           .use(healthRoutes(deps))
           .use(keyRoutes(deps))
+          .use(licenseApiRoutes(deps))
           .use(feedRoutes(deps))
           .use(downloadRoutes(deps))
           .use(storageRoutes(deps))
@@ -104,6 +109,7 @@ export function createApp(deps: Deps) {
           .use(addonAdminRoutes(deps, guard))
           .use(settingsAdminRoutes(deps, guard))
           .use(licenseAdminRoutes(deps, guard))
+          .use(licenseApiAdminRoutes(deps, guard))
           .use(keyAdminRoutes(deps, guard))
           .use(releaseKeyAdminRoutes(deps, guard))
           .use(releaseAdminRoutes(deps, guard)),

@@ -19,6 +19,8 @@ export interface Config {
   licenseKeyPrefix: string;
   tokenTtlSeconds: number;
   identifierMaxLength: number;
+  /** Verify records an activation's last_seen_at at most once per this many seconds (hot path: no write on most verifies). */
+  lastSeenIntervalSeconds: number;
   bfMaxFails: number;
   bfLockoutSeconds: number;
   bfWindowSeconds: number;
@@ -163,6 +165,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     licenseKeyPrefix: prefix,
     tokenTtlSeconds: int(env, "TOKEN_TTL", 7 * 24 * 3600, 60, 366 * 24 * 3600),
     identifierMaxLength: int(env, "IDENTIFIER_MAX_LENGTH", 255, 16, 4096),
+    lastSeenIntervalSeconds: int(env, "LAST_SEEN_INTERVAL_SECONDS", 900, 0, 7 * 24 * 3600),
     bfMaxFails: int(env, "BF_MAX_FAILS", 5, 1, 1000),
     bfLockoutSeconds: int(env, "BF_LOCKOUT_SECONDS", 30, 1, 3600),
     bfWindowSeconds: int(env, "BF_WINDOW_SECONDS", 300, 1, 86400),

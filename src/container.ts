@@ -19,6 +19,13 @@ import { createStorage } from "./modules/storage/factory";
 import { createMemoryRateLimiter } from "./shared/rate-limiter";
 import { createAddonRepo } from "./modules/addons/repo.sqlite";
 import { createSettingsRepo } from "./modules/settings/repo.sqlite";
+import { createLicenseAccessRepo } from "./modules/license-api/repo.sqlite";
+import { createActivationRepo } from "./modules/activations/repo.sqlite";
+import { createEntitlementRepo } from "./modules/entitlements/repo.sqlite";
+import { createUsageRepo } from "./modules/usage/repo.sqlite";
+import { createFloatingRepo } from "./modules/floating/repo.sqlite";
+import { createIdempotencyRepo } from "./modules/idempotency/repo.sqlite";
+import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -31,6 +38,13 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     releases: createReleaseRepo(handle),
     addons: createAddonRepo(handle),
     settings: createSettingsRepo(handle),
+    licenseAccess: createLicenseAccessRepo(handle),
+    activations: createActivationRepo(handle),
+    entitlements: createEntitlementRepo(handle),
+    usage: createUsageRepo(handle),
+    floating: createFloatingRepo(handle),
+    idempotency: createIdempotencyRepo(handle),
+    bruteForce: createBruteForceRepo(handle),
   };
 }
 

@@ -16,6 +16,13 @@ import type { ReleaseRepo } from "./modules/releases/repo";
 import type { Storage } from "./modules/storage/storage";
 import type { AddonRepo } from "./modules/addons/repo";
 import type { SettingsRepo } from "./modules/settings/repo";
+import type { LicenseAccessRepo } from "./modules/license-api/repo";
+import type { ActivationRepo } from "./modules/activations/repo";
+import type { EntitlementRepo } from "./modules/entitlements/repo";
+import type { UsageRepo } from "./modules/usage/repo";
+import type { FloatingRepo } from "./modules/floating/repo";
+import type { IdempotencyRepo } from "./modules/idempotency/repo";
+import type { BruteForceRepo } from "./modules/abuse/repo";
 
 /** Repository interfaces; SQLite implementations today, a Postgres set can meet the same types. */
 export interface Repos {
@@ -28,6 +35,13 @@ export interface Repos {
   releases: ReleaseRepo;
   addons: AddonRepo;
   settings: SettingsRepo;
+  licenseAccess: LicenseAccessRepo;
+  activations: ActivationRepo;
+  entitlements: EntitlementRepo;
+  usage: UsageRepo;
+  floating: FloatingRepo;
+  idempotency: IdempotencyRepo;
+  bruteForce: BruteForceRepo;
 }
 
 export interface Deps {

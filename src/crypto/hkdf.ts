@@ -9,6 +9,7 @@ export const KEY_PURPOSES = {
   webhookSecretEncryption: "keyward/v1/webhook-secret-encryption",
   storageUrlSigning: "keyward/v1/storage-url-signing",
   secretLookup: "keyward/v1/secret-lookup",
+  idempotencyResponseEncryption: "keyward/v1/idempotency-response-encryption",
 } as const;
 
 export type KeyPurpose = keyof typeof KEY_PURPOSES;

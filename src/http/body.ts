@@ -5,6 +5,7 @@
 // parsers, which would buffer it). The route then streams `request.body`.
 import { Elysia } from "elysia";
 import { AppError } from "../shared/errors";
+import { requestContext } from "./request-context";
 
 export function jsonBodyParser(maxBytes: number, rawBodyPrefixes: readonly string[] = []) {
   return new Elysia({ name: "keyward/body" }).onParse({ as: "global" }, async ({ request, contentType, path }) => {
@@ -14,6 +15,8 @@ export function jsonBodyParser(maxBytes: number, rawBodyPrefixes: readonly strin
       throw new AppError("PAYLOAD_TOO_LARGE", { message: `Request bodies are limited to ${maxBytes} bytes.` });
     }
     const text = await request.text();
+    // The body stream is consumed here; Idempotency-Key handling needs the exact bytes to hash.
+    requestContext(request).rawBody = text;
     if (text.length === 0) return {};
     if (Buffer.byteLength(text) > maxBytes) {
       throw new AppError("PAYLOAD_TOO_LARGE", { message: `Request bodies are limited to ${maxBytes} bytes.` });

@@ -5,6 +5,11 @@ import { AppError, ERROR_CODES, isAppError, type ErrorCode } from "../shared/err
 import type { Logger } from "../shared/logger";
 import { requestContext } from "./request-context";
 
+/** The error body as sent (spec: Errors). Also used to store 4xx outcomes for idempotent replay. */
+export function errorBodyJson(code: ErrorCode, message: string, details: Record<string, unknown> | null): string {
+  return JSON.stringify({ success: false, error: { code, message, details } });
+}
+
 export function errorResponse(
   request: Request,
   code: ErrorCode,
@@ -15,7 +20,7 @@ export function errorResponse(
   const ctx = requestContext(request);
   const { requestId } = ctx;
   ctx.status = ERROR_CODES[code];
-  return new Response(JSON.stringify({ success: false, error: { code, message, details } }), {
+  return new Response(errorBodyJson(code, message, details), {
     status: ERROR_CODES[code],
     headers: { "content-type": "application/json", "x-request-id": requestId, ...headers },
   });

@@ -6,6 +6,8 @@ export interface RequestContext {
   requestId: string;
   ip: string;
   startedAt: number;
+  /** The raw JSON body text, kept by the body parser for Idempotency-Key body hashing. */
+  rawBody?: string;
   /** Set when an error response is built, for the access log. */
   status?: number;
 }

@@ -3,3 +3,7 @@ export * from "./catalog";
 export * from "./licenses";
 export * from "./system";
 export * from "./releases";
+export * from "./usage";
+export * from "./floating";
+export * from "./idempotency";
+export * from "./abuse";

@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { AddonSchema } from "../addons/model";
 import { QuotaPeriodSchema, ValueTypeSchema } from "../plans/model";
+import { FloatingSessionSchema } from "../floating/model";
 import { validationError } from "../../shared/errors";
 
 const Uuid = t.String({ format: "uuid" });
@@ -144,6 +145,7 @@ export const LicenseDetailSchema = t.Object(
     addons: t.Array(AddonSchema),
     features: t.Array(EffectiveFeatureSchema, { description: "Plan features with add-ons merged (see docs/admin-api.md)" }),
     activations: t.Array(ActivationSchema),
+    floating_sessions: t.Array(FloatingSessionSchema, { description: "Live floating sessions (expired ones never count)" }),
   },
   { title: "License" },
 );

@@ -1,7 +1,9 @@
 import { iso } from "../../shared/clock";
 import { presentAddon } from "../addons/present";
 import type { EffectiveFeature } from "../addons/domain";
-import type { License, LicenseActivation } from "./repo";
+import type { License } from "./repo";
+import type { Activation } from "../activations/repo";
+import { presentFloatingSession } from "../floating/present";
 import type { LicenseDetail } from "./service";
 
 /** The summary fields of a license. Never the key hash or ciphertext. */
@@ -27,7 +29,7 @@ function presentFeature(f: EffectiveFeature) {
   return { name: f.name, value_type: f.valueType, value: f.value, quota_limit: f.quotaLimit, quota_period: f.quotaPeriod, sources: f.sources };
 }
 
-function presentActivation(a: LicenseActivation) {
+function presentActivation(a: Activation) {
   return {
     id: a.id,
     identifier: a.identifier,
@@ -47,6 +49,7 @@ export function presentLicenseDetail(d: LicenseDetail) {
     addons: d.addons.map(presentAddon),
     features: d.features.map(presentFeature),
     activations: d.activations.map(presentActivation),
+    floating_sessions: d.floatingSessions.map(presentFloatingSession),
   };
 }
 

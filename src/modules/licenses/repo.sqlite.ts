@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
-import { activations, licenseAddons, licenses } from "../../db/schema";
+import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
 import type { License, LicenseRepo } from "./repo";
 
@@ -20,6 +20,8 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
   };
   const clearActivationsHooks: ((licenseId: string) => void)[] = [
     (licenseId) => db.delete(activations).where(eq(activations.licenseId, licenseId)).run(),
+    // DECISIONS: revoke "drops activations and floating sessions".
+    (licenseId) => db.delete(floatingSessions).where(eq(floatingSessions.licenseId, licenseId)).run(),
   ];
 
   return {
@@ -127,21 +129,6 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         if (gone.length) writeAudit(db, audit);
         return gone.length > 0;
       });
-    },
-    activations(licenseId) {
-      return db
-        .select({
-          id: activations.id,
-          identifier: activations.identifier,
-          identifierType: activations.identifierType,
-          label: activations.label,
-          createdAt: activations.createdAt,
-          lastSeenAt: activations.lastSeenAt,
-        })
-        .from(activations)
-        .where(eq(activations.licenseId, licenseId))
-        .orderBy(asc(activations.createdAt), asc(activations.id))
-        .all();
     },
   };
 }

@@ -65,16 +65,5 @@ export interface LicenseRepo {
   attachAddon(licenseId: string, addonId: string, at: Date, guard: (current: License) => void, audit: AuditEntry): boolean | null;
   /** Like attachAddon; false when the add-on was not attached, null when the license does not exist. */
   detachAddon(licenseId: string, addonId: string, guard: (current: License) => void, audit: AuditEntry): boolean | null;
-  /** The license's activation rows, oldest first. */
-  activations(licenseId: string): LicenseActivation[];
 }
 
-/** A row of the activations table as the admin API shows it. */
-export interface LicenseActivation {
-  id: string;
-  identifier: string;
-  identifierType: "device" | "user";
-  label: string | null;
-  createdAt: Date;
-  lastSeenAt: Date | null;
-}

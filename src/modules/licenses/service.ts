@@ -16,7 +16,9 @@ import type { Addon } from "../addons/repo";
 import { mergeFeatures, type EffectiveFeature } from "../addons/domain";
 import { assertNotRevoked, transition, trialExpiryError, type LicenseAction } from "./domain";
 import { licenseAuditView } from "./present";
-import type { License, LicenseActivation, LicenseListFilter, LicensePatch, LicenseStatus } from "./repo";
+import type { License, LicenseListFilter, LicensePatch, LicenseStatus } from "./repo";
+import type { Activation } from "../activations/repo";
+import type { FloatingSession } from "../floating/repo";
 
 export interface IssueLicenseInput {
   productId: string;
@@ -113,7 +115,9 @@ export interface LicenseDetail {
   plan: Plan;
   addons: Addon[];
   features: EffectiveFeature[];
-  activations: LicenseActivation[];
+  activations: Activation[];
+  /** Live (unexpired) floating sessions. */
+  floatingSessions: FloatingSession[];
 }
 
 function detailOf(deps: Deps, license: License, key?: string): LicenseDetail {
@@ -125,7 +129,8 @@ function detailOf(deps: Deps, license: License, key?: string): LicenseDetail {
     plan,
     addons,
     features: mergeFeatures(plan.quotaPeriod, deps.repos.plans.features(plan.id), addons),
-    activations: deps.repos.licenses.activations(license.id),
+    activations: deps.repos.activations.listByLicense(license.id),
+    floatingSessions: deps.repos.floating.listActive(license.id, deps.clock.now()),
   };
 }
 

@@ -1,0 +1,22 @@
+import { sqliteTable, text, integer, index } from "drizzle-orm/sqlite-core";
+
+const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
+
+/**
+ * Brute-force state per client address (DECISIONS: Abuse limits). In SQLite, not in memory, so every
+ * node sharing the database enforces the same lockout.
+ */
+export const bruteForceState = sqliteTable(
+  "brute_force_state",
+  {
+    ip: text("ip").primaryKey(),
+    /** Failed lookups in the current window. */
+    fails: integer("fails").notNull(),
+    windowStartedAt: ts("window_started_at").notNull(),
+    /** Lockouts so far (the next one lasts base × 2^level, capped). */
+    level: integer("level").notNull(),
+    lockedUntil: ts("locked_until"),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [index("brute_force_state_updated_idx").on(t.updatedAt)],
+);

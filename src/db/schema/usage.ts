@@ -1,0 +1,39 @@
+import { sqliteTable, text, integer, index, primaryKey } from "drizzle-orm/sqlite-core";
+import { licenses } from "./licenses";
+
+const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
+
+/**
+ * One counter per (license, feature, period window). The period key names the UTC window
+ * (e.g. "2026-11" for monthly), so a new period starts from a fresh row and old rows stay as history.
+ */
+export const usageCounters = sqliteTable(
+  "usage_counters",
+  {
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    feature: text("feature").notNull(),
+    periodKey: text("period_key").notNull(),
+    used: integer("used").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.licenseId, t.feature, t.periodKey] })],
+);
+
+/** Every accepted usage report, with the caller's metadata (spec: /license/usage "stored with the event"). */
+export const usageEvents = sqliteTable(
+  "usage_events",
+  {
+    id: text("id").primaryKey(),
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    feature: text("feature").notNull(),
+    periodKey: text("period_key").notNull(),
+    quantity: integer("quantity").notNull(),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>(),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [index("usage_events_license_idx").on(t.licenseId, t.createdAt)],
+);

@@ -1,0 +1,20 @@
+/** Brute-force counters of one client address (DECISIONS: Abuse limits). */
+export interface BruteForceState {
+  ip: string;
+  fails: number;
+  windowStartedAt: Date;
+  /** Lockouts already served; the next one lasts base × 2^level, capped. */
+  level: number;
+  lockedUntil: Date | null;
+  updatedAt: Date;
+}
+
+export interface BruteForceRepo {
+  /** One prepared read by primary key; activate calls it before every key lookup. */
+  get(ip: string): BruteForceState | null;
+  /**
+   * Atomic read-decide-write of one address's state; also prunes rows idle since `pruneBefore`.
+   * Returns the new state.
+   */
+  recordFailure(ip: string, decide: (current: BruteForceState | null) => BruteForceState, pruneBefore: Date): BruteForceState;
+}

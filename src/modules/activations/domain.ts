@@ -1,0 +1,56 @@
+// Token and activation rules (DECISIONS: Signed token). Pure: no I/O; `now` and the nonce are passed in.
+import { DAY } from "../../shared/clock";
+import type { TokenClaims } from "../../crypto/token";
+import { fingerprint } from "../../crypto/fingerprint";
+import type { LicenseAccess } from "../license-api/repo";
+
+const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/**
+ * Online token expiry: iat + TOKEN_TTL, never later than valid_until + grace_days when the license
+ * has an expiry, so a cached token cannot outlive the license it proves.
+ */
+export function onlineTokenExpiry(iat: number, ttlSeconds: number, validUntil: Date | null, graceDays: number): number {
+  const byTtl = iat + ttlSeconds;
+  if (validUntil === null) return byTtl;
+  return Math.min(byTtl, seconds(validUntil.getTime() + graceDays * DAY));
+}
+
+export interface TokenInput {
+  access: LicenseAccess;
+  identifier: string;
+  features: Record<string, boolean | string>;
+  now: Date;
+  ttlSeconds: number;
+  kid: string;
+  nonce: string;
+}
+
+export function onlineTokenClaims({ access, identifier, features, now, ttlSeconds, kid, nonce }: TokenInput): TokenClaims {
+  const { license, plan } = access;
+  const iat = seconds(now.getTime());
+  return {
+    lid: license.id,
+    pid: license.productId,
+    pln: plan.id,
+    sts: license.status,
+    idn: identifier,
+    fpr: fingerprint(identifier, license.productId),
+    ftr: features,
+    iat,
+    exp: onlineTokenExpiry(iat, ttlSeconds, license.validUntil, plan.graceDays),
+    // Spec: sup is unix seconds, 0 = unlimited support window.
+    sup: license.supportUntil ? seconds(license.supportUntil.getTime()) : 0,
+    grc: plan.graceDays,
+    nce: nonce,
+    kid,
+  };
+}
+
+/**
+ * Verify records last_seen_at at most once per interval per activation: verify is the hot path and
+ * a write per call would serialize every client start on SQLite's single writer.
+ */
+export function lastSeenDue(lastSeenAt: Date | null, now: Date, intervalMs: number): boolean {
+  return lastSeenAt === null || now.getTime() - lastSeenAt.getTime() >= intervalMs;
+}

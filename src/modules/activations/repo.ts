@@ -1,0 +1,49 @@
+import type { AuditEntry } from "../audit/repo";
+import type { LicenseAccess } from "../license-api/repo";
+
+export type IdentifierType = "device" | "user";
+
+export interface Activation {
+  id: string;
+  licenseId: string;
+  identifier: string;
+  identifierType: IdentifierType;
+  label: string | null;
+  createdAt: Date;
+  lastSeenAt: Date | null;
+}
+
+export interface NewActivation {
+  licenseId: string;
+  identifier: string;
+  identifierType: IdentifierType;
+  label: string | null;
+  at: Date;
+}
+
+export type ActivateOutcome =
+  | { kind: "activated" | "already_activated"; activation: Activation; access: LicenseAccess }
+  | { kind: "limit"; max: number };
+
+/** What verify reads: license, plan and the caller's activation. */
+export interface VerifyLookup extends LicenseAccess {
+  activation: Pick<Activation, "id" | "lastSeenAt">;
+}
+
+export interface ActivationRepo {
+  /**
+   * Atomic (spec: License rule 1): inside one write transaction, re-reads the license and plan and
+   * passes them to `check` (throws to refuse, e.g. a license revoked a moment ago), then returns the
+   * existing activation of the identifier, or inserts one if the plan's max_activations allows.
+   */
+  activate(input: NewActivation, check: (current: LicenseAccess | null) => void): ActivateOutcome;
+  /** Hot path: prepared indexed reads; null when the key is unknown or the identifier is not activated. */
+  findForVerify(keyHash: string, identifier: string): VerifyLookup | null;
+  /** Sets last_seen_at unless it was set after `notSeenSince` (another node may have just done it). */
+  touch(activationId: string, at: Date, notSeenSince: Date): void;
+  /** Frees the slot; false when the identifier was not activated. */
+  deactivate(licenseId: string, identifier: string): boolean;
+  listByLicense(licenseId: string): Activation[];
+  /** Admin removal with its audit row in the same transaction; null when not found on this license. */
+  remove(licenseId: string, activationId: string, audit: (removed: Activation) => AuditEntry): Activation | null;
+}

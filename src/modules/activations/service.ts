@@ -1,0 +1,145 @@
+// Activate, verify, deactivate (spec: License endpoints, Activation table, rules 1-2, design rule 4).
+import { randomBytes } from "node:crypto";
+import type { Deps } from "../../deps";
+import { AppError } from "../../shared/errors";
+import { SECOND } from "../../shared/clock";
+import type { Actor } from "../../shared/actor";
+import { signToken } from "../../crypto/token";
+import { getLicense } from "../licenses/service";
+import { assertNotLockedOut, recordFailedLookup } from "../abuse/service";
+import { licenseEntitlements } from "../entitlements/service";
+import { featureValues } from "../entitlements/domain";
+import {
+  belongsToProduct,
+  findLicense,
+  isUsableAccess,
+  keyHashOf,
+  licenseNotFound,
+  requireUsableLicense,
+  type PublicLicenseInput,
+} from "../license-api/access";
+import type { LicenseAccess } from "../license-api/repo";
+import { lastSeenDue, onlineTokenClaims } from "./domain";
+import type { Activation, IdentifierType } from "./repo";
+
+/** Signs a fresh online token with the active key (its KeyObject is built once, never per request). */
+function issueToken(deps: Deps, access: LicenseAccess, identifier: string, features: Record<string, boolean | string>, now: Date): string {
+  const key = deps.tokenKeys.active();
+  const claims = onlineTokenClaims({
+    access,
+    identifier,
+    features,
+    now,
+    ttlSeconds: deps.config.tokenTtlSeconds,
+    kid: key.kid,
+    nonce: randomBytes(12).toString("base64url"),
+  });
+  return signToken(key.signer, claims);
+}
+
+function tokenFeatures(deps: Deps, access: LicenseAccess): Record<string, boolean | string> {
+  return featureValues(licenseEntitlements(deps, access));
+}
+
+export interface ActivateInput extends PublicLicenseInput {
+  identifier: string;
+  identifierType: IdentifierType;
+  label: string | null;
+  /** Client address for the brute-force lockout. */
+  ip: string;
+}
+
+export interface ActivateResult {
+  status: "activated" | "already_activated";
+  licenseId: string;
+  token: string;
+}
+
+export function activate(deps: Deps, input: ActivateInput): ActivateResult {
+  const now = deps.clock.now();
+  // Checked before the key lookup, so a locked-out address learns nothing about any key.
+  assertNotLockedOut(deps, input.ip, now);
+  const found = findLicense(deps, input);
+  if (!found) {
+    recordFailedLookup(deps, input.ip, now);
+    throw licenseNotFound();
+  }
+  const outcome = deps.repos.activations.activate(
+    { licenseId: found.license.id, identifier: input.identifier, identifierType: input.identifierType, label: input.label, at: now },
+    (current) => {
+      if (!current) throw licenseNotFound(); // deleted between lookup and transaction
+      // Spec: States, usability rule 1 — activate answers 403 for an unusable license. Only a caller
+      // holding the real key can reach this branch; unknown keys got the 404 above.
+      if (!isUsableAccess(current, now)) {
+        throw new AppError("LICENSE_INACTIVE", { message: "This license is not active and cannot be activated." });
+      }
+    },
+  );
+  if (outcome.kind === "limit") {
+    throw new AppError("ACTIVATION_LIMIT", {
+      message: "All activation slots of this license are in use. Deactivate a device first.",
+      details: { max_activations: outcome.max },
+    });
+  }
+  const token = issueToken(deps, outcome.access, input.identifier, tokenFeatures(deps, outcome.access), now);
+  return { status: outcome.kind, licenseId: outcome.access.license.id, token };
+}
+
+export interface VerifyInput extends PublicLicenseInput {
+  identifier: string;
+}
+
+export interface VerifyResult {
+  access: LicenseAccess;
+  features: Record<string, boolean | string>;
+  token: string;
+}
+
+/**
+ * The hot path: prepared indexed reads of license, activation, plan and features, one Ed25519
+ * signature, and a write only when last_seen_at is due.
+ */
+export function verify(deps: Deps, input: VerifyInput): VerifyResult {
+  const now = deps.clock.now();
+  const hash = keyHashOf(deps, input.licenseKey);
+  const found = hash === null ? null : deps.repos.activations.findForVerify(hash, input.identifier);
+  // Spec design rule 4: missing key, malformed key, another product's key, an identifier never
+  // activated, and every unusable state (suspended, revoked, expired, canceled, past grace) all get
+  // the one identical 404, so verify cannot be used to probe which keys exist or what state they are in.
+  if (!found || !belongsToProduct(found, input.productId) || !isUsableAccess(found, now)) {
+    throw licenseNotFound();
+  }
+  const intervalMs = deps.config.lastSeenIntervalSeconds * SECOND;
+  if (lastSeenDue(found.activation.lastSeenAt, now, intervalMs)) {
+    deps.repos.activations.touch(found.activation.id, now, new Date(now.getTime() - intervalMs));
+  }
+  const features = tokenFeatures(deps, found);
+  return { access: found, features, token: issueToken(deps, found, input.identifier, features, now) };
+}
+
+export function deactivate(deps: Deps, input: VerifyInput): void {
+  const access = requireUsableLicense(deps, input, deps.clock.now());
+  // Same collapse as verify (spec: design rule 4): an unknown identifier is indistinguishable from an unknown key.
+  if (!deps.repos.activations.deactivate(access.license.id, input.identifier)) throw licenseNotFound();
+}
+
+/** Admin view of a license's activations (for the license detail route). */
+export function listActivations(deps: Deps, licenseId: string): Activation[] {
+  return deps.repos.activations.listByLicense(licenseId);
+}
+
+/** Admin removal of one activation; frees its slot. Audited in the same transaction. */
+export function removeActivation(deps: Deps, actor: Actor, licenseId: string, activationId: string): Activation {
+  const license = getLicense(deps, actor, licenseId); // 404, or 403 PRODUCT_SCOPE_MISMATCH for a bound key
+  const removed = deps.repos.activations.remove(license.id, activationId, (a) => ({
+    actor,
+    action: "activation.remove",
+    entityType: "license",
+    entityId: license.id,
+    productId: license.productId,
+    changes: { activation_id: a.id, identifier: a.identifier, identifier_type: a.identifierType, label: a.label },
+    at: deps.clock.now(),
+  }));
+  if (!removed) throw new AppError("NOT_FOUND", { message: "Activation not found." });
+  return removed;
+}

@@ -1,0 +1,19 @@
+import type { FeatureValueType, QuotaPeriod } from "../plans/repo";
+
+/** One feature as granted by the license's plan or by one of its add-ons, before merging. */
+export interface FeatureGrant {
+  source: "plan" | "addon";
+  name: string;
+  valueType: FeatureValueType;
+  value: string;
+  quotaLimit: number | null;
+  quotaPeriod: QuotaPeriod | null;
+}
+
+export interface EntitlementRepo {
+  /**
+   * Plan features (any order), then the license's add-on features ordered by attach time, then
+   * add-on id. Verify reads this on every call.
+   */
+  grants(planId: string, licenseId: string): FeatureGrant[];
+}

@@ -1,0 +1,62 @@
+import { and, asc, count, eq, gt, lte } from "drizzle-orm";
+import { immediate, type DbHandle } from "../../db/client";
+import { floatingSessions } from "../../db/schema";
+import { createLicenseAccessRepo } from "../license-api/repo.sqlite";
+import { newId } from "../../shared/ids";
+import type { FloatingRepo, FloatingSession } from "./repo";
+
+export function createFloatingRepo(handle: DbHandle): FloatingRepo {
+  const { db } = handle;
+  const access = createLicenseAccessRepo(handle);
+  const live = (licenseId: string, at: Date) => and(eq(floatingSessions.licenseId, licenseId), gt(floatingSessions.expiresAt, at));
+  const liveOf = (licenseId: string, identifier: string, at: Date) => and(live(licenseId, at), eq(floatingSessions.identifier, identifier));
+  const countLive = (licenseId: string, at: Date) =>
+    db.select({ n: count() }).from(floatingSessions).where(live(licenseId, at)).get()!.n;
+
+  return {
+    checkout(input, decide) {
+      return immediate(handle, () => {
+        const { max, timeoutMs } = decide(access.findById(input.licenseId));
+        const { licenseId, identifier, at } = input;
+        const expiresAt = new Date(at.getTime() + timeoutMs);
+        // Expired sessions never count and are never revived (DECISIONS: Floating): drop them first,
+        // so a checkout after expiry opens a new session with a new id.
+        db.delete(floatingSessions).where(and(eq(floatingSessions.licenseId, licenseId), lte(floatingSessions.expiresAt, at))).run();
+        const [refreshed] = db
+          .update(floatingSessions)
+          .set({ heartbeatAt: at, expiresAt })
+          .where(liveOf(licenseId, identifier, at))
+          .returning()
+          .all();
+        if (refreshed) {
+          let session: FloatingSession = refreshed;
+          if (input.label !== null && input.label !== refreshed.label) {
+            db.update(floatingSessions).set({ label: input.label }).where(eq(floatingSessions.id, refreshed.id)).run();
+            session = { ...refreshed, label: input.label };
+          }
+          return { kind: "ok", session, active: countLive(licenseId, at), max };
+        }
+        const active = countLive(licenseId, at);
+        if (max !== null && active >= max) return { kind: "limit", active, max };
+        const session: FloatingSession = { id: newId(), licenseId, identifier, label: input.label, createdAt: at, heartbeatAt: at, expiresAt };
+        db.insert(floatingSessions).values(session).run();
+        return { kind: "ok", session, active: active + 1, max };
+      });
+    },
+    heartbeat(licenseId, identifier, at, expiresAt) {
+      return immediate(handle, () => {
+        const [session] = db.update(floatingSessions).set({ heartbeatAt: at, expiresAt }).where(liveOf(licenseId, identifier, at)).returning().all();
+        return session ? { session, active: countLive(licenseId, at) } : null;
+      });
+    },
+    checkin(licenseId, identifier, at) {
+      return immediate(handle, () => {
+        const [session] = db.delete(floatingSessions).where(liveOf(licenseId, identifier, at)).returning().all();
+        return session ? { session, active: countLive(licenseId, at) } : null;
+      });
+    },
+    listActive(licenseId, at) {
+      return db.select().from(floatingSessions).where(live(licenseId, at)).orderBy(asc(floatingSessions.createdAt), asc(floatingSessions.id)).all();
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import type { LicenseAccess } from "../license-api/repo";
+
+export interface FloatingSession {
+  id: string;
+  licenseId: string;
+  identifier: string;
+  label: string | null;
+  createdAt: Date;
+  heartbeatAt: Date;
+  expiresAt: Date;
+}
+
+export interface FloatingLimits {
+  /** The plan's max_activations; null = unlimited. */
+  max: number | null;
+  /** The plan's floating_timeout in ms. */
+  timeoutMs: number;
+}
+
+export type CheckoutOutcome =
+  | { kind: "ok"; session: FloatingSession; active: number; max: number | null }
+  | { kind: "limit"; active: number; max: number };
+
+export interface FloatingRepo {
+  /**
+   * Atomic (spec: License rule 4): inside one write transaction, re-reads the license and asks
+   * `decide` for the limits (it throws to refuse), drops the license's expired sessions, refreshes
+   * the identifier's live session or opens a new one if a seat is free.
+   */
+  checkout(
+    input: { licenseId: string; identifier: string; label: string | null; at: Date },
+    decide: (current: LicenseAccess | null) => FloatingLimits,
+  ): CheckoutOutcome;
+  /** Extends a live session to `expiresAt`; null when there is none (expired sessions stay dead). */
+  heartbeat(licenseId: string, identifier: string, at: Date, expiresAt: Date): { session: FloatingSession; active: number } | null;
+  /** Releases a live session; null when there is none. */
+  checkin(licenseId: string, identifier: string, at: Date): { session: FloatingSession; active: number } | null;
+  listActive(licenseId: string, at: Date): FloatingSession[];
+}

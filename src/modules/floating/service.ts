@@ -1,0 +1,82 @@
+// Floating (concurrent-use) licenses (spec: Floating session table, License rule 4; DECISIONS: Floating).
+import type { Deps } from "../../deps";
+import { AppError } from "../../shared/errors";
+import { MINUTE } from "../../shared/clock";
+import type { Actor } from "../../shared/actor";
+import { getLicense } from "../licenses/service";
+import { isUsableAccess, licenseNotFound, requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
+import type { LicenseAccess } from "../license-api/repo";
+import type { FloatingLimits, FloatingSession } from "./repo";
+
+export interface FloatingInput extends PublicLicenseInput {
+  identifier: string;
+}
+
+export interface FloatingView {
+  session: FloatingSession;
+  active: number;
+  /** The plan's max_activations; null = unlimited. */
+  max: number | null;
+}
+
+/**
+ * Floating sessions exist only on plans with floating = true. A usable key on another plan gets 403:
+ * the caller holds a working key, so naming the reason reveals nothing it could not see in its
+ * entitlements, while unusable or unknown keys still get the collapsed 404.
+ */
+function limitsFor(access: LicenseAccess | null, now: Date): FloatingLimits {
+  if (!access || !isUsableAccess(access, now)) throw licenseNotFound();
+  if (!access.plan.floating) {
+    throw new AppError("FORBIDDEN", { message: "This license's plan does not offer floating sessions." });
+  }
+  return { max: access.plan.maxActivations, timeoutMs: access.plan.floatingTimeout * MINUTE };
+}
+
+export function checkout(deps: Deps, input: FloatingInput & { label: string | null }): FloatingView {
+  const now = deps.clock.now();
+  const access = requireUsableLicense(deps, input, now);
+  limitsFor(access, now);
+  const outcome = deps.repos.floating.checkout(
+    { licenseId: access.license.id, identifier: input.identifier, label: input.label, at: now },
+    (current) => limitsFor(current, now),
+  );
+  if (outcome.kind === "limit") {
+    throw new AppError("FLOATING_LIMIT", {
+      message: "All floating sessions of this license are in use. Retry when one is released or expires.",
+      details: { active_sessions: outcome.active, max_sessions: outcome.max },
+    });
+  }
+  return { session: outcome.session, active: outcome.active, max: outcome.max };
+}
+
+/**
+ * Heartbeat and checkin need key + identifier, like verify and deactivate, and collapse the same way:
+ * no live session for the identifier (never opened, released, or expired) is the same 404 as an
+ * unknown key. An expired session is never revived (DECISIONS: Floating): the client checks out again.
+ */
+export function heartbeat(deps: Deps, input: FloatingInput): FloatingView {
+  const now = deps.clock.now();
+  const access = requireUsableLicense(deps, input, now);
+  const expiresAt = new Date(now.getTime() + access.plan.floatingTimeout * MINUTE);
+  const r = deps.repos.floating.heartbeat(access.license.id, input.identifier, now, expiresAt);
+  if (!r) throw licenseNotFound();
+  return { ...r, max: access.plan.maxActivations };
+}
+
+export function checkin(deps: Deps, input: FloatingInput): FloatingView {
+  const now = deps.clock.now();
+  const access = requireUsableLicense(deps, input, now);
+  const r = deps.repos.floating.checkin(access.license.id, input.identifier, now);
+  if (!r) throw licenseNotFound();
+  return { ...r, max: access.plan.maxActivations };
+}
+
+/** Live sessions of a license, oldest first; for the admin license detail (lead merges it there). */
+export function listActiveFloatingSessions(deps: Deps, licenseId: string): FloatingSession[] {
+  return deps.repos.floating.listActive(licenseId, deps.clock.now());
+}
+
+export function adminFloatingSessions(deps: Deps, actor: Actor, licenseId: string): FloatingSession[] {
+  getLicense(deps, actor, licenseId); // 404 NOT_FOUND, or 403 PRODUCT_SCOPE_MISMATCH for a bound key
+  return listActiveFloatingSessions(deps, licenseId);
+}

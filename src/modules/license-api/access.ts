@@ -1,0 +1,56 @@
+// How public license calls find their license. The license key in the body is the only credential
+// (spec: design rule 1), so everything here is about not turning these routes into an oracle.
+import type { Deps } from "../../deps";
+import { AppError } from "../../shared/errors";
+import { isWellFormedLicenseKey, normalizeLicenseKey } from "../../crypto/license-key";
+import { licenseKeyHash } from "../licenses/service";
+import { isUsable } from "../licenses/domain";
+import type { LicenseAccess } from "./repo";
+
+/**
+ * The one failure answer of the public license API (spec: design rule 4, Errors). Always built here,
+ * always with the default message and null details, so the bodies of all collapsed failures are
+ * byte-identical: a caller probing keys cannot tell a missing key from a revoked one, a key of
+ * another product, or a known key with a wrong identifier.
+ */
+export function licenseNotFound(): AppError {
+  return new AppError("LICENSE_NOT_FOUND");
+}
+
+export interface PublicLicenseInput {
+  licenseKey: string;
+  /** Optional: a client that names its product gets 404 for another product's key. */
+  productId?: string;
+}
+
+/** Lookup hash of a well-formed key; null for anything that cannot be a key (never hits the DB). */
+export function keyHashOf(deps: Pick<Deps, "secrets">, rawKey: string): string | null {
+  const key = normalizeLicenseKey(rawKey);
+  return isWellFormedLicenseKey(key) ? licenseKeyHash(deps, key) : null;
+}
+
+export function belongsToProduct(access: LicenseAccess, productId: string | undefined): boolean {
+  return productId === undefined || access.license.productId === productId;
+}
+
+/** The license behind a key, or null when malformed, unknown or another product's key (activate's view). */
+export function findLicense(deps: Deps, input: PublicLicenseInput): LicenseAccess | null {
+  const hash = keyHashOf(deps, input.licenseKey);
+  if (hash === null) return null;
+  const access = deps.repos.licenseAccess.findByKeyHash(hash);
+  return access && belongsToProduct(access, input.productId) ? access : null;
+}
+
+export function isUsableAccess(access: LicenseAccess, now: Date): boolean {
+  return isUsable(access.license, access.plan.graceDays, now);
+}
+
+/**
+ * A usable license or the collapsed 404. Entitlements, usage and floating use this: if they answered
+ * "suspended" or "expired" where verify answers 404, they would be the oracle verify refuses to be.
+ */
+export function requireUsableLicense(deps: Deps, input: PublicLicenseInput, now: Date): LicenseAccess {
+  const access = findLicense(deps, input);
+  if (!access || !isUsableAccess(access, now)) throw licenseNotFound();
+  return access;
+}

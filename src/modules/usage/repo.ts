@@ -1,0 +1,41 @@
+import type { AuditEntry } from "../audit/repo";
+
+export interface UsageCounter {
+  licenseId: string;
+  feature: string;
+  periodKey: string;
+  used: number;
+  updatedAt: Date;
+}
+
+export interface ConsumeInput {
+  licenseId: string;
+  feature: string;
+  periodKey: string;
+  quantity: number;
+  /** null = unlimited: counted, never refused. */
+  limit: number | null;
+  metadata: Record<string, unknown> | null;
+  at: Date;
+}
+
+/** `used` is the counter after the report when accepted, the unchanged counter when refused. */
+export type ConsumeResult = { accepted: boolean; used: number };
+
+export interface CounterRef {
+  feature: string;
+  periodKey: string;
+}
+
+export interface UsageRepo {
+  /**
+   * Atomic (spec: License rule 3): in one write transaction reads the counter of (license, feature,
+   * period), refuses if the quantity does not fit under the limit, else increments it and stores the
+   * usage event. Concurrent reports can never push the counter past the limit.
+   */
+  consume(input: ConsumeInput): ConsumeResult;
+  /** Current value of one counter (0 when the period has no row yet). */
+  used(licenseId: string, feature: string, periodKey: string): number;
+  /** Deletes the given counters (admin reset) with an audit row listing what was reset. */
+  reset(licenseId: string, refs: CounterRef[], audit: (reset: UsageCounter[]) => AuditEntry): UsageCounter[];
+}

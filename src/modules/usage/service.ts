@@ -1,0 +1,123 @@
+// Metered usage against quotas (spec: POST /license/usage, /license/usage/status; License rule 3;
+// Usage counter). Admin views and resets of the counters.
+import type { Deps } from "../../deps";
+import { AppError, validationError } from "../../shared/errors";
+import type { Actor } from "../../shared/actor";
+import { getLicense } from "../licenses/service";
+import { requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
+import type { LicenseAccess } from "../license-api/repo";
+import { featureView, licenseEntitlements, viewOf, type FeatureView } from "../entitlements/service";
+import type { Entitlement } from "../entitlements/domain";
+import { periodKey } from "./domain";
+
+/** Metadata is stored with every event; bounded so one report cannot store megabytes. */
+export const MAX_METADATA_BYTES = 4096;
+
+export type UsageView = FeatureView & { used: number };
+
+/**
+ * The quota feature named `feature`, or 400. A feature that is missing or not a quota gets the same
+ * answer, and only a caller holding a usable key gets this far: it learns nothing its own
+ * entitlements call would not show (decision: 400 VALIDATION_ERROR, documented in docs/integration.md).
+ */
+function quotaOf(deps: Deps, access: LicenseAccess, feature: string): Entitlement {
+  const e = licenseEntitlements(deps, access).get(feature);
+  if (!e || e.valueType !== "quota") {
+    throw validationError({ feature: "not a quota feature of this license" }, `Feature "${feature}" is not a usage quota on this license.`);
+  }
+  return e;
+}
+
+export interface UsageInput extends PublicLicenseInput {
+  feature: string;
+}
+
+export interface RecordUsageInput extends UsageInput {
+  quantity: number;
+  /** As received: must be a JSON object (or absent). */
+  metadata: unknown;
+}
+
+function checkedMetadata(metadata: unknown): Record<string, unknown> | null {
+  if (metadata === undefined || metadata === null) return null;
+  if (typeof metadata !== "object" || Array.isArray(metadata)) throw validationError({ metadata: "must be a JSON object" });
+  if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
+    throw validationError({ metadata: `at most ${MAX_METADATA_BYTES} bytes of JSON` });
+  }
+  return metadata as Record<string, unknown>;
+}
+
+export function recordUsage(deps: Deps, input: RecordUsageInput): UsageView {
+  const metadata = checkedMetadata(input.metadata);
+  const now = deps.clock.now();
+  const access = requireUsableLicense(deps, input, now);
+  const quota = quotaOf(deps, access, input.feature);
+  const key = periodKey(quota.period, now);
+  const result = deps.repos.usage.consume({
+    licenseId: access.license.id,
+    feature: quota.name,
+    periodKey: key,
+    quantity: input.quantity,
+    limit: quota.limit,
+    metadata,
+    at: now,
+  });
+  if (!result.accepted) {
+    throw new AppError("QUOTA_EXCEEDED", {
+      message: `The ${quota.period} quota of "${quota.name}" does not allow ${input.quantity} more.`,
+      details: { used: result.used, limit: quota.limit, period: quota.period, period_key: key },
+    });
+  }
+  // The counter as this report left it, from the same transaction (a re-read could include others).
+  return viewOf(quota, result.used, now) as UsageView;
+}
+
+export function usageStatus(deps: Deps, input: UsageInput): UsageView {
+  const now = deps.clock.now();
+  const access = requireUsableLicense(deps, input, now);
+  return featureView(deps, access.license.id, quotaOf(deps, access, input.feature), now) as UsageView;
+}
+
+function quotaViews(deps: Deps, access: LicenseAccess, now: Date, only?: string): UsageView[] {
+  const quotas = [...licenseEntitlements(deps, access).values()].filter((e) => e.valueType === "quota");
+  if (only !== undefined && !quotas.some((q) => q.name === only)) {
+    throw validationError({ feature: "not a quota feature of this license" });
+  }
+  return quotas
+    .filter((q) => only === undefined || q.name === only)
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((q) => featureView(deps, access.license.id, q, now) as UsageView);
+}
+
+function adminAccess(deps: Deps, actor: Actor, licenseId: string): LicenseAccess {
+  getLicense(deps, actor, licenseId); // 404 NOT_FOUND, or 403 PRODUCT_SCOPE_MISMATCH for a bound key
+  const access = deps.repos.licenseAccess.findById(licenseId);
+  if (!access) throw new AppError("NOT_FOUND", { message: "License not found." });
+  return access;
+}
+
+/** Admin: every quota feature of the license with its current-period counter. */
+export function licenseUsage(deps: Deps, actor: Actor, licenseId: string): UsageView[] {
+  return quotaViews(deps, adminAccess(deps, actor, licenseId), deps.clock.now());
+}
+
+/** Admin: resets the current-period counters (all quota features, or one). History rows of past periods stay. */
+export function resetUsage(deps: Deps, actor: Actor, licenseId: string, feature?: string): UsageView[] {
+  const access = adminAccess(deps, actor, licenseId);
+  const now = deps.clock.now();
+  const targets = quotaViews(deps, access, now, feature);
+  deps.repos.usage.reset(
+    licenseId,
+    targets.map((t) => ({ feature: t.name, periodKey: t.periodKey })),
+    (reset) => ({
+      actor,
+      action: "license.usage_reset",
+      entityType: "license",
+      entityId: licenseId,
+      productId: access.license.productId,
+      changes: { feature: feature ?? null, reset: reset.map((c) => ({ feature: c.feature, period_key: c.periodKey, used: c.used })) },
+      at: now,
+    }),
+  );
+  return quotaViews(deps, access, now, feature);
+}

@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../../support/app";
+import { catalog, feature, post, quota } from "../../support/license-api";
+import fixtures from "../../support/route-fixtures/license-api";
+import { listActiveFloatingSessions } from "../../../src/modules/floating/service";
+import { listActivations } from "../../../src/modules/activations/service";
+
+let t: TestApp;
+beforeAll(() => {
+  t = createTestApp(); // clock: 2026-11-21T08:00:00Z
+});
+afterAll(() => t.close());
+
+const audit = async (licenseId: string, action: string) =>
+  ((await t.request("GET", `/api/v1/admin/audit?entity_id=${licenseId}&action=${action}`)).body.data.items as any[]);
+
+describe("GET /admin/licenses/:id/usage and POST …/usage/reset", () => {
+  test("lists every quota feature with its current-period counter; reset zeroes and is audited", async () => {
+    const { license, key } = catalog(t, {}, [feature("export"), quota("api", 100, "daily"), quota("builds", 5)]);
+    await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 40 });
+    await post(t, "/license/usage", { license_key: key, feature: "builds", quantity: 2 });
+    const res = await t.request("GET", `/api/v1/admin/licenses/${license.id}/usage`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.items).toEqual([
+      { feature: "api", used: 40, limit: 100, remaining: 60, period: "daily", period_key: "2026-11-21", resets_at: "2026-11-22T00:00:00.000Z" },
+      { feature: "builds", used: 2, limit: 5, remaining: 3, period: "monthly", period_key: "2026-11", resets_at: "2026-12-01T00:00:00.000Z" },
+    ]);
+
+    const one = await t.request("POST", `/api/v1/admin/licenses/${license.id}/usage/reset`, { body: { feature: "api" } });
+    expect(one.status).toBe(200);
+    expect(one.body.data.items).toEqual([expect.objectContaining({ feature: "api", used: 0, remaining: 100 })]);
+    expect((await post(t, "/license/usage/status", { license_key: key, feature: "builds" })).body.data.used).toBe(2);
+    const rows = await audit(license.id, "license.usage_reset");
+    expect(rows).toHaveLength(1);
+    expect(rows[0].changes).toEqual({ feature: "api", reset: [{ feature: "api", period_key: "2026-11-21", used: 40 }] });
+
+    const all = await t.request("POST", `/api/v1/admin/licenses/${license.id}/usage/reset`);
+    expect(all.status).toBe(200);
+    expect(all.body.data.items.map((i: any) => i.used)).toEqual([0, 0]);
+    expect(await audit(license.id, "license.usage_reset")).toHaveLength(2);
+  });
+
+  test("reset of a feature that is not a quota is 400; unknown license 404", async () => {
+    const { license } = catalog(t, {}, [feature("export")]);
+    expect((await t.request("POST", `/api/v1/admin/licenses/${license.id}/usage/reset`, { body: { feature: "export" } })).status).toBe(400);
+    expect((await t.request("GET", `/api/v1/admin/licenses/00000000-0000-4000-8000-000000000000/usage`)).status).toBe(404);
+  });
+});
+
+describe("GET /admin/licenses/:id/floating-sessions", () => {
+  test("lists live sessions only", async () => {
+    const { license, key } = catalog(t, { floating: true, maxActivations: 5, floatingTimeout: 10 });
+    await post(t, "/license/floating/checkout", { license_key: key, identifier: "old" });
+    t.clock.advance(6 * 60_000);
+    await post(t, "/license/floating/checkout", { license_key: key, identifier: "new", label: "New box" });
+    t.clock.advance(5 * 60_000); // "old" expired, "new" alive
+    const res = await t.request("GET", `/api/v1/admin/licenses/${license.id}/floating-sessions`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.items).toEqual([
+      {
+        session_id: expect.any(String),
+        identifier: "new",
+        label: "New box",
+        created_at: new Date(t.clock.nowMs() - 5 * 60_000).toISOString(),
+        heartbeat_at: new Date(t.clock.nowMs() - 5 * 60_000).toISOString(),
+        expires_at: new Date(t.clock.nowMs() + 5 * 60_000).toISOString(),
+      },
+    ]);
+    expect(listActiveFloatingSessions(t.deps, license.id).map((s) => s.identifier)).toEqual(["new"]);
+  });
+
+  test("the license detail shows the same live sessions and the activations", async () => {
+    const { license, key } = catalog(t, { floating: true, maxActivations: 5, floatingTimeout: 10 });
+    await post(t, "/license/activate", { license_key: key, identifier: "desk-1", label: "Desk" });
+    await post(t, "/license/floating/checkout", { license_key: key, identifier: "stale" });
+    t.clock.advance(11 * 60_000); // "stale" expired
+    await post(t, "/license/floating/checkout", { license_key: key, identifier: "live", label: "Live box" });
+    const res = await t.request("GET", `/api/v1/admin/licenses/${license.id}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.floating_sessions.map((s: { identifier: string }) => s.identifier)).toEqual(["live"]);
+    expect(res.body.data.floating_sessions[0].label).toBe("Live box");
+    expect(res.body.data.activations.map((a: { identifier: string; label: string }) => [a.identifier, a.label])).toEqual([["desk-1", "Desk"]]);
+  });
+});
+
+describe("DELETE /admin/licenses/:id/activations/:activation_id", () => {
+  test("removes the activation, frees its slot, and is audited", async () => {
+    const { license, key } = catalog(t, { maxActivations: 1 });
+    await post(t, "/license/activate", { license_key: key, identifier: "lost-laptop" });
+    expect((await post(t, "/license/activate", { license_key: key, identifier: "new-laptop" })).status).toBe(409);
+    const [a] = listActivations(t.deps, license.id);
+    const res = await t.request("DELETE", `/api/v1/admin/licenses/${license.id}/activations/${a!.id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true, data: {} });
+    expect((await post(t, "/license/verify", { license_key: key, identifier: "lost-laptop" })).status).toBe(404);
+    expect((await post(t, "/license/activate", { license_key: key, identifier: "new-laptop" })).status).toBe(200);
+    const rows = await audit(license.id, "activation.remove");
+    expect(rows).toHaveLength(1);
+    expect(rows[0].changes).toMatchObject({ activation_id: a!.id, identifier: "lost-laptop" });
+    // Gone now: 404.
+    expect((await t.request("DELETE", `/api/v1/admin/licenses/${license.id}/activations/${a!.id}`)).status).toBe(404);
+  });
+
+  test("an activation of another license is 404", async () => {
+    const a = catalog(t);
+    const b = catalog(t);
+    await post(t, "/license/activate", { license_key: a.key, identifier: "d" });
+    const [act] = listActivations(t.deps, a.license.id);
+    expect((await t.request("DELETE", `/api/v1/admin/licenses/${b.license.id}/activations/${act!.id}`)).status).toBe(404);
+    expect(listActivations(t.deps, a.license.id)).toHaveLength(1);
+  });
+});
+
+describe("auth on these admin routes", () => {
+  for (const [route, fixture] of Object.entries(fixtures)) {
+    const [method, path] = route.split(" ") as [string, string];
+    const url = (params: Record<string, string> = {}) => path.replace(/:(\w+)/g, (_, k: string) => params[k]!);
+    test(`${route}: admin and licenses:write pass; releases:write, no key, other-product key refused`, async () => {
+      const product = catalog(t).product;
+      const ctx = { t, product };
+      const send = (key: string | null, req = fixture.build(ctx)) => t.request(method, url(req.params), { key, body: req.body });
+      expect((await send(t.adminKey)).status).toBeLessThan(300);
+      expect((await send(t.apiKey(["licenses:write"]))).status).toBeLessThan(300);
+      expect((await send(t.apiKey(["licenses:write"], product.id))).status).toBeLessThan(300);
+      expect((await send(t.apiKey(["releases:write"]))).status).toBe(403);
+      expect((await send(null)).status).toBe(401);
+      const otherProduct = catalog(t).product;
+      const mismatch = await send(t.apiKey(["licenses:write"], otherProduct.id));
+      expect(mismatch.status).toBe(403);
+      expect(mismatch.body.error.code).toBe("PRODUCT_SCOPE_MISMATCH");
+    });
+  }
+
+  test("every admin route of this branch has a fixture", () => {
+    const mine = t.app.routes
+      .map((r) => `${r.method} ${r.path}`)
+      .filter((r) => /\/admin\/licenses\/:id\/(usage|floating-sessions|activations)/.test(r));
+    expect(mine.sort()).toEqual(Object.keys(fixtures).sort());
+  });
+});

@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../../support/app";
+import { catalog, post, quota } from "../../support/license-api";
+import { idempotencyKeys } from "../../../src/db/schema";
+import { licenseKeyHash } from "../../../src/modules/licenses/service";
+import { normalizeLicenseKey } from "../../../src/crypto/license-key";
+import { sha256Hex } from "../../../src/crypto/hash";
+
+let t: TestApp;
+beforeAll(() => {
+  t = createTestApp();
+});
+afterAll(() => t.close());
+
+const idem = (key: string) => ({ "idempotency-key": key });
+
+describe("Idempotency-Key", () => {
+  test("a retry replays the stored response byte for byte, with Idempotent-Replayed, and has no second effect", async () => {
+    const { key, license } = catalog(t, {}, [quota("api", 100)]);
+    const body = { license_key: key, feature: "api", quantity: 7 };
+    const first = await post(t, "/license/usage", body, idem("k-1"));
+    expect(first.status).toBe(200);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const second = await post(t, "/license/usage", body, { ...idem("k-1"), "x-request-id": "retry-request-0001" });
+    expect(second.status).toBe(200);
+    expect(second.headers.get("idempotent-replayed")).toBe("true");
+    expect(second.headers.get("x-request-id")).toBe("retry-request-0001");
+    expect(second.headers.get("content-type")).toContain("application/json");
+    expect(second.text).toBe(first.text);
+    expect(t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(7);
+    // Without the header every call is a new report.
+    await post(t, "/license/usage", body);
+    expect(t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(14);
+  });
+
+  test("activate: the replay returns the same token, not a new one", async () => {
+    const { key } = catalog(t);
+    const body = { license_key: key, identifier: "d1" };
+    const a = await post(t, "/license/activate", body, idem("act-1"));
+    const b = await post(t, "/license/activate", body, idem("act-1"));
+    expect(b.body.data.token).toBe(a.body.data.token);
+    expect(b.body.data.status).toBe("activated"); // the original outcome, not already_activated
+  });
+
+  test("floating checkout honors the key too", async () => {
+    const { key } = catalog(t, { floating: true, maxActivations: 1 });
+    const a = await post(t, "/license/floating/checkout", { license_key: key, identifier: "w" }, idem("fl-1"));
+    const b = await post(t, "/license/floating/checkout", { license_key: key, identifier: "w" }, idem("fl-1"));
+    expect(b.headers.get("idempotent-replayed")).toBe("true");
+    expect(b.text).toBe(a.text);
+  });
+
+  test("the same key with a different body is 422 IDEMPOTENCY_KEY_CONFLICT", async () => {
+    const { key } = catalog(t, {}, [quota("api", 100)]);
+    await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 1 }, idem("k-2"));
+    const res = await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 2 }, idem("k-2"));
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe("IDEMPOTENCY_KEY_CONFLICT");
+    // Body hash is over the raw bytes: the same JSON with other whitespace is a different body.
+    const raw = await t.request("POST", "/api/v1/license/usage", {
+      body: `{ "license_key": "${key}", "feature": "api", "quantity": 1 }`,
+      raw: true,
+      headers: idem("k-2"),
+      key: null,
+    });
+    expect(raw.status).toBe(422);
+  });
+
+  test("keys are scoped by route and license key", async () => {
+    const a = catalog(t, {}, [quota("api", 100)]);
+    const b = catalog(t, {}, [quota("api", 100)]);
+    await post(t, "/license/usage", { license_key: a.key, feature: "api" }, idem("shared"));
+    const other = await post(t, "/license/usage", { license_key: b.key, feature: "api" }, idem("shared"));
+    expect(other.status).toBe(200);
+    expect(other.headers.get("idempotent-replayed")).toBeNull();
+    const otherRoute = await post(t, "/license/activate", { license_key: a.key, identifier: "x" }, idem("shared"));
+    expect(otherRoute.status).toBe(200);
+    expect(otherRoute.headers.get("idempotent-replayed")).toBeNull();
+  });
+
+  test("length: 256 characters pass, 257 or empty are 400 INVALID_IDEMPOTENCY_KEY", async () => {
+    const { key } = catalog(t, {}, [quota("api", 100)]);
+    const ok = await post(t, "/license/usage", { license_key: key, feature: "api" }, idem("k".repeat(256)));
+    expect(ok.status).toBe(200);
+    for (const k of ["k".repeat(257), ""]) {
+      const res = await post(t, "/license/usage", { license_key: key, feature: "api" }, idem(k));
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe("INVALID_IDEMPOTENCY_KEY");
+    }
+  });
+
+  test("4xx outcomes are stored and replayed", async () => {
+    const { key } = catalog(t, {}, [quota("api", 1)]);
+    await post(t, "/license/usage", { license_key: key, feature: "api" });
+    const body = { license_key: key, feature: "api" };
+    const refused = await post(t, "/license/usage", body, idem("k-429"));
+    expect(refused.status).toBe(429);
+    const again = await post(t, "/license/usage", body, idem("k-429"));
+    expect(again.status).toBe(429);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.text).toBe(refused.text);
+  });
+
+  test("a 5xx frees the key: the retry runs", async () => {
+    const { key, license } = catalog(t, {}, [quota("api", 100)]);
+    const real = t.deps.repos.usage.consume;
+    t.deps.repos.usage.consume = () => {
+      throw new Error("disk on fire");
+    };
+    const body = { license_key: key, feature: "api" };
+    try {
+      const failed = await post(t, "/license/usage", body, idem("k-500"));
+      expect(failed.status).toBe(500);
+      expect(failed.body.error.code).toBe("INTERNAL_ERROR");
+    } finally {
+      t.deps.repos.usage.consume = real;
+    }
+    const retry = await post(t, "/license/usage", body, idem("k-500"));
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect(t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(1);
+  });
+
+  const claimOf = (licenseKey: string, route: string, key: string, rawBody: string) => {
+    const scope = { key, route, scope: licenseKeyHash(t.deps, normalizeLicenseKey(licenseKey)) };
+    const now = t.clock.now();
+    return { scope, result: t.deps.repos.idempotency.claim(scope, sha256Hex(rawBody), now, new Date(0), new Date(0)) };
+  };
+
+  test("while the first request is in flight, the same key gets 409 IDEMPOTENCY_IN_FLIGHT with Retry-After: 1", async () => {
+    const { key } = catalog(t, {}, [quota("api", 100)]);
+    const body = { license_key: key, feature: "api" };
+    // Another node holds the claim (its request is still running).
+    const { result } = claimOf(key, "license.usage", "k-flight", JSON.stringify(body));
+    expect(result.kind).toBe("claimed");
+    const res = await post(t, "/license/usage", body, idem("k-flight"));
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe("IDEMPOTENCY_IN_FLIGHT");
+    expect(res.headers.get("retry-after")).toBe("1");
+    // A claim abandoned by a crashed process is taken over after a minute.
+    t.clock.advance(61_000);
+    const later = await post(t, "/license/usage", body, idem("k-flight"));
+    expect(later.status).toBe(200);
+  });
+
+  test("keys expire after 24 hours and are pruned", async () => {
+    const { key } = catalog(t, {}, [quota("api", 100)]);
+    await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 1 }, idem("k-day"));
+    t.clock.advance(24 * 3600_000 - 1);
+    expect((await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 2 }, idem("k-day"))).status).toBe(422);
+    t.clock.advance(2);
+    const fresh = await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 2 }, idem("k-day"));
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get("idempotent-replayed")).toBeNull();
+  });
+
+  test("LOCKED_OUT is transient and not stored", async () => {
+    const t2 = createTestApp({ env: { BF_MAX_FAILS: "1" } });
+    try {
+      const { key } = catalog(t2);
+      await post(t2, "/license/activate", { license_key: "KW-AAAAAAAA-AAAAAAAA-AAAAAAAA-AAAAAAAA", identifier: "x" }); // locks
+      const body = { license_key: key, identifier: "d" };
+      expect((await post(t2, "/license/activate", body, idem("k-lock"))).status).toBe(429);
+      t2.clock.advance(31_000);
+      const after = await post(t2, "/license/activate", body, idem("k-lock"));
+      expect(after.status).toBe(200);
+      expect(after.headers.get("idempotent-replayed")).toBeNull();
+    } finally {
+      await t2.close();
+    }
+  });
+
+  test("stored responses are sealed: no token or key at rest", async () => {
+    const { key } = catalog(t);
+    const res = await post(t, "/license/activate", { license_key: key, identifier: "sealed" }, idem("k-seal"));
+    const token = res.body.data.token as string;
+    const rows = t.deps.db.db.select().from(idempotencyKeys).all();
+    const dump = JSON.stringify(rows);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(dump).not.toContain(token.split(".")[1]!);
+    expect(dump).not.toContain(token.split(".")[0]!.slice(0, 40));
+    expect(dump).not.toContain(key);
+  });
+});
