@@ -246,13 +246,9 @@ export class KeywardClient {
     return out;
   }
 
-  /** Names of the routes in `names` that the server does not serve (param names are ignored). */
+  /** Names of the routes in `names` that the server does not serve. */
   async missingRoutes(names: RouteName[]): Promise<RouteName[]> {
-    const table = [...(await this.routeTable())].map(normalizeTemplate);
-    return names.filter((n) => {
-      const [method, path] = ROUTE_TEMPLATES[n];
-      return !table.includes(normalizeTemplate(`${method} ${path}`));
-    });
+    return missingFromTable(await this.routeTable(), names);
   }
 
   async health(): Promise<ApiResponse> {
@@ -405,6 +401,12 @@ export class KeywardClient {
   }
 }
 
-function normalizeTemplate(route: string): string {
-  return route.replace(/:[^/]+/g, ":p");
+/** The names whose route is absent from `table` ("METHOD /path/:param" entries; param names are ignored). */
+export function missingFromTable(table: Iterable<string>, names: RouteName[]): RouteName[] {
+  const normalize = (route: string) => route.replace(/:[^/]+/g, ":p");
+  const have = new Set([...table].map(normalize));
+  return names.filter((n) => {
+    const [method, path] = ROUTE_TEMPLATES[n];
+    return !have.has(normalize(`${method} ${path}`));
+  });
 }
