@@ -64,7 +64,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
     }
     const keepFile = join(dir, "kept.jsonl");
     if (o.keepBodies) env.WRK_KEEP_FILE = keepFile;
-    const args = [wrk, "-t", String(o.threads), "-c", String(o.connections), "-d", `${o.durationS}s`, "--timeout", "10s", "-s", script, o.url];
+    const args = [wrk, "-t", String(o.threads), "-c", String(o.connections), "-d", `${Math.max(1, Math.round(o.durationS))}s`, "--timeout", "10s", "-s", script, o.url];
     const proc = Bun.spawn(args, { env, stdout: "pipe", stderr: "pipe" });
     const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     const line = out.split("\n").find((l) => l.startsWith("WRK_JSON "));

@@ -110,7 +110,10 @@ test("database and WAL hold no plaintext secret after a full scenario", async ()
     const res = await c.usage(licenses[0]!.key, "calls", 3, { "idempotency-key": "secrets-usage-1" });
     expect(res.status).toBe(200);
   }
-  if (step("deactivate")) expect((await c.deactivate(licenses[2]!.key, "device-2")).status).toBe(200);
+  if (step("activate") && step("deactivate")) {
+    tokens.push((await c.activateOk(licenses[2]!.key, "device-extra")).token);
+    expect((await c.deactivate(licenses[2]!.key, "device-extra")).status).toBe(200);
+  }
 
   // Key rotation, then tokens signed by the new key.
   await c.rotateSigningKey();
