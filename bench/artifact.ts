@@ -36,20 +36,26 @@ async function sha256sum(path: string): Promise<{ hex: string; seconds: number }
   return { hex: out.split(/\s+/)[0]!, seconds: (performance.now() - t0) / 1000 };
 }
 
-/** Samples the server's VmRSS every 10 ms until stopped; returns the maximum in kB. */
-function rssSampler(pid: number): { stop(): number } {
-  let max = procStatus(pid).rssKb;
-  const timer = setInterval(() => {
+/** Samples the server's VmRSS (and its anonymous/file-backed parts) every 10 ms; maxima in kB. */
+function rssSampler(pid: number): { stop(): { rssKb: number; anonKb: number; fileKb: number } } {
+  const max = { rssKb: 0, anonKb: 0, fileKb: 0 };
+  const sample = () => {
     try {
-      max = Math.max(max, procStatus(pid).rssKb);
+      const s = procStatus(pid);
+      max.rssKb = Math.max(max.rssKb, s.rssKb);
+      max.anonKb = Math.max(max.anonKb, s.anonKb);
+      max.fileKb = Math.max(max.fileKb, s.fileKb);
     } catch {
       // process gone: the caller reports the failure
     }
-  }, 10);
+  };
+  sample();
+  const timer = setInterval(sample, 10);
   return {
     stop() {
       clearInterval(timer);
-      return Math.max(max, procStatus(pid).rssKb);
+      sample();
+      return max;
     },
   };
 }
@@ -96,7 +102,8 @@ export async function main(): Promise<number> {
     );
 
     const hwmReset = resetPeakRss(pid);
-    const base = procStatus(pid).rssKb;
+    const baseStatus = procStatus(pid);
+    const base = baseStatus.rssKb;
     const sampler = rssSampler(pid);
     t0 = performance.now();
     const { sha256 } = await client.finalizeArtifact(artifact.id);
@@ -104,14 +111,17 @@ export async function main(): Promise<number> {
     t0 = performance.now();
     await client.publishRelease(release.id);
     const publishS = (performance.now() - t0) / 1000;
-    const sampledMax = sampler.stop();
+    const sampled = sampler.stop();
     const after = procStatus(pid);
-    const peak = hwmReset ? Math.max(after.hwmKb, sampledMax) : sampledMax;
+    const peak = hwmReset ? Math.max(after.hwmKb, sampled.rssKb) : sampled.rssKb;
     const growthMb = mb(peak - base);
     log(`finalize (server-side SHA-256): ${finalizeS.toFixed(2)} s, ${(sizeMb / finalizeS).toFixed(0)} MB/s`);
     log(`publish (Ed25519 + minisign signatures): ${publishS.toFixed(2)} s, ${(sizeMb / publishS).toFixed(0)} MB/s`);
     log(
       `server RSS: ${mb(base).toFixed(1)} MB before finalize, peak ${mb(peak).toFixed(1)} MB during finalize + publish (${hwmReset ? "VmHWM reset via clear_refs + 10 ms sampling" : "10 ms sampling only: clear_refs not permitted"}), growth ${growthMb.toFixed(1)} MB`,
+    );
+    log(
+      `  of which (sampled maxima): anonymous ${mb(baseStatus.anonKb).toFixed(1)} → ${mb(sampled.anonKb).toFixed(1)} MB, file-backed/mmap ${mb(baseStatus.fileKb).toFixed(1)} → ${mb(sampled.fileKb).toFixed(1)} MB`,
     );
 
     const sum = await sha256sum(file);

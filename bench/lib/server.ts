@@ -53,12 +53,15 @@ export function keywardEnv(dataDir: string, port: number, extra: Record<string, 
 export interface ProcStatus {
   rssKb: number;
   hwmKb: number;
+  /** Anonymous (heap) and file-backed (mmap) parts of rssKb. */
+  anonKb: number;
+  fileKb: number;
 }
 
 export function procStatus(pid: number): ProcStatus {
   const text = readFileSync(`/proc/${pid}/status`, "utf8");
   const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN);
-  return { rssKb: field("VmRSS"), hwmKb: field("VmHWM") };
+  return { rssKb: field("VmRSS"), hwmKb: field("VmHWM"), anonKb: field("RssAnon"), fileKb: field("RssFile") };
 }
 
 /** Resets VmHWM to the current RSS (Linux ≥ 4.0: write "5" to clear_refs). False when not allowed. */
