@@ -7,6 +7,7 @@
 //   BENCH_QUICK=1 npm run bench        short smoke run (same code, smaller sizes and durations)
 import { BUN, ROOT } from "./lib/server";
 import { ensureWrk } from "./lib/wrk";
+import { loadAverage } from "./lib/report";
 
 const BENCHES = ["verify", "contention", "feed", "artifact", "binary"] as const;
 
@@ -62,7 +63,9 @@ async function main(): Promise<number> {
   }
   await ensureWrk();
   const cpu = (await Bun.file("/proc/cpuinfo").text()).match(/model name\s*:\s*(.*)/)?.[1] ?? "unknown CPU";
-  console.log(`Keyward benchmarks — ${navigator.hardwareConcurrency} cores (${cpu}), Bun ${Bun.version}${process.env.BENCH_QUICK === "1" ? ", QUICK mode" : ""}`);
+  console.log(
+    `Keyward benchmarks — ${navigator.hardwareConcurrency} cores (${cpu}), Bun ${Bun.version}, load average ${loadAverage()}${process.env.BENCH_QUICK === "1" ? ", QUICK mode" : ""}`,
+  );
   const t0 = performance.now();
   const all: Line[] = [];
   const crashed: string[] = [];

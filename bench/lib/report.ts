@@ -4,6 +4,7 @@
 //   <name>: SKIPPED (route missing: ...)
 // and exits 0. Targets on absolute budgets (startup ms, RSS MB) are printed as measured / budget,
 // so "ratio ≤ 1" means "within budget".
+import { readFileSync } from "node:fs";
 
 export interface Target {
   op: ">=" | "<=";
@@ -56,8 +57,17 @@ export const knobs = {
   },
 };
 
+/** The 1/5/15-minute load averages: figures taken on a busy machine say so. */
+export function loadAverage(): string {
+  try {
+    return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  } catch {
+    return "n/a";
+  }
+}
+
 export function section(title: string): void {
-  console.log(`\n=== ${title} ===`);
+  console.log(`\n=== ${title} === (load average ${loadAverage()})`);
 }
 
 export function log(line: string): void {
