@@ -65,8 +65,8 @@ async function checkActivations(
 }
 
 export async function main(): Promise<number> {
-  const seconds = knobs.seconds("BENCH_SECONDS", 8, 2);
-  const rounds = knobs.int("BENCH_ROUNDS", 2, 1);
+  const seconds = knobs.seconds("BENCH_SECONDS", 6, 2);
+  const rounds = knobs.int("BENCH_ROUNDS", 3, 1);
   const warmup = knobs.seconds("BENCH_WARMUP_SECONDS", 2, 1);
   const connections = knobs.int("BENCH_CONNECTIONS", 64, 64);
   const threads = knobs.int("BENCH_THREADS", 1, 1);
@@ -163,13 +163,16 @@ export async function main(): Promise<number> {
 
     const [v, a, u] = [median(vs.map((r) => r.rps)), median(as.map((r) => r.rps)), median(us.map((r) => r.rps))];
     log(`median req/s: verify ${v.toFixed(0)}, activate ${a.toFixed(0)}, usage ${u.toFixed(0)}; activate/verify ${(a / v).toFixed(3)}, usage/verify ${(u / v).toFixed(3)}`);
+    // Per round, min(activate, usage) / verify from runs adjacent in time; the median is the figure.
+    const roundRatios = vs.map((vr, i) => Math.min(as[i]!.rps, us[i]!.rps) / vr.rps);
+    log(`per-round ratios: ${roundRatios.map((r) => r.toFixed(3)).join(", ")}`);
     if (problems.length) {
       for (const p of problems) log(`PROBLEM: ${p}`);
       printFailed(NAME, `${problems.length} count check(s) failed`);
       return 1;
     }
     log("counts: exact (no activation over max_activations, no acknowledged write lost, quota never exceeded)");
-    printRatio(NAME, Math.min(a, u) / v, TARGET);
+    printRatio(NAME, median(roundRatios), TARGET);
     return 0;
   } finally {
     await keyward?.dispose();

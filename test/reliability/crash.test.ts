@@ -7,11 +7,14 @@ import { rmSync } from "node:fs";
 import { checkDatabase, createWorld, loadAndKill, restart, summarize, type CrashWorld } from "./lib/crash";
 import { Rng, seedFromEnv } from "./lib/prng";
 import { missingRoutes } from "./lib/routes";
+import type { KeywardProcess } from "../../bench/lib/server";
 
 const missing = await missingRoutes("crash", ["adminPlans", "adminLicenses", "activate", "usage"]);
 let world: CrashWorld | null = null;
+const servers: KeywardProcess[] = [];
 
-afterAll(() => {
+afterAll(async () => {
+  for (const s of servers) await s.kill(); // no-op for servers already stopped
   if (world) rmSync(world.dataDir, { recursive: true, force: true });
 });
 
@@ -22,6 +25,7 @@ test.skipIf(missing.length > 0)(
     console.log(`crash test seed=${seed} (replay with CRASH_SEED=${seed})`);
     const rng = new Rng(seed);
     const created = await createWorld();
+    servers.push(created.server);
     world = created.world;
     const report = await loadAndKill(created.server, world, rng, { workers: 8, killAfterMs: rng.int(700, 1200) });
 
@@ -32,6 +36,7 @@ test.skipIf(missing.length > 0)(
     expect(report.inFlightAtKill).toBeGreaterThan(0);
 
     const again = await restart(world);
+    servers.push(again);
     expect((await again.client.health()).status).toBe(200);
     await again.stop();
 

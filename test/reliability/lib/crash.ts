@@ -54,6 +54,15 @@ function add(map: Map<string, Set<string>>, licenseId: string, identifier: strin
 /** Starts a server on a fresh DATA_DIR and creates the fixtures through the admin API. */
 export async function createWorld(): Promise<{ world: CrashWorld; server: KeywardProcess }> {
   const server = await startKeyward();
+  try {
+    return { server, world: await createFixtures(server) };
+  } catch (e) {
+    await server.dispose();
+    throw e;
+  }
+}
+
+async function createFixtures(server: KeywardProcess): Promise<CrashWorld> {
   const c = server.client;
   const slug = `crash-${Math.random().toString(36).slice(2, 10)}`;
   const product = await c.createProduct({ name: "Crash test", slug });
@@ -73,20 +82,17 @@ export async function createWorld(): Promise<{ world: CrashWorld; server: Keywar
   const unlimited = await issue(unlimitedPlan.id, 2);
   const [usageLicense] = await issue(limitedPlan.id, 1);
   return {
-    server,
-    world: {
-      dataDir: server.dataDir,
-      env: server.env,
-      adminKey: server.adminKey,
-      limited,
-      unlimited,
-      usageLicense: usageLicense!,
-      ackedActivations: new Map(),
-      attemptedActivations: new Map(),
-      ackedUsage: { [CAPPED]: 0, [METERED]: 0 },
-      sentUsage: { [CAPPED]: 0, [METERED]: 0 },
-      cycles: 0,
-    },
+    dataDir: server.dataDir,
+    env: server.env,
+    adminKey: server.adminKey,
+    limited,
+    unlimited,
+    usageLicense: usageLicense!,
+    ackedActivations: new Map(),
+    attemptedActivations: new Map(),
+    ackedUsage: { [CAPPED]: 0, [METERED]: 0 },
+    sentUsage: { [CAPPED]: 0, [METERED]: 0 },
+    cycles: 0,
   };
 }
 
