@@ -293,7 +293,6 @@ export class KeywardClient {
       body.features = input.features.map((f) => ({
         name: f.name,
         value_type: "quota",
-        value: "",
         quota_limit: f.quotaLimit,
         ...(f.quotaPeriod ? { quota_period: f.quotaPeriod } : {}),
       }));
@@ -380,7 +379,7 @@ export class KeywardClient {
       path: ROUTES.releaseArtifacts(releaseId),
       body: { platform: input.platform, filename: input.filename, content_type: input.contentType, size: input.size },
     });
-    return { id: read.id(data), upload: read.upload(data) };
+    return { id: read.id(data?.artifact), upload: read.upload(data) };
   }
 
   /** PUT the bytes to the presigned URL the artifact call returned (no admin key: the URL is the credential). */
