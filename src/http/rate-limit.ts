@@ -4,14 +4,14 @@ import { Elysia } from "elysia";
 import type { RateLimiter } from "../shared/rate-limiter";
 import type { Clock } from "../shared/clock";
 import { MINUTE } from "../shared/clock";
-import { requestContext } from "./request-context";
+import { pathOf, requestContext } from "./request-context";
 import { errorResponse } from "./error-handler";
 
 export function publicRateLimit(opts: { limiter: RateLimiter; clock: Clock; perMinute: number; prefixes: readonly string[] }) {
   const { limiter, clock, perMinute, prefixes } = opts;
   return new Elysia({ name: "keyward/rate-limit" }).onRequest(({ request }) => {
     if (perMinute === 0) return;
-    const path = new URL(request.url).pathname;
+    const path = pathOf(request.url);
     if (!prefixes.some((p) => path.startsWith(p))) return;
     const { ip } = requestContext(request);
     const decision = limiter.hit(`public:${ip}`, perMinute, MINUTE, clock.nowMs());

@@ -29,6 +29,14 @@ export function clientIp(request: Request, server: ServerLike | null | undefined
   return server?.requestIP(request)?.address ?? "127.0.0.1";
 }
 
+/** The path of an absolute request URL, without parsing the whole URL (hot path). */
+export function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const end = url.indexOf("?", start);
+  return end < 0 ? url.slice(start) : url.slice(start, end);
+}
+
 export function beginRequest(request: Request, ip: string, startedAt: number): RequestContext {
   const incoming = request.headers.get("x-request-id");
   const ctx: RequestContext = {

@@ -9,6 +9,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** Whether a line of this level would be written (lets hot paths skip building it). */
+  enabled(level: Exclude<LogLevel, "silent">): boolean;
 }
 
 export function redact(value: unknown, depth = 0): unknown {
@@ -33,5 +35,6 @@ export function createLogger(level: LogLevel, sink: (line: string) => void = (l)
     info: (m, f) => emit("info", m, f),
     warn: (m, f) => emit("warn", m, f),
     error: (m, f) => emit("error", m, f),
+    enabled: (lvl) => ORDER[lvl] >= min,
   };
 }

@@ -1,4 +1,5 @@
 import type { AuditEntry } from "../audit/repo";
+import type { FeatureGrant } from "../entitlements/repo";
 import type { LicenseAccess } from "../license-api/repo";
 
 export type IdentifierType = "device" | "user";
@@ -25,9 +26,11 @@ export type ActivateOutcome =
   | { kind: "activated" | "already_activated"; activation: Activation; access: LicenseAccess }
   | { kind: "limit"; max: number };
 
-/** What verify reads: license, plan and the caller's activation. */
+/** What verify reads: license, plan, the caller's activation, and the feature grants for the token. */
 export interface VerifyLookup extends LicenseAccess {
   activation: Pick<Activation, "id" | "lastSeenAt">;
+  /** Plan features, then add-on features in attach order (as EntitlementRepo.grants). */
+  grants: FeatureGrant[];
 }
 
 export interface ActivationRepo {
@@ -37,7 +40,7 @@ export interface ActivationRepo {
    * existing activation of the identifier, or inserts one if the plan's max_activations allows.
    */
   activate(input: NewActivation, check: (current: LicenseAccess | null) => void): ActivateOutcome;
-  /** Hot path: prepared indexed reads; null when the key is unknown or the identifier is not activated. */
+  /** Hot path: one prepared statement; null when the key is unknown or the identifier is not activated. */
   findForVerify(keyHash: string, identifier: string): VerifyLookup | null;
   /** Sets last_seen_at unless it was set after `notSeenSince` (another node may have just done it). */
   touch(activationId: string, at: Date, notSeenSince: Date): void;

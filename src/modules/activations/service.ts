@@ -8,7 +8,7 @@ import { signToken } from "../../crypto/token";
 import { getLicense } from "../licenses/service";
 import { assertNotLockedOut, recordFailedLookup } from "../abuse/service";
 import { licenseEntitlements } from "../entitlements/service";
-import { featureValues } from "../entitlements/domain";
+import { featureValues, mergeGrants } from "../entitlements/domain";
 import {
   belongsToProduct,
   findLicense,
@@ -113,7 +113,8 @@ export function verify(deps: Deps, input: VerifyInput): VerifyResult {
   if (lastSeenDue(found.activation.lastSeenAt, now, intervalMs)) {
     deps.repos.activations.touch(found.activation.id, now, new Date(now.getTime() - intervalMs));
   }
-  const features = tokenFeatures(deps, found);
+  // The lookup already carries the feature grants (one statement); no second read.
+  const features = featureValues(mergeGrants(found.grants, found.plan.quotaPeriod));
   return { access: found, features, token: issueToken(deps, found, input.identifier, features, now) };
 }
 

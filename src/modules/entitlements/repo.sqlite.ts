@@ -3,7 +3,8 @@ import type { DbHandle } from "../../db/client";
 import { addons, licenseAddons, planFeatures } from "../../db/schema";
 import type { EntitlementRepo, FeatureGrant } from "./repo";
 
-export function createEntitlementRepo(handle: DbHandle): EntitlementRepo {
+/** Prepared readers of plan and add-on grants, shared by the entitlement repo and verify's lookup. */
+export function createGrantReaders(handle: DbHandle) {
   const { db } = handle;
   // Verify reads features on every call. Measured here (bun:sqlite, prepared): a single-table
   // indexed read costs ~2 µs, while any multi-table statement (UNION or JOIN) or an ORDER BY adds
@@ -38,9 +39,12 @@ export function createEntitlementRepo(handle: DbHandle): EntitlementRepo {
     .prepare();
 
   return {
-    grants(planId, licenseId) {
+    planGrants(planId: string): FeatureGrant[] {
+      return planGrants.all({ planId }).map((r) => ({ source: "plan" as const, ...r }));
+    },
+    /** The license's add-on grants in attach order (then add-on id). */
+    addonGrants(licenseId: string): FeatureGrant[] {
       const out: FeatureGrant[] = [];
-      for (const r of planGrants.all({ planId })) out.push({ source: "plan", ...r });
       const links = attached.all({ licenseId });
       // The merge rule (domain.ts) applies add-ons in attach order: later ones override earlier ones.
       if (links.length > 1) {
@@ -52,5 +56,12 @@ export function createEntitlementRepo(handle: DbHandle): EntitlementRepo {
       }
       return out;
     },
+  };
+}
+
+export function createEntitlementRepo(handle: DbHandle): EntitlementRepo {
+  const readers = createGrantReaders(handle);
+  return {
+    grants: (planId, licenseId) => [...readers.planGrants(planId), ...readers.addonGrants(licenseId)],
   };
 }

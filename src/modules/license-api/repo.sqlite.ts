@@ -46,8 +46,5 @@ export function createLicenseAccessRepo(handle: DbHandle) {
   return {
     findByKeyHash: (hash) => withPlan(licenseByKeyHash.get({ hash })),
     findById: (id) => withPlan(licenseById.get({ id })),
-    /** The license alone (verify reads the activation before it needs the plan). */
-    licenseByKeyHash: (hash: string): PublicLicense | null => licenseByKeyHash.get({ hash }) ?? null,
-    planById: (id: string): PublicPlan | null => planById.get({ id }) ?? null,
-  } satisfies LicenseAccessRepo & Record<string, unknown>;
+  } satisfies LicenseAccessRepo;
 }
