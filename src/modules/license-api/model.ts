@@ -26,17 +26,7 @@ export const identifierField = (maxLength: number) =>
 
 export const LabelField = t.Optional(t.String({ maxLength: 255, description: "Human-readable name, e.g. a host name" }));
 
-export const LicenseStatusSchema = t.Union([
-  t.Literal("active"),
-  t.Literal("trialing"),
-  t.Literal("past_due"),
-  t.Literal("canceled"),
-  t.Literal("expired"),
-  t.Literal("suspended"),
-  t.Literal("revoked"),
-]);
-export const QuotaPeriodSchema = t.Union([t.Literal("hourly"), t.Literal("daily"), t.Literal("monthly"), t.Literal("yearly")]);
-export const ValueTypeSchema = t.Union([t.Literal("bool"), t.Literal("int"), t.Literal("string"), t.Literal("quota"), t.Literal("flag")]);
+export { LicenseStatusSchema, QuotaPeriodSchema, ValueTypeSchema } from "../../http/common-schemas";
 export const DateTime = t.String({ format: "date-time" });
 export const NullableDateTime = t.Union([DateTime, t.Null()]);
 export const Uuid = t.String({ format: "uuid" });

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { LicenseStatusSchema } from "../../http/common-schemas";
 import { AddonSchema } from "../addons/model";
 import { QuotaPeriodSchema, ValueTypeSchema } from "../plans/model";
 import { FloatingSessionSchema } from "../floating/model";
@@ -32,15 +33,7 @@ export function toInstant(field: string, value: string | null | undefined): Date
   return at;
 }
 
-export const LicenseStatusSchema = t.Union([
-  t.Literal("active"),
-  t.Literal("trialing"),
-  t.Literal("past_due"),
-  t.Literal("canceled"),
-  t.Literal("expired"),
-  t.Literal("suspended"),
-  t.Literal("revoked"),
-]);
+export { LicenseStatusSchema };
 
 const ExternalId = t.String({ minLength: 1, maxLength: 255 });
 

@@ -2,7 +2,7 @@ import { iso } from "../../shared/clock";
 import { presentAddon } from "../addons/present";
 import type { EffectiveFeature } from "../addons/domain";
 import type { License } from "./repo";
-import type { Activation } from "../activations/repo";
+import { presentActivation } from "../activations/present";
 import { presentFloatingSession } from "../floating/present";
 import type { LicenseDetail } from "./service";
 
@@ -27,17 +27,6 @@ export function presentLicenseSummary(license: License, planName: string) {
 
 function presentFeature(f: EffectiveFeature) {
   return { name: f.name, value_type: f.valueType, value: f.value, quota_limit: f.quotaLimit, quota_period: f.quotaPeriod, sources: f.sources };
-}
-
-function presentActivation(a: Activation) {
-  return {
-    id: a.id,
-    identifier: a.identifier,
-    identifier_type: a.identifierType,
-    label: a.label,
-    created_at: a.createdAt.toISOString(),
-    last_seen_at: iso(a.lastSeenAt),
-  };
 }
 
 /** Admin view of one license, including the decrypted key (admins may see it). */

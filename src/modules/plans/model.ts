@@ -4,13 +4,8 @@ import { FEATURE_NAME_PATTERN, MAX_FEATURE_VALUE_LENGTH } from "./domain";
 const Uuid = t.String({ format: "uuid" });
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
-export const QuotaPeriodSchema = t.Union([t.Literal("hourly"), t.Literal("daily"), t.Literal("monthly"), t.Literal("yearly")], {
-  description: "Quota counters reset at this boundary, in UTC",
-});
-export const ValueTypeSchema = t.Union([t.Literal("bool"), t.Literal("int"), t.Literal("string"), t.Literal("quota"), t.Literal("flag")], {
-  description:
-    'bool: "true"/"false"; int: integer string; string: text; flag: on when present (value optional); quota: metered, needs quota_limit',
-});
+import { QuotaPeriodSchema, ValueTypeSchema } from "../../http/common-schemas";
+export { QuotaPeriodSchema, ValueTypeSchema };
 export const LicenseTypeSchema = t.Union([t.Literal("perpetual"), t.Literal("subscription"), t.Literal("trial")]);
 export const FeatureName = t.String({
   pattern: FEATURE_NAME_PATTERN,

@@ -118,7 +118,10 @@ describe("auth on these admin routes", () => {
     test(`${route}: admin and licenses:write pass; releases:write, no key, other-product key refused`, async () => {
       const product = catalog(t).product;
       const ctx = { t, product };
-      const send = (key: string | null, req = fixture.build(ctx)) => t.request(method, url(req.params), { key, body: req.body });
+      const send = async (key: string | null) => {
+        const req = await fixture.build(ctx);
+        return t.request(method, url(req.params), { key, body: req.body });
+      };
       expect((await send(t.adminKey)).status).toBeLessThan(300);
       expect((await send(t.apiKey(["licenses:write"]))).status).toBeLessThan(300);
       expect((await send(t.apiKey(["licenses:write"], product.id))).status).toBeLessThan(300);

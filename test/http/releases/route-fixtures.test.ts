@@ -19,7 +19,7 @@ afterAll(() => t.close());
 
 async function call(route: string, key: string | null) {
   const [method, template] = route.split(" ") as [string, string];
-  const req = fixtures[route]!.build({ t, product });
+  const req = await fixtures[route]!.build({ t, product });
   let path = template;
   for (const [k, v] of Object.entries(req.params ?? {})) path = path.replace(`:${k}`, v);
   if (req.query) path += `?${new URLSearchParams(req.query)}`;

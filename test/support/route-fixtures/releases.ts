@@ -1,87 +1,34 @@
-// Route fixtures for the release admin routes (COMMON.md rule 13). build() is synchronous, so
-// resources are made through the synchronous services and repositories; the one asynchronous piece,
-// an uploaded object, is written straight into the local storage driver's directory (the default
-// driver in tests; objects live at STORAGE_LOCAL_DIR/<key>).
-import { createHash } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+// Route fixtures for the release admin routes (COMMON.md rule 13). Resources are made through the
+// release services, the way an admin would: draft, artifact, server-side upload, finalize, publish.
 import type { RouteFixtureContext, RouteFixtures } from "./types";
 import { SYSTEM_ACTOR } from "../../../src/shared/actor";
-import { newId } from "../../../src/shared/ids";
-import { createRelease } from "../../../src/modules/releases/service";
-import type { Artifact } from "../../../src/modules/releases/repo";
+import { addArtifact, createRelease, finalizeArtifact, publishRelease, yankRelease } from "../../../src/modules/releases/service";
 
 let seq = 0;
-
-const audit = (ctx: RouteFixtureContext, action: string, id: string) => ({
-  actor: SYSTEM_ACTOR,
-  action,
-  entityType: "release",
-  entityId: id,
-  productId: ctx.product.id,
-  changes: null,
-  at: ctx.t.clock.now(),
-});
 
 function draft(ctx: RouteFixtureContext) {
   return createRelease(ctx.t.deps, SYSTEM_ACTOR, ctx.product.id, { version: `900.0.${++seq}`, notes: "fixture" });
 }
 
-/** A draft with one uploaded object; finalized (hashes recorded) unless told otherwise. */
-function draftWithArtifact(ctx: RouteFixtureContext, finalize: boolean) {
+/** A draft with one uploaded object; finalized (hashed server-side) unless told otherwise. */
+async function draftWithArtifact(ctx: RouteFixtureContext, finalize: boolean) {
   const { deps } = ctx.t;
   const release = draft(ctx);
-  const bytes = Buffer.from(`fixture artifact ${seq}\n`);
-  const id = newId();
-  const artifact: Artifact = {
-    id,
-    releaseId: release.id,
+  const bytes = new TextEncoder().encode(`fixture artifact ${seq}\n`);
+  const { artifact } = await addArtifact(deps, SYSTEM_ACTOR, release.id, {
     platform: "linux-x64",
     filename: "app.bin",
     contentType: "application/octet-stream",
-    declaredSize: bytes.length,
-    storageKey: `releases/${ctx.product.id}/${release.id}/${id}/app.bin`,
-    status: "pending",
-    sha256: null,
-    fileSize: null,
-    blake2b512: null,
-    edSignature: null,
-    minisignSignature: null,
-    signingKid: null,
-    createdAt: deps.clock.now(),
-    finalizedAt: null,
-  };
-  deps.repos.releases.putArtifact(artifact, () => audit(ctx, "artifact.add", id));
-  const path = join(deps.config.storage.localDir, ...artifact.storageKey.split("/"));
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, bytes);
-  if (finalize) {
-    deps.repos.releases.finalizeArtifact(
-      id,
-      artifact.storageKey,
-      {
-        sha256: createHash("sha256").update(bytes).digest("hex"),
-        fileSize: bytes.length,
-        blake2b512: createHash("blake2b512").update(bytes).digest("hex"),
-      },
-      deps.clock.now(),
-      audit(ctx, "artifact.finalize", id),
-    );
-  }
+    size: bytes.byteLength,
+  });
+  await deps.storage.put(artifact.storageKey, bytes, "application/octet-stream");
+  if (finalize) await finalizeArtifact(deps, SYSTEM_ACTOR, artifact.id);
   return { release, artifact };
 }
 
-/** Published without running the signer (async): the yank/unyank routes never read signatures. */
-function published(ctx: RouteFixtureContext) {
-  const { release, artifact } = draftWithArtifact(ctx, true);
-  const blake = ctx.t.deps.repos.releases.findArtifact(artifact.id)!.artifact.blake2b512!;
-  ctx.t.deps.repos.releases.publish(
-    release.id,
-    [{ artifactId: artifact.id, blake2b512: blake, edSignature: "fixture", minisignSignature: "fixture", signingKid: "fixture" }],
-    ctx.t.clock.now(),
-    audit(ctx, "release.publish", release.id),
-  );
-  return release;
+async function published(ctx: RouteFixtureContext) {
+  const { release } = await draftWithArtifact(ctx, true);
+  return publishRelease(ctx.t.deps, SYSTEM_ACTOR, release.id);
 }
 
 const fixtures: RouteFixtures = {
@@ -103,7 +50,7 @@ const fixtures: RouteFixtures = {
   },
   "DELETE /api/v1/admin/releases/:id": {
     scopes: ["releases:write"],
-    build: (ctx) => ({ params: { id: draftWithArtifact(ctx, false).release.id } }),
+    build: async (ctx) => ({ params: { id: (await draftWithArtifact(ctx, false)).release.id } }),
   },
   "POST /api/v1/admin/releases/:id/artifacts": {
     scopes: ["releases:write"],
@@ -114,26 +61,21 @@ const fixtures: RouteFixtures = {
   },
   "POST /api/v1/admin/artifacts/:id/finalize": {
     scopes: ["releases:write"],
-    build: (ctx) => ({ params: { id: draftWithArtifact(ctx, false).artifact.id }, body: {} }),
+    build: async (ctx) => ({ params: { id: (await draftWithArtifact(ctx, false)).artifact.id }, body: {} }),
   },
   "POST /api/v1/admin/releases/:id/publish": {
     scopes: ["releases:write"],
-    build: (ctx) => ({ params: { id: draftWithArtifact(ctx, true).release.id } }),
+    build: async (ctx) => ({ params: { id: (await draftWithArtifact(ctx, true)).release.id } }),
   },
   "POST /api/v1/admin/releases/:id/yank": {
     scopes: ["releases:write"],
-    build: (ctx) => ({ params: { id: published(ctx).id }, body: { reason: "fixture" } }),
+    build: async (ctx) => ({ params: { id: (await published(ctx)).id }, body: { reason: "fixture" } }),
   },
   "POST /api/v1/admin/releases/:id/unyank": {
     scopes: ["releases:write"],
-    build: (ctx) => {
-      const release = published(ctx);
-      ctx.t.deps.repos.releases.mutate(
-        release.id,
-        () => ({ status: "yanked", yankReason: "fixture", yankedAt: ctx.t.clock.now() }),
-        ctx.t.clock.now(),
-        () => audit(ctx, "release.yank", release.id),
-      );
+    build: async (ctx) => {
+      const release = await published(ctx);
+      yankRelease(ctx.t.deps, SYSTEM_ACTOR, release.id, "fixture");
       return { params: { id: release.id } };
     },
   },

@@ -12,6 +12,12 @@ export interface RouteFixtureContext {
   product: Product;
 }
 
+export interface BuiltRequest {
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+  body?: unknown;
+}
+
 export interface RouteFixture {
   /** Scopes (besides admin) this route accepts; [] means admin only. */
   scopes: Scope[];
@@ -19,7 +25,7 @@ export interface RouteFixture {
    * Builds a fresh, valid request against resources of ctx.product (called once per matrix case,
    * so destructive routes get new resources each time). An unbound admin key must get a 2xx.
    */
-  build(ctx: RouteFixtureContext): { params?: Record<string, string>; query?: Record<string, string>; body?: unknown };
+  build(ctx: RouteFixtureContext): BuiltRequest | Promise<BuiltRequest>;
   /**
    * false for system-wide routes a product-bound key may never use (they answer 403
    * PRODUCT_SCOPE_MISMATCH for any bound key). Default true: resource belongs to ctx.product.
