@@ -9,6 +9,7 @@ import { buildFeed, latestUpdate } from "./service";
 import { renderAppcast, renderFeedJson, tauriResponse } from "./present";
 import { canonicalPlatform } from "./domain";
 import { FeedJsonEntry, FeedQuery, SlugParams, TauriManifest, UpgradeQuery } from "./model";
+import type { Channel, Platform } from "../releases/repo";
 
 const detail = (summary: string) => ({ tags: ["Update feeds"], summary });
 
@@ -16,19 +17,19 @@ const detail = (summary: string) => ({ tags: ["Update feeds"], summary });
 // keep serving it. Download URLs inside are stable, so caching the bytes would be safe otherwise.
 const CACHE = "no-cache";
 
+type FeedQueryIn = { platform: Platform; channel?: Channel; limit?: number; license_key?: string };
+
+/** The appcast and the JSON feed answer the same query (defaults from the spec: stable, limit 20). */
+function feedInput(slug: string, query: FeedQueryIn, format: "feed.xml" | "feed.json") {
+  return { slug, platform: query.platform, channel: query.channel ?? "stable", limit: query.limit ?? 20, licenseKey: query.license_key, format };
+}
+
 export function feedRoutes(deps: Deps) {
   return new Elysia({ name: "keyward/feeds" })
     .get(
       "/releases/:slug/feed.xml",
       ({ params, query }) => {
-        const view = buildFeed(deps, {
-          slug: params.slug,
-          platform: query.platform,
-          channel: query.channel ?? "stable",
-          limit: query.limit ?? 20,
-          licenseKey: query.license_key,
-          format: "feed.xml",
-        });
+        const view = buildFeed(deps, feedInput(params.slug, query, "feed.xml"));
         return new Response(renderAppcast(view), {
           headers: { "content-type": "application/rss+xml; charset=utf-8", "cache-control": CACHE },
         });
@@ -43,14 +44,7 @@ export function feedRoutes(deps: Deps) {
     .get(
       "/releases/:slug/feed.json",
       ({ params, query }) => {
-        const view = buildFeed(deps, {
-          slug: params.slug,
-          platform: query.platform,
-          channel: query.channel ?? "stable",
-          limit: query.limit ?? 20,
-          licenseKey: query.license_key,
-          format: "feed.json",
-        });
+        const view = buildFeed(deps, feedInput(params.slug, query, "feed.json"));
         return Response.json(renderFeedJson(view), { headers: { "cache-control": CACHE } });
       },
       {
