@@ -40,16 +40,19 @@ export function createApp(deps: Deps) {
   // Admin credentials: API keys now; an admin session resolver joins this list later.
   const guard = adminGuard([apiKeyResolver(deps)]);
 
+  // normalize: false — Elysia otherwise silently strips unknown body fields; our schemas say
+  // additionalProperties: false and mean it (unknown keys are a 400), and responses stay exact.
+  // encodeSchema: false — no response schema uses t.Transform, and Elysia otherwise walks every
+  // response through TypeBox's Encode (measured: ~6% of a verify request). Responses are still
+  // validated against their schemas.
+  const root = new Elysia({ name: "keyward", normalize: false, encodeSchema: false });
   return (
-    // normalize: false — Elysia otherwise silently strips unknown body fields; our schemas say
-    // additionalProperties: false and mean it (unknown keys are a 400), and responses stay exact.
-    // encodeSchema: false — no response schema uses t.Transform, and Elysia otherwise walks every
-    // response through TypeBox's Encode (measured: ~6% of a verify request). Responses are still
-    // validated against their schemas.
-    new Elysia({ name: "keyward", normalize: false, encodeSchema: false })
-      // 1. Request id and client address, before anything can fail.
-      .onRequest(({ request, server, set }) => {
-        const ctx = beginRequest(request, clientIp(request, server, config.trustProxy), clock.monotonicMs());
+    root
+      // 1. Request id and client address, before anything can fail. The server is read from the
+      // instance rather than destructured from the context: a hook that destructures `server` makes
+      // Elysia define an accessor on every request's context object.
+      .onRequest(({ request, set }) => {
+        const ctx = beginRequest(request, clientIp(request, root.server, config.trustProxy), clock.monotonicMs());
         set.headers["x-request-id"] = ctx.requestId;
       })
       // The access log is an info line; when info is off the hook is not registered at all, because

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { pathOf } from "./request-context";
+import { clientIp, NO_PEER, pathOf } from "./request-context";
 
 describe("pathOf", () => {
   test("matches URL#pathname for the request URLs a server sees", () => {
@@ -12,5 +12,20 @@ describe("pathOf", () => {
     ]) {
       expect(pathOf(u)).toBe(new URL(u).pathname);
     }
+  });
+});
+
+describe("clientIp", () => {
+  const server = { requestIP: () => ({ address: "198.51.100.7" }) };
+  const req = (xff?: string) => new Request("http://localhost/", { headers: xff ? { "x-forwarded-for": xff } : {} });
+
+  test("the socket address, unless a trusted proxy names the client", () => {
+    expect(clientIp(req("203.0.113.9"), server, false)).toBe("198.51.100.7");
+    expect(clientIp(req("203.0.113.9, 10.0.0.1"), server, true)).toBe("203.0.113.9");
+    expect(clientIp(req(), server, true)).toBe("198.51.100.7");
+  });
+
+  test("no server (in-process requests) is named as such, never as a real address", () => {
+    expect(clientIp(req(), null, false)).toBe(NO_PEER);
   });
 });

@@ -19,6 +19,9 @@ interface ServerLike {
   requestIP(request: Request): { address: string } | null;
 }
 
+/** The client address of a request that did not come through a listening server. */
+export const NO_PEER = "in-process";
+
 export function clientIp(request: Request, server: ServerLike | null | undefined, trustProxy: boolean): string {
   if (trustProxy) {
     // Behind a trusted proxy the left-most X-Forwarded-For entry is the original client.
@@ -26,7 +29,8 @@ export function clientIp(request: Request, server: ServerLike | null | undefined
     const first = xff?.split(",")[0]?.trim();
     if (first) return first;
   }
-  return server?.requestIP(request)?.address ?? "127.0.0.1";
+  // No server: the app is driven in-process (app.handle in tests); there is no peer to name.
+  return server?.requestIP(request)?.address ?? NO_PEER;
 }
 
 /** The path of an absolute request URL, without parsing the whole URL (hot path). */
@@ -49,5 +53,5 @@ export function beginRequest(request: Request, ip: string, startedAt: number): R
 }
 
 export function requestContext(request: Request): RequestContext {
-  return contexts.get(request) ?? { requestId: newId(), ip: "127.0.0.1", startedAt: 0 };
+  return contexts.get(request) ?? { requestId: newId(), ip: NO_PEER, startedAt: 0 };
 }

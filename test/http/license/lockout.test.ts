@@ -86,6 +86,15 @@ describe("without TRUST_PROXY the socket address counts (X-Forwarded-For cannot 
       const locked = await call("3.3.3.3");
       expect(locked.status).toBe(429);
       expect(locked.headers.get("retry-after")).toBe("30");
+      // The address really comes from the socket: an admin mutation over the same server records it.
+      const created = await fetch(`${s.url}/api/v1/admin/products`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${t.adminKey}`, "x-forwarded-for": "9.9.9.9" },
+        body: JSON.stringify({ name: "Socket", slug: "socket-ip" }),
+      });
+      const id = ((await created.json()) as { data: { id: string } }).data.id;
+      const audit = await t.request("GET", `/api/v1/admin/audit?entity_id=${id}`);
+      expect(audit.body.data.items[0].ip).toBe("127.0.0.1");
     } finally {
       await t.close();
     }
