@@ -307,9 +307,36 @@ export class FuzzGen {
     return h;
   }
 
+  /**
+   * A valid request for the route with exactly one part broken (a query value, a body field, or a
+   * header). Purely random cases rarely get past validation; these reach the handlers.
+   */
+  nearValid(method: string, path: string): FuzzCase {
+    const r = this.rng;
+    const filled = path.replace(/:slug\b/g, this.fx.productSlug).replace(/:[^/]+/g, () => r.pick(this.fx.ids));
+    const query: Record<string, string> = { platform: r.pick(PLATFORMS), channel: r.pick(CHANNELS), limit: String(r.int(1, 100)) };
+    const body: Record<string, unknown> = {
+      license_key: this.fx.licenseKey,
+      identifier: `device-${r.int(0, 5)}`,
+      feature: "f",
+      quantity: r.int(1, 3),
+      platform: r.pick(PLATFORMS),
+      channel: r.pick(CHANNELS),
+    };
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    const target = r.int(0, 2);
+    if (target === 0) query[r.pick(Object.keys(query))] = r.pick(["", "0", "101", "-1", "1.5", "%ff", "x".repeat(300), pct(this.randomString())]);
+    else if (target === 1) body[r.pick(Object.keys(body))] = this.value();
+    else Object.assign(headers, this.headers());
+    const url = `${filled}?${new URLSearchParams(query).toString()}`;
+    if (method === "GET" || method === "HEAD") return { method, url, headers, kind: "near-valid" };
+    return { method, url, headers, body: new TextEncoder().encode(JSON.stringify(body)), kind: "near-valid" };
+  }
+
   /** One request for `method path` (path with :params). */
   request(method: string, path: string): FuzzCase {
     const r = this.rng;
+    if (r.chance(0.3)) return this.nearValid(method, path);
     const filled = path.replace(/:[^/]+/g, () => this.param()).replace(/\*/g, () => this.param());
     const url = filled + this.query();
     const headers = this.headers();
