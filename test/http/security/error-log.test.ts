@@ -16,7 +16,7 @@ test("a response failing its schema is logged with where it failed, never with t
     });
   const res = await app.handle(new Request("http://localhost/x"));
   expect(res.status).toBe(500);
-  expect((await res.json()).error.code).toBe("INTERNAL_ERROR");
+  expect(((await res.json()) as { error: { code: string } }).error.code).toBe("INTERNAL_ERROR");
   const log = lines.join("\n");
   expect(log).toContain("response validation failed");
   // Where it failed is kept, so the bug can still be found.
