@@ -272,4 +272,12 @@ CREATE TABLE `brute_force_state` (
 	`updated_at` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX `brute_force_state_updated_idx` ON `brute_force_state` (`updated_at`);
+CREATE INDEX `brute_force_state_updated_idx` ON `brute_force_state` (`updated_at`);--> statement-breakpoint
+CREATE TABLE `rate_limit_counters` (
+	`key` text NOT NULL,
+	`window_start` integer NOT NULL,
+	`count` integer NOT NULL,
+	PRIMARY KEY(`key`, `window_start`)
+);
+--> statement-breakpoint
+CREATE INDEX `rate_limit_counters_window_idx` ON `rate_limit_counters` (`window_start`);

@@ -16,7 +16,6 @@ import { createPlanRepo } from "./modules/plans/repo.sqlite";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
 import { createReleaseRepo } from "./modules/releases/repo.sqlite";
 import { createStorage } from "./modules/storage/factory";
-import { createMemoryRateLimiter } from "./shared/rate-limiter";
 import { createAddonRepo } from "./modules/addons/repo.sqlite";
 import { createSettingsRepo } from "./modules/settings/repo.sqlite";
 import { createLicenseAccessRepo } from "./modules/license-api/repo.sqlite";
@@ -26,6 +25,7 @@ import { createUsageRepo } from "./modules/usage/repo.sqlite";
 import { createFloatingRepo } from "./modules/floating/repo.sqlite";
 import { createIdempotencyRepo } from "./modules/idempotency/repo.sqlite";
 import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
+import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -61,7 +61,7 @@ export function createDeps(config: Readonly<Config>, clock: Clock, logger: Logge
       configuredSeedHex: config.licenseSigningKeyHex,
     });
     const storage = createStorage({ config, clock, secrets });
-    return { config, clock, logger, db, secrets, repos, tokenKeys, storage, rateLimiter: createMemoryRateLimiter() };
+    return { config, clock, logger, db, secrets, repos, tokenKeys, storage, rateLimiter: createSqliteRateLimiter(db) };
   } catch (e) {
     db.close();
     throw e;

@@ -26,6 +26,19 @@ export function errorResponse(
   });
 }
 
+/**
+ * Where a response failed its schema, for the log: JSON pointers and TypeBox's messages only. The
+ * ValidationError's own message embeds the whole response value ("found"), which on license routes
+ * holds a plaintext license key or a signed token, and logs must never carry those (docs/security.md).
+ */
+function responseFailures(error: ValidationError): { path: string; message: string }[] {
+  try {
+    return (error.all as { path?: string; message?: string }[]).map((e) => ({ path: e.path ?? "", message: e.message ?? "invalid" }));
+  } catch {
+    return [];
+  }
+}
+
 function validationFields(error: ValidationError): Record<string, string> {
   const fields: Record<string, string> = {};
   let all: { path?: string; message?: string; summary?: string }[] = [];
@@ -53,7 +66,7 @@ export function errorHandler(logger: Logger) {
       const where = error.type === "response" ? null : error.type;
       if (where === null) {
         // A response that fails its own schema is our bug, not the caller's.
-        logger.error("response validation failed", { requestId: requestContext(request).requestId, error: error.message });
+        logger.error("response validation failed", { requestId: requestContext(request).requestId, failures: responseFailures(error) });
         return errorResponse(request, "INTERNAL_ERROR", "An internal error occurred.", null);
       }
       return errorResponse(request, "VALIDATION_ERROR", `Invalid request ${where}.`, {

@@ -1,6 +1,7 @@
 // Sliding-window counter (the previous window's count weighted by its remaining overlap), per key.
-// In-process: the embedded SQLite deployment is a single node. A multi-node backend supplies a shared
-// implementation of the same interface.
+// The decision is pure (slidingWindowDecision). This in-process implementation serves one process;
+// the service itself uses the SQLite-backed one (modules/abuse/rate-limit.sqlite.ts), whose state
+// every node sharing the database sees (DECISIONS: Abuse limits).
 export interface RateDecision {
   allowed: boolean;
   /** Seconds until a request would be allowed again (0 when allowed). */
@@ -9,6 +10,22 @@ export interface RateDecision {
 
 export interface RateLimiter {
   hit(key: string, limit: number, windowMs: number, nowMs: number): RateDecision;
+}
+
+/**
+ * The sliding-window rule: `previous` hits of the window before `start`, weighted by how much of it
+ * still overlaps the last `windowMs`, plus the `current` window's hits, must leave room for one more.
+ */
+export function slidingWindowDecision(previous: number, current: number, start: number, nowMs: number, limit: number, windowMs: number): RateDecision {
+  const overlap = 1 - (nowMs - start) / windowMs;
+  const estimate = previous * overlap + current;
+  if (estimate + 1 > limit) {
+    // Time until the weighted previous window has decayed enough for one more request.
+    const needed = estimate + 1 - limit;
+    const wait = previous > 0 && needed <= previous * overlap ? (needed / previous) * windowMs : windowMs - (nowMs - start);
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) };
+  }
+  return { allowed: true, retryAfterSeconds: 0 };
 }
 
 interface Window {
@@ -46,16 +63,9 @@ export function createMemoryRateLimiter(maxKeys = 200_000): RateLimiter {
         w.start = start;
         w.count = 0;
       }
-      const overlap = 1 - (nowMs - start) / windowMs;
-      const estimate = w.previous * overlap + w.count;
-      if (estimate + 1 > limit) {
-        // Time until the weighted previous window has decayed enough for one more request.
-        const needed = estimate + 1 - limit;
-        const wait = w.previous > 0 && needed <= w.previous * overlap ? (needed / w.previous) * windowMs : windowMs - (nowMs - start);
-        return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) };
-      }
-      w.count += 1;
-      return { allowed: true, retryAfterSeconds: 0 };
+      const decision = slidingWindowDecision(w.previous, w.count, start, nowMs, limit, windowMs);
+      if (decision.allowed) w.count += 1;
+      return decision;
     },
   };
 }

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { createTestApp, type TestApp } from "../support/app";
+import { SHARED_FLUSH_INTERVAL_MS } from "../../src/modules/abuse/rate-limit.sqlite";
 
 let t: TestApp;
 beforeAll(() => {
@@ -43,6 +45,29 @@ describe("RATE_LIMIT_PUBLIC_PER_MINUTE=0", () => {
       for (let i = 0; i < 50; i++) expect((await u.request("GET", "/api/v1/license/pubkey")).status).toBe(200);
     } finally {
       await u.close();
+    }
+  });
+});
+
+// DECISIONS (Abuse limits): "Limiter state must be shared by all nodes when the DB is shared." Two
+// apps on one data directory are two nodes: a budget spent on one is spent on the other.
+describe("two nodes on one database", () => {
+  test("requests counted by one node count against the same address on the other", async () => {
+    const env = { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY: "true", RELEASE_KEY_ENCRYPTION_KEY: randomBytes(32).toString("hex") };
+    const a = createTestApp({ env });
+    const b = createTestApp({ env, dataDir: a.dataDir });
+    try {
+      for (let i = 0; i < 5; i++) expect((await a.request("GET", "/api/v1/license/pubkey", from("198.51.100.7"))).status).toBe(200);
+      // Node a writes its counts in the background (at most SHARED_FLUSH_INTERVAL_MS later).
+      await Bun.sleep(SHARED_FLUSH_INTERVAL_MS * 2.5);
+      const res = await b.request("GET", "/api/v1/license/pubkey", from("198.51.100.7"));
+      expect(res.status).toBe(429);
+      expect(res.body.error.code).toBe("RATE_LIMITED");
+      // Another address still has its whole budget on b.
+      expect((await b.request("GET", "/api/v1/license/pubkey", from("198.51.100.8"))).status).toBe(200);
+    } finally {
+      await b.close();
+      await a.close();
     }
   });
 });

@@ -1,4 +1,4 @@
-import { sqliteTable, text, integer, index } from "drizzle-orm/sqlite-core";
+import { sqliteTable, text, integer, index, primaryKey } from "drizzle-orm/sqlite-core";
 
 const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
 
@@ -19,4 +19,19 @@ export const bruteForceState = sqliteTable(
     updatedAt: ts("updated_at").notNull(),
   },
   (t) => [index("brute_force_state_updated_idx").on(t.updatedAt)],
+);
+
+/**
+ * Public rate-limit counters per key and window (DECISIONS: Abuse limits — "limiter state must be
+ * shared by all nodes when the DB is shared"). Each node adds its hits here in batches and reads the
+ * totals back (modules/abuse/rate-limit.sqlite.ts); window_start is in ms.
+ */
+export const rateLimitCounters = sqliteTable(
+  "rate_limit_counters",
+  {
+    key: text("key").notNull(),
+    windowStart: integer("window_start").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.key, t.windowStart] }), index("rate_limit_counters_window_idx").on(t.windowStart)],
 );

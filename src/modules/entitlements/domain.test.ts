@@ -56,6 +56,7 @@ describe("merging plan and add-on features", () => {
       [
         g({ name: "b0", valueType: "bool", value: "false" }),
         g({ name: "f1", valueType: "flag", value: "on" }),
+        g({ name: "f2", valueType: "flag", value: "variant-b" }),
         g({ name: "i0", valueType: "int", value: "0" }),
         g({ name: "i5", valueType: "int", value: "5" }),
         g({ name: "s", valueType: "string", value: "" }),
@@ -63,7 +64,7 @@ describe("merging plan and add-on features", () => {
       ],
       "monthly",
     );
-    expect(Object.fromEntries([...m].map(([k, v]) => [k, v.enabled]))).toEqual({ b0: false, f1: true, i0: false, i5: true, s: false, q0: false });
+    expect(Object.fromEntries([...m].map(([k, v]) => [k, v.enabled]))).toEqual({ b0: false, f1: true, f2: true, i0: false, i5: true, s: false, q0: false });
   });
 });
 
@@ -73,13 +74,13 @@ describe("feature values for verify and tokens", () => {
       [
         g({ name: "z", valueType: "int", value: "3" }),
         g({ name: "a", valueType: "bool", value: "true" }),
-        g({ name: "m", valueType: "flag", value: "false" }),
+        g({ name: "m", valueType: "flag", value: "early-access" }),
         g({ name: "q", valueType: "quota", quotaLimit: 7 }),
       ],
       "monthly",
     );
     const v = featureValues(m);
-    expect(v).toEqual({ a: true, m: false, q: "7", z: "3" });
+    expect(v).toEqual({ a: true, m: true, q: "7", z: "3" });
     expect(Object.keys(v)).toEqual(["a", "m", "q", "z"]);
   });
 });

@@ -20,7 +20,10 @@ const truthy = (v: string) => TRUE_WORDS.has(v.trim().toLowerCase());
 
 /**
  * enabled, per value type:
- *   bool, flag  the value is true ("true", "1", "yes", "on")
+ *   bool        the value is true ("true", "1", "yes", "on")
+ *   flag        always: a flag is on whenever it is present, and its value is only a label
+ *               (the catalog's definition, plans/domain.ts normalizeFeature and docs/admin-api.md;
+ *               bool is the type that can be explicitly off)
  *   int         the value is a non-zero number
  *   string      the value is non-empty
  *   quota       the limit is unlimited or above zero
@@ -28,8 +31,9 @@ const truthy = (v: string) => TRUE_WORDS.has(v.trim().toLowerCase());
 function isEnabled(valueType: FeatureValueType, value: string, limit: number | null): boolean {
   switch (valueType) {
     case "bool":
-    case "flag":
       return truthy(value);
+    case "flag":
+      return true;
     case "int": {
       const n = Number(value.trim());
       return value.trim() !== "" && Number.isFinite(n) && n !== 0;

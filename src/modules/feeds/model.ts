@@ -9,32 +9,44 @@ const LicenseKeyQuery = t.Optional(
   }),
 );
 
-export const FeedQuery = t.Object({
-  platform: PlatformSchema,
-  channel: t.Optional(ChannelSchema),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20, description: "Most entries returned (1-100)" })),
-  license_key: LicenseKeyQuery,
-});
+// Unknown parameters are ignored, not refused: Sparkle appends its system profile
+// (SUEnableSystemProfiling: appName, osVersion, cputype, …) and the delegate's feedParameters to the
+// feed URL, and a 400 would fail every update check of such an app. Only the parameters the spec
+// names are validated (spec "Update feeds": 400 for an invalid platform, channel or limit).
+const IGNORE_UNKNOWN = { additionalProperties: true } as const;
 
-export const UpgradeQuery = t.Object({
-  // Our names, or Tauri's {{target}}-{{arch}} so one tauri.conf.json endpoint serves every build.
-  platform: t.Union(
-    [
-      ...PlatformSchema.anyOf,
-      t.Literal("darwin-aarch64"),
-      t.Literal("darwin-x86_64"),
-      t.Literal("windows-aarch64"),
-      t.Literal("windows-x86_64"),
-      t.Literal("linux-aarch64"),
-      t.Literal("linux-x86_64"),
-      t.Literal("linux-armv7"),
-    ],
-    { description: "Platform: darwin-arm64 … or Tauri's {{target}}-{{arch}} (darwin-aarch64, windows-x86_64, linux-armv7, …)" },
-  ),
-  channel: t.Optional(ChannelSchema),
-  current_version: t.Optional(VersionSchema),
-  license_key: LicenseKeyQuery,
-});
+export const FeedQuery = t.Object(
+  {
+    platform: PlatformSchema,
+    channel: t.Optional(ChannelSchema),
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20, description: "Most entries returned (1-100)" })),
+    license_key: LicenseKeyQuery,
+  },
+  IGNORE_UNKNOWN,
+);
+
+export const UpgradeQuery = t.Object(
+  {
+    // Our names, or Tauri's {{target}}-{{arch}} so one tauri.conf.json endpoint serves every build.
+    platform: t.Union(
+      [
+        ...PlatformSchema.anyOf,
+        t.Literal("darwin-aarch64"),
+        t.Literal("darwin-x86_64"),
+        t.Literal("windows-aarch64"),
+        t.Literal("windows-x86_64"),
+        t.Literal("linux-aarch64"),
+        t.Literal("linux-x86_64"),
+        t.Literal("linux-armv7"),
+      ],
+      { description: "Platform: darwin-arm64 … or Tauri's {{target}}-{{arch}} (darwin-aarch64, windows-x86_64, linux-armv7, …)" },
+    ),
+    channel: t.Optional(ChannelSchema),
+    current_version: t.Optional(VersionSchema),
+    license_key: LicenseKeyQuery,
+  },
+  IGNORE_UNKNOWN,
+);
 
 export const SlugParams = t.Object({ slug: t.String({ maxLength: 64 }) });
 

@@ -123,6 +123,18 @@ describe("validation and unknown products", () => {
       expect(res.body).toMatchObject({ success: false, error: { code: "NOT_FOUND" } });
     });
   }
+  // Sparkle appends its system profile (SUEnableSystemProfiling: appName, osVersion, cputype, …) and
+  // the delegate's feedParameters to the feed URL. A 400 for them would make every update check of
+  // such an app fail; only the parameters the spec names are validated.
+  test("unknown query parameters (Sparkle's system profile) are ignored by every feed", async () => {
+    const extra = "appName=Acme&appVersion=1.0.0&osVersion=14.5&cputype=16777228&lang=en&bundleID=com.acme";
+    for (const format of ["feed.xml", "feed.json", "upgrade.json"]) {
+      const res = await t.request("GET", `/api/v1/releases/vis/${format}?platform=linux-x64&${extra}`);
+      expect([format, res.status]).toEqual([format, 200]);
+    }
+    const bad = await t.request("GET", `/api/v1/releases/vis/feed.xml?platform=linux-x64&limit=0&${extra}`);
+    expect(bad.status).toBe(400);
+  });
   test("upgrade.json: bad platform/channel/current_version → 400; unknown slug → 404; nothing published → 204", async () => {
     for (const q of ["", "platform=x", "platform=linux-x64&channel=x", "platform=linux-x64&current_version=1.0"]) {
       const res = await t.request("GET", `/api/v1/releases/vis/upgrade.json?${q}`);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
-import { attachAddon, catalog, feature, patchLicense, post, quota } from "../../support/license-api";
+import { attachAddon, catalog, decodeToken, feature, patchLicense, post, quota } from "../../support/license-api";
 
 let t: TestApp;
 beforeAll(() => {
@@ -62,6 +62,37 @@ describe("POST /license/entitlements", () => {
     expect(f.projects).toMatchObject({ enabled: true, value_type: "int", value: "10", used: null });
     expect(f.sso).toMatchObject({ enabled: true, value_type: "bool" });
     expect(JSON.stringify(res.body)).not.toContain("token");
+  });
+
+  // docs/admin-api.md "Plan features": a flag is on whenever it is present and its value may carry a
+  // label (the catalog accepts any value for it); bool is the type that can be explicitly off.
+  test("a flag created through the admin API is on whatever its label, in entitlements, verify and the token", async () => {
+    const { product } = catalog(t);
+    const plan = await t.request("POST", "/api/v1/admin/plans", {
+      body: {
+        product_id: product.id,
+        name: "Flags",
+        license_type: "perpetual",
+        features: [
+          { name: "beta", value_type: "flag" },
+          { name: "variant", value_type: "flag", value: "early-access" },
+          { name: "off", value_type: "bool", value: "false" },
+        ],
+      },
+    });
+    expect(plan.status).toBe(201);
+    const issued = await t.request("POST", "/api/v1/admin/licenses", {
+      body: { product_id: product.id, plan_id: plan.body.data.id, email: "flags@example.com" },
+    });
+    const key = issued.body.data.license_key;
+    const ent = await post(t, "/license/entitlements", { license_key: key });
+    expect(ent.body.data.features.beta).toMatchObject({ enabled: true, value_type: "flag", value: "true" });
+    expect(ent.body.data.features.variant).toMatchObject({ enabled: true, value_type: "flag", value: "early-access" });
+    expect(ent.body.data.features.off).toMatchObject({ enabled: false, value_type: "bool" });
+    await post(t, "/license/activate", { license_key: key, identifier: "dev" });
+    const verified = await post(t, "/license/verify", { license_key: key, identifier: "dev" });
+    expect(verified.body.data.features).toEqual({ beta: true, off: false, variant: true });
+    expect(decodeToken(verified.body.data.token).ftr).toEqual({ beta: true, off: false, variant: true });
   });
 
   test("single-feature check returns only that feature; an absent feature is enabled=false", async () => {

@@ -25,7 +25,9 @@ describe("POST /license/verify", () => {
   test("returns every spec field and a fresh token", async () => {
     const { license, plan, key, product } = await activated({ graceDays: 3 }, [
       feature("export"),
-      feature("beta", { valueType: "flag", value: "false" }),
+      feature("beta", { valueType: "bool", value: "false" }),
+      // A flag is on whenever present; its value is a label (docs/admin-api.md "Plan features").
+      feature("preview", { valueType: "flag", value: "early-access" }),
       feature("seats", { valueType: "int", value: "5" }),
       feature("tier", { valueType: "string", value: "pro" }),
       quota("api", 100),
@@ -40,7 +42,7 @@ describe("POST /license/verify", () => {
       plan_name: plan.name,
       valid_until: null,
       support_until: null,
-      features: { api: "150", beta: false, export: true, seats: "5", tier: "enterprise" },
+      features: { api: "150", beta: false, export: true, preview: true, seats: "5", tier: "enterprise" },
       token: expect.any(String),
       grace_days: 3,
     });
