@@ -1,43 +1,29 @@
 import { describe, expect, test } from "bun:test";
-import { createMemoryRateLimiter } from "./rate-limiter";
+import { slidingWindowDecision } from "./rate-limiter";
 
 const MIN = 60_000;
+const decide = (previous: number, current: number, intoWindowMs: number, limit = 10) =>
+  slidingWindowDecision(previous, current, 10 * MIN, 10 * MIN + intoWindowMs, limit, MIN);
 
-describe("sliding-window rate limiter", () => {
-  test("allows exactly `limit` hits in a window, then refuses with a Retry-After", () => {
-    const rl = createMemoryRateLimiter();
-    const t0 = 10 * MIN;
-    for (let i = 0; i < 5; i++) expect(rl.hit("a", 5, MIN, t0 + i).allowed).toBe(true);
-    const refused = rl.hit("a", 5, MIN, t0 + 10);
+describe("sliding-window decision", () => {
+  test("allows exactly `limit` hits in a fresh window, then refuses with a Retry-After", () => {
+    expect(decide(0, 9, 1000).allowed).toBe(true);
+    const refused = decide(0, 10, 1000);
     expect(refused.allowed).toBe(false);
-    expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
-    expect(refused.retryAfterSeconds).toBeLessThanOrEqual(60);
+    // With no previous window to decay, the wait is the rest of the current window.
+    expect(refused.retryAfterSeconds).toBe(59);
   });
 
-  test("keys are independent", () => {
-    const rl = createMemoryRateLimiter();
-    for (let i = 0; i < 3; i++) rl.hit("a", 3, MIN, 0);
-    expect(rl.hit("a", 3, MIN, 1).allowed).toBe(false);
-    expect(rl.hit("b", 3, MIN, 1).allowed).toBe(true);
+  test("the previous window weighs in by its remaining overlap", () => {
+    // Just after the boundary, 10 previous hits count almost fully.
+    expect(decide(10, 0, 1000).allowed).toBe(false);
+    // Half way through, they weigh 5: five more fit, the sixth does not.
+    expect(decide(10, 4, MIN / 2).allowed).toBe(true);
+    expect(decide(10, 5, MIN / 2).allowed).toBe(false);
   });
 
-  test("the previous window still weighs in, then decays", () => {
-    const rl = createMemoryRateLimiter();
-    for (let i = 0; i < 10; i++) expect(rl.hit("a", 10, MIN, MIN - 1000).allowed).toBe(true);
-    // Just after the boundary, the previous window counts almost fully.
-    expect(rl.hit("a", 10, MIN, MIN + 1000).allowed).toBe(false);
-    // Half way through, half of it remains: 5 more fit.
-    let allowed = 0;
-    for (let i = 0; i < 10; i++) if (rl.hit("a", 10, MIN, MIN + MIN / 2).allowed) allowed++;
-    expect(allowed).toBe(5);
-    // Two windows later the history is gone.
-    for (let i = 0; i < 10; i++) expect(rl.hit("a", 10, MIN, 3 * MIN + i).allowed).toBe(true);
-  });
-
-  test("memory stays bounded under many distinct keys", () => {
-    const rl = createMemoryRateLimiter(100);
-    for (let i = 0; i < 1000; i++) expect(rl.hit(`ip-${i}`, 1, MIN, 0).allowed).toBe(true);
-    // The earliest keys were evicted, so they start afresh; recent ones are still counted.
-    expect(rl.hit("ip-999", 1, MIN, 1).allowed).toBe(false);
+  test("Retry-After is the time until enough of the previous window has decayed", () => {
+    // estimate = 10 × 0.5 + 5 = 10; one more needs 1 hit of decay = 1/10 of a window = 6 s.
+    expect(decide(10, 5, MIN / 2).retryAfterSeconds).toBe(6);
   });
 });
