@@ -49,7 +49,7 @@ function setState(licenseId: string, patch: LicensePatch, clearActivations = fal
 
 beforeAll(async () => {
   if (missing.length) return;
-  t = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "1000000", INVITE_ACCEPT_PER_MINUTE: "100000", BF_MAX_FAILS: "1000" } });
+  t = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "1000000", BF_MAX_FAILS: "1000" } });
   const c = new KeywardClient(handleTransport(t.app), t.adminKey);
   const productA = makeProduct(t.deps);
   const productB = makeProduct(t.deps);
