@@ -26,7 +26,15 @@ export function buildBinary(opts: BuildOptions = {}): string {
     process.execPath,
     "build",
     "--compile",
-    // No minification: Elysia inspects handler source to decide what each route needs.
+    // Precompiled bytecode embedded in the executable: at start-up JavaScriptCore loads it instead of
+    // parsing ~1.4 MB of bundled source (measured: time to first 200 on /health 120 → 59 ms first
+    // start, 104 → 55 ms restart, medians of 10 interleaved runs). ESM because main.ts uses top-level
+    // await (--bytecode alone means CommonJS). The source stays embedded too, so Function#toString
+    // (which Elysia reads) is unchanged; the executable grows by ~4 MB.
+    "--bytecode",
+    "--format=esm",
+    // No minification: Elysia inspects handler source to decide what each route needs (and
+    // --minify-whitespace/--minify-syntax measured no start-up gain on top of bytecode).
     join(root, "src/main.ts"),
     "--outfile",
     outfile,
