@@ -22,6 +22,11 @@ export interface BuildOptions {
 // at launch (oven-sh/bun#18416), so a --target build ships without it.
 const BYTECODE = ["--bytecode", "--format=esm"];
 
+// JavaScriptCore's JIT tier-up thresholds ×16 until `serve` is listening (src/cli.ts resets them
+// with Bun.unsafe.setJITPolicy(1)): module evaluation, route and schema construction run once, so
+// compiling them is work the start-up waits for (and JIT threads compete for the CPU).
+const START_JIT_POLICY = ["--compile-jit-policy=16"];
+
 function run(cmd: string[]): void {
   const r = Bun.spawnSync(cmd, { cwd: root, stdout: "inherit", stderr: "inherit" });
   if (r.exitCode !== 0) throw new Error(`${cmd.slice(1).join(" ")} failed with exit code ${r.exitCode}`);
@@ -38,6 +43,7 @@ export function buildBinary(opts: BuildOptions = {}): string {
     // No minification: Elysia inspects handler source to decide what each route needs (and
     // --minify-whitespace/--minify-syntax measured no start-up gain on top of bytecode).
     ...(opts.target ? [] : BYTECODE),
+    ...START_JIT_POLICY,
     join(root, "src/main.ts"),
     "--outfile",
     outfile,
