@@ -1,5 +1,6 @@
-// binary: the compiled executable (`bun build --compile src/main.ts`) — time from spawn to the first
-// 200 on GET /api/v1/health (median of 5) and idle RSS 1 s after that (median of 5).
+// binary: the compiled executable as shipped (scripts/build.ts, the same build as `npm run build`) —
+// time from spawn to the first 200 on GET /api/v1/health (median of 5) and idle RSS 1 s after that
+// (median of 5).
 // Two start kinds are measured: "first" on an empty DATA_DIR (migrations + key generation) and
 // "restart" on an existing one; the ratio lines use the worse of the two medians.
 // Budgets: ≤ 100 ms, ≤ 80 MB; printed as measured / budget (target ≤ 1).
@@ -9,6 +10,7 @@ import { rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { knobs, log, median, printRatio, section, type Target } from "./lib/report";
 import { BUN, ROOT, createAdminKey, freePort, keywardEnv, procStatus, tempDir } from "./lib/server";
+import { buildBinary } from "../scripts/build";
 
 const STARTUP_BUDGET_MS = 100;
 const RSS_BUDGET_MB = 80;
@@ -68,7 +70,10 @@ export async function main(): Promise<number> {
   const dir = tempDir("binary");
   try {
     const binary = join(dir, "keyward");
-    const buildMs = await compile("src/main.ts", binary);
+    // The release build (its bundler options are part of what is measured), not a bare --compile.
+    const t0 = performance.now();
+    buildBinary({ outfile: binary });
+    const buildMs = performance.now() - t0;
     log(`built ${binary} in ${(buildMs / 1000).toFixed(1)} s, ${(statSync(binary).size / 1024 / 1024).toFixed(1)} MB`);
     const helloSrc = join(dir, "hello.ts");
     const hello = join(dir, "hello");

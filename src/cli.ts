@@ -173,6 +173,11 @@ function serve(config: Readonly<Config>, logger: Logger): number | null {
     deps.db.close();
     return 1;
   }
+  // The release build starts with JavaScriptCore's JIT tier-up thresholds scaled up
+  // (--compile-jit-policy in scripts/build.ts) because start-up code runs once and compiling it is
+  // wasted work. Once listening, start-up is over: from here on the JIT works as usual. (A no-op
+  // under `bun src/main.ts`, which starts at the normal policy.)
+  Bun.unsafe.setJITPolicy(1);
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {

@@ -46,6 +46,17 @@ export function openDatabase(path: string): DbHandle {
 }
 
 /**
+ * A prepared statement built on its first use, then reused. Repositories are created at boot, but a
+ * start serves its first request (the health check) with none of their statements: building ~20 of
+ * them through drizzle's query builder up front cost ~8 ms of a ~60 ms start of the executable.
+ * Usage: `const byId = lazyStatement(() => db.select()....prepare());` then `byId().get(...)`.
+ */
+export function lazyStatement<T>(prepare: () => T): () => T {
+  let stmt: T | undefined;
+  return () => (stmt ??= prepare());
+}
+
+/**
  * Runs `fn` in a synchronous IMMEDIATE transaction. bun:sqlite transactions are synchronous: an async
  * callback would commit at its first await and never roll back (drizzle #2275, #1472), so `fn` must
  * not return a promise. IMMEDIATE takes the write lock up front, so a read-then-write cannot fail

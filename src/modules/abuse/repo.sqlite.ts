@@ -1,12 +1,12 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { bruteForceState } from "../../db/schema";
 import type { BruteForceRepo, BruteForceState } from "./repo";
 
 export function createBruteForceRepo(handle: DbHandle): BruteForceRepo {
   const { db } = handle;
-  const byIp = db.select().from(bruteForceState).where(eq(bruteForceState.ip, sql.placeholder("ip"))).prepare();
-  const get = (ip: string): BruteForceState | null => byIp.get({ ip }) ?? null;
+  const byIp = lazyStatement(() => db.select().from(bruteForceState).where(eq(bruteForceState.ip, sql.placeholder("ip"))).prepare());
+  const get = (ip: string): BruteForceState | null => byIp().get({ ip }) ?? null;
   return {
     get,
     recordFailure(ip, decide, pruneBefore) {

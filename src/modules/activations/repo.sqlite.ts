@@ -1,5 +1,5 @@
 import { and, asc, count, eq, isNull, lte, or, sql } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { activations } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
 import { createLicenseAccessRepo } from "../license-api/repo.sqlite";
@@ -18,7 +18,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
   // execution while a correlated scalar subquery on an index adds ~0.2 µs, so license, activation,
   // plan and plan features come back as one row (~5 µs) instead of five reads (~17 µs). Add-ons are
   // only counted; the rare license that has some reads them separately.
-  const verifyRow = handle.sqlite.prepare<VerifyRow, [string, string]>(`
+  const verifyRow = lazyStatement(() => handle.sqlite.prepare<VerifyRow, [string, string]>(`
     SELECT l.id, l.product_id, l.plan_id, l.status, l.valid_until, l.support_until,
            l.external_customer_id, l.external_workspace_id,
            (SELECT json_array(a.id, a.last_seen_at) FROM activations a
@@ -28,28 +28,34 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
            (SELECT json_group_array(json_array(f.name, f.value_type, f.value, f.quota_limit, f.quota_period))
               FROM plan_features f WHERE f.plan_id = l.plan_id) AS features,
            (SELECT count(*) FROM license_addons la WHERE la.license_id = l.id) AS addon_count
-      FROM licenses l WHERE l.key_hash = ?1`);
+      FROM licenses l WHERE l.key_hash = ?1`));
   const p = {
-    byIdentifier: db
-      .select()
-      .from(activations)
-      .where(and(eq(activations.licenseId, sql.placeholder("licenseId")), eq(activations.identifier, sql.placeholder("identifier"))))
-      .prepare(),
-    countByLicense: db
-      .select({ n: count() })
-      .from(activations)
-      .where(eq(activations.licenseId, sql.placeholder("licenseId")))
-      .prepare(),
-    touch: db
-      .update(activations)
-      .set({ lastSeenAt: sql`${sql.placeholder("at")}` })
-      .where(
-        and(
-          eq(activations.id, sql.placeholder("id")),
-          or(isNull(activations.lastSeenAt), lte(activations.lastSeenAt, sql`${sql.placeholder("notSeenSince")}`)),
-        ),
-      )
-      .prepare(),
+    byIdentifier: lazyStatement(() =>
+      db
+        .select()
+        .from(activations)
+        .where(and(eq(activations.licenseId, sql.placeholder("licenseId")), eq(activations.identifier, sql.placeholder("identifier"))))
+        .prepare(),
+    ),
+    countByLicense: lazyStatement(() =>
+      db
+        .select({ n: count() })
+        .from(activations)
+        .where(eq(activations.licenseId, sql.placeholder("licenseId")))
+        .prepare(),
+    ),
+    touch: lazyStatement(() =>
+      db
+        .update(activations)
+        .set({ lastSeenAt: sql`${sql.placeholder("at")}` })
+        .where(
+          and(
+            eq(activations.id, sql.placeholder("id")),
+            or(isNull(activations.lastSeenAt), lte(activations.lastSeenAt, sql`${sql.placeholder("notSeenSince")}`)),
+          ),
+        )
+        .prepare(),
+    ),
   };
 
   return {
@@ -58,7 +64,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
         const current = access.findById(input.licenseId);
         check(current);
         const lic = current!;
-        const existing = p.byIdentifier.get({ licenseId: input.licenseId, identifier: input.identifier });
+        const existing = p.byIdentifier().get({ licenseId: input.licenseId, identifier: input.identifier });
         if (existing) {
           // Re-activation takes no slot (spec: Activation table); it refreshes last_seen and the label.
           const label = input.label ?? existing.label;
@@ -66,7 +72,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
           return { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: lic };
         }
         const max = lic.plan.maxActivations;
-        if (max !== null && p.countByLicense.get({ licenseId: input.licenseId })!.n >= max) return { kind: "limit", max };
+        if (max !== null && p.countByLicense().get({ licenseId: input.licenseId })!.n >= max) return { kind: "limit", max };
         const activation: Activation = {
           id: newId(),
           licenseId: input.licenseId,
@@ -81,7 +87,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       });
     },
     findForVerify(hash, identifier) {
-      const row = verifyRow.get(hash, identifier);
+      const row = verifyRow().get(hash, identifier);
       if (!row || row.activation === null || row.plan === null) return null;
       const [activationId, lastSeenAt] = JSON.parse(row.activation) as [string, number | null];
       const [name, graceDays, maxActivations, floating, floatingTimeout, quotaPeriod] = JSON.parse(row.plan) as [
@@ -108,7 +114,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       } satisfies VerifyLookup;
     },
     touch(id, at, notSeenSince) {
-      p.touch.run({ id, at: at.getTime(), notSeenSince: notSeenSince.getTime() });
+      p.touch().run({ id, at: at.getTime(), notSeenSince: notSeenSince.getTime() });
     },
     deactivate(licenseId, identifier) {
       const gone = db

@@ -1,5 +1,5 @@
 import { desc, eq, sql } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { apiKeys } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
 import type { Scope } from "../../shared/actor";
@@ -11,7 +11,7 @@ const toRecord = (r: Row): ApiKeyRecord => ({ ...r, scopes: r.scopes as Scope[] 
 export function createApiKeyRepo(handle: DbHandle): ApiKeyRepo {
   const { db } = handle;
   // Prepared: every admin request resolves its key through this lookup.
-  const byHash = db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder("hash"))).prepare();
+  const byHash = lazyStatement(() => db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder("hash"))).prepare());
   const findById = (id: string) => {
     const r = db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
     return r ? toRecord(r) : null;
@@ -25,7 +25,7 @@ export function createApiKeyRepo(handle: DbHandle): ApiKeyRepo {
       });
     },
     findByHash(hash) {
-      const r = byHash.get({ hash });
+      const r = byHash().get({ hash });
       return r ? toRecord(r) : null;
     },
     findById,

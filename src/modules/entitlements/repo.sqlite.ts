@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import type { DbHandle } from "../../db/client";
+import { lazyStatement, type DbHandle } from "../../db/client";
 import { addons, licenseAddons, planFeatures } from "../../db/schema";
 import type { EntitlementRepo, FeatureGrant } from "./repo";
 
@@ -10,48 +10,54 @@ export function createGrantReaders(handle: DbHandle) {
   // indexed read costs ~2 µs, while any multi-table statement (UNION or JOIN) or an ORDER BY adds
   // ~5 µs per execution even when it returns no rows. So: single-table statements only, add-ons
   // fetched by id (most licenses have none: one ~2 µs read), ordering done in JS.
-  const planGrants = db
-    .select({
-      name: planFeatures.name,
-      valueType: planFeatures.valueType,
-      value: planFeatures.value,
-      quotaLimit: planFeatures.quotaLimit,
-      quotaPeriod: planFeatures.quotaPeriod,
-    })
-    .from(planFeatures)
-    .where(eq(planFeatures.planId, sql.placeholder("planId")))
-    .prepare();
-  const attached = db
-    .select({ addonId: licenseAddons.addonId, attachedAt: licenseAddons.createdAt })
-    .from(licenseAddons)
-    .where(eq(licenseAddons.licenseId, sql.placeholder("licenseId")))
-    .prepare();
-  const addonById = db
-    .select({
-      name: addons.featureName,
-      valueType: addons.valueType,
-      value: addons.value,
-      quotaLimit: addons.quotaLimit,
-      quotaPeriod: addons.quotaPeriod,
-    })
-    .from(addons)
-    .where(eq(addons.id, sql.placeholder("id")))
-    .prepare();
+  const planGrants = lazyStatement(() =>
+    db
+      .select({
+        name: planFeatures.name,
+        valueType: planFeatures.valueType,
+        value: planFeatures.value,
+        quotaLimit: planFeatures.quotaLimit,
+        quotaPeriod: planFeatures.quotaPeriod,
+      })
+      .from(planFeatures)
+      .where(eq(planFeatures.planId, sql.placeholder("planId")))
+      .prepare(),
+  );
+  const attached = lazyStatement(() =>
+    db
+      .select({ addonId: licenseAddons.addonId, attachedAt: licenseAddons.createdAt })
+      .from(licenseAddons)
+      .where(eq(licenseAddons.licenseId, sql.placeholder("licenseId")))
+      .prepare(),
+  );
+  const addonById = lazyStatement(() =>
+    db
+      .select({
+        name: addons.featureName,
+        valueType: addons.valueType,
+        value: addons.value,
+        quotaLimit: addons.quotaLimit,
+        quotaPeriod: addons.quotaPeriod,
+      })
+      .from(addons)
+      .where(eq(addons.id, sql.placeholder("id")))
+      .prepare(),
+  );
 
   return {
     planGrants(planId: string): FeatureGrant[] {
-      return planGrants.all({ planId }).map((r) => ({ source: "plan" as const, ...r }));
+      return planGrants().all({ planId }).map((r) => ({ source: "plan" as const, ...r }));
     },
     /** The license's add-on grants in attach order (then add-on id). */
     addonGrants(licenseId: string): FeatureGrant[] {
       const out: FeatureGrant[] = [];
-      const links = attached.all({ licenseId });
+      const links = attached().all({ licenseId });
       // The merge rule (domain.ts) applies add-ons in attach order: later ones override earlier ones.
       if (links.length > 1) {
         links.sort((a, b) => a.attachedAt.getTime() - b.attachedAt.getTime() || (a.addonId < b.addonId ? -1 : a.addonId > b.addonId ? 1 : 0));
       }
       for (const link of links) {
-        const addon = addonById.get({ id: link.addonId });
+        const addon = addonById().get({ id: link.addonId });
         if (addon) out.push({ source: "addon", ...addon });
       }
       return out;

@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import type { DbHandle } from "../../db/client";
+import { lazyStatement, type DbHandle } from "../../db/client";
 import { licenses, plans } from "../../db/schema";
 import type { LicenseAccess, LicenseAccessRepo, PublicLicense, PublicPlan } from "./repo";
 
@@ -35,16 +35,18 @@ const planColumns = {
  */
 export function createLicenseAccessRepo(handle: DbHandle) {
   const { db } = handle;
-  const licenseByKeyHash = db.select(licenseColumns).from(licenses).where(eq(licenses.keyHash, sql.placeholder("hash"))).prepare();
-  const licenseById = db.select(licenseColumns).from(licenses).where(eq(licenses.id, sql.placeholder("id"))).prepare();
-  const planById = db.select(planColumns).from(plans).where(eq(plans.id, sql.placeholder("id"))).prepare();
+  const licenseByKeyHash = lazyStatement(() =>
+    db.select(licenseColumns).from(licenses).where(eq(licenses.keyHash, sql.placeholder("hash"))).prepare(),
+  );
+  const licenseById = lazyStatement(() => db.select(licenseColumns).from(licenses).where(eq(licenses.id, sql.placeholder("id"))).prepare());
+  const planById = lazyStatement(() => db.select(planColumns).from(plans).where(eq(plans.id, sql.placeholder("id"))).prepare());
   const withPlan = (license: PublicLicense | undefined): LicenseAccess | null => {
     if (!license) return null;
-    const plan = planById.get({ id: license.planId });
+    const plan = planById().get({ id: license.planId });
     return plan ? { license, plan } : null;
   };
   return {
-    findByKeyHash: (hash) => withPlan(licenseByKeyHash.get({ hash })),
-    findById: (id) => withPlan(licenseById.get({ id })),
+    findByKeyHash: (hash) => withPlan(licenseByKeyHash().get({ hash })),
+    findById: (id) => withPlan(licenseById().get({ id })),
   } satisfies LicenseAccessRepo;
 }

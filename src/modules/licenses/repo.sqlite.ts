@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
@@ -12,10 +12,10 @@ const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export function createLicenseRepo(handle: DbHandle): LicenseRepo {
   const { db } = handle;
-  const byKeyHash = db.select().from(licenses).where(eq(licenses.keyHash, sql.placeholder("hash"))).prepare();
-  const byId = db.select().from(licenses).where(eq(licenses.id, sql.placeholder("id"))).prepare();
+  const byKeyHash = lazyStatement(() => db.select().from(licenses).where(eq(licenses.keyHash, sql.placeholder("hash"))).prepare());
+  const byId = lazyStatement(() => db.select().from(licenses).where(eq(licenses.id, sql.placeholder("id"))).prepare());
   const findById = (id: string) => {
-    const r = byId.get({ id });
+    const r = byId().get({ id });
     return r ? toLicense(r) : null;
   };
   const clearActivationsHooks: ((licenseId: string) => void)[] = [
@@ -41,7 +41,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
     },
     findById,
     findByKeyHash(hash) {
-      const r = byKeyHash.get({ hash });
+      const r = byKeyHash().get({ hash });
       return r ? toLicense(r) : null;
     },
     list(f) {

@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
-import { immediate, type Db, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, type Db, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { artifacts, releases } from "../../db/schema";
 import { AppError } from "../../shared/errors";
@@ -46,21 +46,23 @@ export function feedQuery(db: Db) {
 
 export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
   const { db } = handle;
-  const feedStmt = feedQuery(db).prepare();
-  const releaseById = db.select().from(releases).where(eq(releases.id, sql.placeholder("id"))).prepare();
-  const artifactsByRelease = db
-    .select()
-    .from(artifacts)
-    .where(eq(artifacts.releaseId, sql.placeholder("releaseId")))
-    .orderBy(artifacts.platform)
-    .prepare();
+  const feedStmt = lazyStatement(() => feedQuery(db).prepare());
+  const releaseById = lazyStatement(() => db.select().from(releases).where(eq(releases.id, sql.placeholder("id"))).prepare());
+  const artifactsByRelease = lazyStatement(() =>
+    db
+      .select()
+      .from(artifacts)
+      .where(eq(artifacts.releaseId, sql.placeholder("releaseId")))
+      .orderBy(artifacts.platform)
+      .prepare(),
+  );
 
   const withArtifacts = (r: ReleaseRow): ReleaseWithArtifacts => ({
     ...toRelease(r),
-    artifacts: artifactsByRelease.all({ releaseId: r.id }).map(toArtifact),
+    artifacts: artifactsByRelease().all({ releaseId: r.id }).map(toArtifact),
   });
   const findById = (id: string) => {
-    const r = releaseById.get({ id });
+    const r = releaseById().get({ id });
     return r ? withArtifacts(r) : null;
   };
 
@@ -152,7 +154,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
     },
     putArtifact(artifact, audit) {
       return immediate(handle, () => {
-        const release = releaseById.get({ id: artifact.releaseId });
+        const release = releaseById().get({ id: artifact.releaseId });
         if (!release) throw new AppError("NOT_FOUND", { message: "Release not found." });
         if (release.status !== "draft") {
           throw new AppError("INVALID_TRANSITION", {
@@ -210,7 +212,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
           .returning({ id: releases.id })
           .all();
         if (flipped.length === 0) {
-          const current = releaseById.get({ id });
+          const current = releaseById().get({ id });
           if (!current) throw new AppError("NOT_FOUND", { message: "Release not found." });
           throw new AppError("INVALID_TRANSITION", {
             message: `The release is already ${current.status}.`,
@@ -219,7 +221,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         }
         // Signing ran outside this transaction (it streams the files); refuse if the artifact set
         // or any artifact's bytes changed meanwhile, so a signature always covers what is served.
-        const current = artifactsByRelease.all({ releaseId: id });
+        const current = artifactsByRelease().all({ releaseId: id });
         const signed = new Map(signatures.map((s) => [s.artifactId, s]));
         const unchanged =
           current.length === signatures.length &&
@@ -246,7 +248,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         limit: q.limit,
       };
       chain.forEach((c, i) => (params[`c${i}`] = c));
-      return feedStmt.all(params).map((row) => ({ release: toRelease(row.r), artifact: toArtifact(row.a) }));
+      return feedStmt().all(params).map((row) => ({ release: toRelease(row.r), artifact: toArtifact(row.a) }));
     },
   };
 }

@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { usageCounters, usageEvents } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
 import { newId } from "../../shared/ids";
@@ -9,13 +9,15 @@ import type { UsageCounter, UsageRepo } from "./repo";
 export function createUsageRepo(handle: DbHandle): UsageRepo {
   const { db } = handle;
   const key = { licenseId: sql.placeholder("licenseId"), feature: sql.placeholder("feature"), periodKey: sql.placeholder("periodKey") };
-  const counter = db
-    .select()
-    .from(usageCounters)
-    .where(and(eq(usageCounters.licenseId, key.licenseId), eq(usageCounters.feature, key.feature), eq(usageCounters.periodKey, key.periodKey)))
-    .prepare();
+  const counter = lazyStatement(() =>
+    db
+      .select()
+      .from(usageCounters)
+      .where(and(eq(usageCounters.licenseId, key.licenseId), eq(usageCounters.feature, key.feature), eq(usageCounters.periodKey, key.periodKey)))
+      .prepare(),
+  );
   const get = (licenseId: string, feature: string, periodKey: string): UsageCounter | null =>
-    counter.get({ licenseId, feature, periodKey }) ?? null;
+    counter().get({ licenseId, feature, periodKey }) ?? null;
 
   return {
     consume(input) {
