@@ -15,6 +15,9 @@ export function startServer(deps: Deps, opts: { onStop?: () => void | Promise<vo
     port: deps.config.port,
     // Artifacts may stream through the local storage driver; JSON routes enforce MAX_BODY_BYTES.
     maxRequestBodySize: 64 * 1024 * 1024 * 1024,
+    // Elysia's Bun adapter defaults to SO_REUSEPORT: a second instance on a busy port would then
+    // silently share its traffic instead of failing. A port conflict must stop the boot.
+    reusePort: false,
   });
   const server = app.server!;
   let stopping: Promise<void> | null = null;

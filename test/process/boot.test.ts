@@ -89,3 +89,19 @@ describe("a bad configuration stops the boot with a message naming the variable"
     });
   }
 });
+
+describe("a port already in use", () => {
+  test("stops the second instance with a message naming the address, instead of sharing the port", async () => {
+    const first = await startKeyward({ env: { DATA_DIR: join(tempDir(), "data") } });
+    try {
+      const second = runKeyward(["serve"], {
+        env: { HOST: "127.0.0.1", PORT: String(first.port), DATA_DIR: join(tempDir(), "data"), LOG_LEVEL: "info" },
+      });
+      expect(second.exitCode).not.toBe(0);
+      expect(second.stdout + second.stderr).toContain("cannot listen");
+      expect(second.stdout + second.stderr).toContain(String(first.port));
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+  });
+});
