@@ -6,6 +6,7 @@
 // Releases and storage): SHA-512 is node:crypto's, key expansion, the group order and point
 // arithmetic are @noble/ed25519's. sparkle-stream.test.ts proves the bytes equal node:crypto's
 // one-shot Ed25519 on many inputs.
+import { boundedChunks } from "./chunks";
 import { createHash } from "node:crypto";
 import { etc, Point, utils } from "@noble/ed25519";
 
@@ -47,7 +48,7 @@ function bigintTo32LE(n: bigint): Uint8Array {
  */
 async function pass(stream: ReadableStream<Uint8Array>, hash: ReturnType<typeof createHash>): Promise<string> {
   const seen = new Bun.CryptoHasher("blake2b512");
-  for await (const chunk of stream) {
+  for await (const chunk of boundedChunks(stream)) {
     hash.update(chunk);
     seen.update(chunk);
   }

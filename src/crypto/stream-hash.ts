@@ -1,6 +1,7 @@
 // One streaming pass over an artifact computing what finalize and publish need: SHA-256 (spec
 // `sha256`, hex), BLAKE2b-512 (the minisign prehash, update-formats.md §3.1) and the byte count.
 // Memory stays bounded by the stream's chunk size, whatever the file size.
+import { boundedChunks } from "./chunks";
 
 export interface StreamDigest {
   sha256Hex: string;
@@ -12,7 +13,7 @@ export async function hashStream(stream: ReadableStream<Uint8Array>): Promise<St
   const sha256 = new Bun.CryptoHasher("sha256");
   const blake = new Bun.CryptoHasher("blake2b512");
   let size = 0;
-  for await (const chunk of stream) {
+  for await (const chunk of boundedChunks(stream)) {
     sha256.update(chunk);
     blake.update(chunk);
     size += chunk.byteLength;
