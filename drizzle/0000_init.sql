@@ -53,6 +53,7 @@ CREATE TABLE `products` (
 	`distribution` text DEFAULT 'open' NOT NULL,
 	`minimum_supported_version` text,
 	`minimum_supported_message` text,
+	`release_generation` integer DEFAULT 0 NOT NULL,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL
 );

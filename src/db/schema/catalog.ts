@@ -9,6 +9,11 @@ export const products = sqliteTable("products", {
   distribution: text("distribution", { enum: ["open", "licensed"] }).notNull().default("open"),
   minimumSupportedVersion: text("minimum_supported_version"),
   minimumSupportedMessage: text("minimum_supported_message"),
+  /**
+   * Bumped in the same transaction as every change to what the product's feeds show (publish, yank,
+   * unyank): rendered feeds are cached per generation, on every node (src/modules/feeds/cache.ts).
+   */
+  releaseGeneration: integer("release_generation").notNull().default(0),
   createdAt: ts("created_at").notNull(),
   updatedAt: ts("updated_at").notNull(),
 });

@@ -5,7 +5,8 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import { errors } from "../../http/envelope";
-import { buildFeed, latestUpdate } from "./service";
+import { latestUpdate, renderedFeed } from "./service";
+import { createFeedCache } from "./cache";
 import { renderAppcast, renderFeedJson, tauriResponse } from "./present";
 import { canonicalPlatform } from "./domain";
 import { FeedJsonEntry, FeedQuery, SlugParams, TauriManifest, UpgradeQuery } from "./model";
@@ -25,12 +26,13 @@ function feedInput(slug: string, query: FeedQueryIn, format: "feed.xml" | "feed.
 }
 
 export function feedRoutes(deps: Deps) {
+  const cache = createFeedCache();
   return new Elysia({ name: "keyward/feeds" })
     .get(
       "/releases/:slug/feed.xml",
       ({ params, query }) => {
-        const view = buildFeed(deps, feedInput(params.slug, query, "feed.xml"));
-        return new Response(renderAppcast(view), {
+        const body = renderedFeed(deps, cache, feedInput(params.slug, query, "feed.xml"), renderAppcast);
+        return new Response(body, {
           headers: { "content-type": "application/rss+xml; charset=utf-8", "cache-control": CACHE },
         });
       },
@@ -44,8 +46,8 @@ export function feedRoutes(deps: Deps) {
     .get(
       "/releases/:slug/feed.json",
       ({ params, query }) => {
-        const view = buildFeed(deps, feedInput(params.slug, query, "feed.json"));
-        return Response.json(renderFeedJson(view), { headers: { "cache-control": CACHE } });
+        const body = renderedFeed(deps, cache, feedInput(params.slug, query, "feed.json"), (view) => JSON.stringify(renderFeedJson(view)));
+        return new Response(body, { headers: { "content-type": "application/json;charset=utf-8", "cache-control": CACHE } });
       },
       {
         params: SlugParams,

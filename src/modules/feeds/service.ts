@@ -9,6 +9,7 @@ import type { Channel, FeedEntry, Platform } from "../releases/repo";
 import { CHANNEL_FALLBACK } from "../releases/domain";
 import { artifactDownloadUrl } from "../downloads/domain";
 import type { FeedView } from "./present";
+import type { FeedCache } from "./cache";
 
 export interface FeedInput {
   slug: string;
@@ -27,7 +28,28 @@ export function productBySlug(deps: Deps, slug: string): Product {
 }
 
 export function buildFeed(deps: Deps, input: FeedInput): FeedView {
+  return feedOf(deps, productBySlug(deps, input.slug), input);
+}
+
+/**
+ * A rendered feed document, from the cache while the product's published releases and the product
+ * itself are unchanged (see cache.ts). Feeds that embed a license key in their download URLs
+ * (licensed products) are per customer and never cached.
+ */
+export function renderedFeed(deps: Deps, cache: FeedCache, input: FeedInput, render: (view: FeedView) => string): string {
   const product = productBySlug(deps, input.slug);
+  const perCustomer = product.distribution === "licensed" && input.licenseKey !== undefined;
+  const key = perCustomer
+    ? null
+    : [product.id, product.releaseGeneration, product.updatedAt.getTime(), input.format, input.platform, input.channel, input.limit].join("|");
+  const hit = key === null ? undefined : cache.get(key);
+  if (hit !== undefined) return hit;
+  const body = render(feedOf(deps, product, input));
+  if (key !== null) cache.set(key, body);
+  return body;
+}
+
+function feedOf(deps: Deps, product: Product, input: FeedInput): FeedView {
   const entries = deps.repos.releases.feed({
     productId: product.id,
     channels: CHANNEL_FALLBACK[input.channel],

@@ -9,6 +9,8 @@ export interface Product {
   distribution: Distribution;
   minimumSupportedVersion: string | null;
   minimumSupportedMessage: string | null;
+  /** Changes whenever the product's published releases change (cache key for rendered feeds). */
+  releaseGeneration: number;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -33,6 +33,7 @@ export function createProduct(deps: Deps, actor: Actor, input: CreateProductInpu
     distribution: input.distribution ?? "open",
     minimumSupportedVersion: input.minimumSupportedVersion ?? null,
     minimumSupportedMessage: input.minimumSupportedMessage ?? null,
+    releaseGeneration: 0,
     createdAt: now,
     updatedAt: now,
   };

@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
-import { immediate, lazyStatement, type Db, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
-import { artifacts, releases } from "../../db/schema";
+import { artifacts, products, releases } from "../../db/schema";
 import { AppError } from "../../shared/errors";
 import { writeAudit } from "../audit/write.sqlite";
 import type { Artifact, Release, ReleaseRepo, ReleaseWithArtifacts } from "./repo";
@@ -19,34 +19,99 @@ const NO_CUTOFF = Number.MAX_SAFE_INTEGER;
 /**
  * The feed query, shared by feeds, /license/download and the query-plan test
  * (test/http/feeds/feed-index.test.ts): it must walk releases_feed_idx in version_key order and stop
- * at LIMIT, never sort the product's whole history.
+ * at LIMIT, never sort the product's whole history. Raw SQL with explicit columns: drizzle's mapping
+ * of two nested table objects cost ~115 µs of a 20-entry feed's 172 µs here (the feed-scaling bench).
+ * Parameters: $productId, $platform, $c0..$c3 (the channel chain), $before (ms), $limit.
  */
-export function feedQuery(db: Db) {
-  return db
-    .select({ r: releases, a: artifacts })
-    .from(releases)
-    .innerJoin(
-      artifacts,
-      and(eq(artifacts.releaseId, releases.id), eq(artifacts.platform, sql.placeholder("platform")), eq(artifacts.status, "finalized")),
-    )
-    .where(
-      and(
-        eq(releases.productId, sql.placeholder("productId")),
-        eq(releases.status, "published"),
-        inArray(
-          releases.channel,
-          Array.from({ length: CHANNEL_SLOTS }, (_, i) => sql.placeholder(`c${i}`)),
-        ),
-        sql`${releases.publishedAt} < ${sql.placeholder("before")}`,
-      ),
-    )
-    .orderBy(desc(releases.versionKey))
-    .limit(sql.placeholder("limit"));
+export const FEED_SQL = `
+  SELECT r.id, r.product_id, r.version, r.version_key, r.channel, r.notes, r.minimum_os_version, r.status,
+         r.yank_reason, r.published_at, r.yanked_at, r.created_at, r.updated_at,
+         a.id AS a_id, a.platform AS a_platform, a.filename AS a_filename, a.content_type AS a_content_type,
+         a.declared_size AS a_declared_size, a.storage_key AS a_storage_key, a.status AS a_status,
+         a.sha256 AS a_sha256, a.file_size AS a_file_size, a.blake2b512 AS a_blake2b512,
+         a.ed_signature AS a_ed_signature, a.minisign_signature AS a_minisign_signature,
+         a.signing_kid AS a_signing_kid, a.created_at AS a_created_at, a.finalized_at AS a_finalized_at
+    FROM releases r
+    JOIN artifacts a ON a.release_id = r.id AND a.platform = $platform AND a.status = 'finalized'
+   WHERE r.product_id = $productId AND r.status = 'published' AND r.channel IN ($c0, $c1, $c2, $c3)
+     AND r.published_at < $before
+   ORDER BY r.version_key DESC
+   LIMIT $limit`;
+
+interface FeedRow {
+  id: string;
+  product_id: string;
+  version: string;
+  version_key: string;
+  channel: Release["channel"];
+  notes: string;
+  minimum_os_version: string | null;
+  status: Release["status"];
+  yank_reason: string | null;
+  published_at: number | null;
+  yanked_at: number | null;
+  created_at: number;
+  updated_at: number;
+  a_id: string;
+  a_platform: Artifact["platform"];
+  a_filename: string;
+  a_content_type: string;
+  a_declared_size: number;
+  a_storage_key: string;
+  a_status: Artifact["status"];
+  a_sha256: string | null;
+  a_file_size: number | null;
+  a_blake2b512: string | null;
+  a_ed_signature: string | null;
+  a_minisign_signature: string | null;
+  a_signing_kid: string | null;
+  a_created_at: number;
+  a_finalized_at: number | null;
+}
+
+const date = (ms: number | null) => (ms === null ? null : new Date(ms));
+
+function feedEntry(r: FeedRow): { release: Release; artifact: Artifact } {
+  return {
+    release: {
+      id: r.id,
+      productId: r.product_id,
+      version: r.version,
+      versionKey: r.version_key,
+      channel: r.channel,
+      notes: r.notes,
+      minimumOsVersion: r.minimum_os_version,
+      status: r.status,
+      yankReason: r.yank_reason,
+      publishedAt: date(r.published_at),
+      yankedAt: date(r.yanked_at),
+      createdAt: new Date(r.created_at),
+      updatedAt: new Date(r.updated_at),
+    },
+    artifact: {
+      id: r.a_id,
+      releaseId: r.id,
+      platform: r.a_platform,
+      filename: r.a_filename,
+      contentType: r.a_content_type,
+      declaredSize: r.a_declared_size,
+      storageKey: r.a_storage_key,
+      status: r.a_status,
+      sha256: r.a_sha256,
+      fileSize: r.a_file_size,
+      blake2b512: r.a_blake2b512,
+      edSignature: r.a_ed_signature,
+      minisignSignature: r.a_minisign_signature,
+      signingKid: r.a_signing_kid,
+      createdAt: new Date(r.a_created_at),
+      finalizedAt: date(r.a_finalized_at),
+    },
+  };
 }
 
 export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
   const { db } = handle;
-  const feedStmt = lazyStatement(() => feedQuery(db).prepare());
+  const feedStmt = lazyStatement(() => handle.sqlite.prepare<FeedRow, [Record<string, string | number>]>(FEED_SQL));
   const releaseById = lazyStatement(() => db.select().from(releases).where(eq(releases.id, sql.placeholder("id"))).prepare());
   const artifactsByRelease = lazyStatement(() =>
     db
@@ -56,6 +121,11 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
       .orderBy(artifacts.platform)
       .prepare(),
   );
+
+  // Feeds are cached per (product, release generation): every change to published releases bumps it
+  // inside its own transaction, so no node can serve a feed older than what is committed.
+  const bumpGeneration = (productId: string) =>
+    db.update(products).set({ releaseGeneration: sql`${products.releaseGeneration} + 1` }).where(eq(products.id, productId)).run();
 
   const withArtifacts = (r: ReleaseRow): ReleaseWithArtifacts => ({
     ...toRelease(r),
@@ -132,6 +202,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         if (!before) return null;
         const patch = decide(before);
         db.update(releases).set({ ...patch, updatedAt: at }).where(eq(releases.id, id)).run();
+        bumpGeneration(before.productId);
         writeAudit(db, audit(before, patch));
         return findById(id);
       });
@@ -235,8 +306,10 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
             .where(eq(artifacts.id, s.artifactId))
             .run();
         }
+        const published = findById(id)!;
+        bumpGeneration(published.productId);
         writeAudit(db, audit);
-        return findById(id)!;
+        return published;
       });
     },
     feed(q) {
@@ -248,7 +321,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         limit: q.limit,
       };
       chain.forEach((c, i) => (params[`c${i}`] = c));
-      return feedStmt().all(params).map((row) => ({ release: toRelease(row.r), artifact: toArtifact(row.a) }));
+      return feedStmt().all(params).map(feedEntry);
     },
   };
 }

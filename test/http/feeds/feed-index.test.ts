@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
 import { makeProduct } from "../../support/factories";
-import { feedQuery } from "../../../src/modules/releases/repo.sqlite";
+import { FEED_SQL } from "../../../src/modules/releases/repo.sqlite";
 import { versionSortKey } from "../../../src/modules/releases/domain";
 import type { Channel } from "../../../src/modules/releases/repo";
 
@@ -35,10 +35,9 @@ beforeAll(() => {
 afterAll(() => t.close());
 
 test("query plan: index range on releases_feed_idx in version order, no temp b-tree sort, artifact by unique index", () => {
-  const { sql, params } = feedQuery(t.deps.db.db).toSQL();
   const plan = t.deps.db.sqlite
-    .query(`EXPLAIN QUERY PLAN ${sql}`)
-    .all(...params.map((p) => (p === undefined || typeof p === "object" ? null : p)) as any[]) as { detail: string }[];
+    .query(`EXPLAIN QUERY PLAN ${FEED_SQL}`)
+    .all({ productId: "p", platform: "linux-x64", c0: "dev", c1: "alpha", c2: "beta", c3: "stable", before: 1, limit: 20 }) as { detail: string }[];
   const details = plan.map((p) => p.detail).join("\n");
   expect(details).toContain("releases_feed_idx");
   expect(details).toContain("artifacts_release_platform_uq");
