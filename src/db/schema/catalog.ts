@@ -11,7 +11,7 @@ export const products = sqliteTable("products", {
   minimumSupportedMessage: text("minimum_supported_message"),
   /**
    * Bumped in the same transaction as every change to what the product's feeds show (publish, yank,
-   * unyank): rendered feeds are cached per generation, on every node (src/modules/feeds/cache.ts).
+   * unyank, a product edit): rendered feeds are cached per generation (src/modules/feeds/cache.ts).
    */
   releaseGeneration: integer("release_generation").notNull().default(0),
   createdAt: ts("created_at").notNull(),

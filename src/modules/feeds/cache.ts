@@ -1,7 +1,8 @@
 // Rendered feeds, cached. Every installed client polls its feed at start-up, and a feed changes only
-// when a release is published, yanked or unyanked, or the product is edited. Keys carry the product's
-// release generation and its updated_at, both read from the database on every request, so a node never
-// serves a document older than the committed state (other nodes' publishes included). Bounded LRU.
+// when a release is published, yanked or unyanked, or the product is edited; each of those bumps the
+// product's release generation in its own transaction. Keys carry that generation, read from the
+// database on every request, so a node never serves a document older than the committed state (other
+// nodes' changes included). Bounded LRU.
 export interface FeedCache {
   get(key: string): string | undefined;
   set(key: string, body: string): void;

@@ -41,7 +41,7 @@ export function renderedFeed(deps: Deps, cache: FeedCache, input: FeedInput, ren
   const perCustomer = product.distribution === "licensed" && input.licenseKey !== undefined;
   const key = perCustomer
     ? null
-    : [product.id, product.releaseGeneration, product.updatedAt.getTime(), input.format, input.platform, input.channel, input.limit].join("|");
+    : [product.id, product.releaseGeneration, input.format, input.platform, input.channel, input.limit].join("|");
   const hit = key === null ? undefined : cache.get(key);
   if (hit !== undefined) return hit;
   const body = render(feedOf(deps, product, input));

@@ -1,4 +1,4 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { products } from "../../db/schema";
@@ -40,7 +40,12 @@ export function createProductRepo(handle: DbHandle): ProductRepo {
         return immediate(handle, () => {
           const before = findById(id);
           if (!before) return null;
-          db.update(products).set({ ...patch, updatedAt: at }).where(eq(products.id, id)).run();
+          // A product edit can change what its feeds show (name, slug, supported-version floor), so it
+          // moves the feed generation too (see src/modules/feeds/cache.ts).
+          db.update(products)
+            .set({ ...patch, updatedAt: at, releaseGeneration: sql`${products.releaseGeneration} + 1` })
+            .where(eq(products.id, id))
+            .run();
           writeAudit(db, audit);
           return findById(id);
         });

@@ -9,7 +9,7 @@ export interface Product {
   distribution: Distribution;
   minimumSupportedVersion: string | null;
   minimumSupportedMessage: string | null;
-  /** Changes whenever the product's published releases change (cache key for rendered feeds). */
+  /** Changes with every change to what the product's feeds show (cache key for rendered feeds). */
   releaseGeneration: number;
   createdAt: Date;
   updatedAt: Date;

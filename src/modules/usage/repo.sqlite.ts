@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import { immediate, lazyStatement, type DbHandle } from "../../db/client";
-import { usageCounters, usageEvents } from "../../db/schema";
+import { usageCounters } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
 import { newId } from "../../shared/ids";
 import { fits } from "./domain";
