@@ -53,20 +53,25 @@ const planFields = {
   quota_period: QuotaPeriodSchema,
 };
 
+/** Plan settings with defaults: optional on create, and each one editable on update. */
+const optionalPlanFields = {
+  trial_days: t.Optional(planFields.trial_days),
+  grace_days: t.Optional(planFields.grace_days),
+  max_activations: t.Optional(planFields.max_activations),
+  max_seats: t.Optional(planFields.max_seats),
+  floating: t.Optional(planFields.floating),
+  floating_timeout: t.Optional(planFields.floating_timeout),
+  support_days: t.Optional(planFields.support_days),
+  support_renewal_price_id: t.Optional(planFields.support_renewal_price_id),
+  quota_period: t.Optional(planFields.quota_period),
+};
+
 export const CreatePlanBody = t.Object(
   {
     product_id: Uuid,
     name: planFields.name,
     license_type: planFields.license_type,
-    trial_days: t.Optional(planFields.trial_days),
-    grace_days: t.Optional(planFields.grace_days),
-    max_activations: t.Optional(planFields.max_activations),
-    max_seats: t.Optional(planFields.max_seats),
-    floating: t.Optional(planFields.floating),
-    floating_timeout: t.Optional(planFields.floating_timeout),
-    support_days: t.Optional(planFields.support_days),
-    support_renewal_price_id: t.Optional(planFields.support_renewal_price_id),
-    quota_period: t.Optional(planFields.quota_period),
+    ...optionalPlanFields,
     features: t.Optional(t.Array(FeatureInput, { maxItems: 200 })),
   },
   { additionalProperties: false },
@@ -76,15 +81,7 @@ export const UpdatePlanBody = t.Object(
   {
     name: t.Optional(planFields.name),
     license_type: t.Optional(planFields.license_type),
-    trial_days: t.Optional(planFields.trial_days),
-    grace_days: t.Optional(planFields.grace_days),
-    max_activations: t.Optional(planFields.max_activations),
-    max_seats: t.Optional(planFields.max_seats),
-    floating: t.Optional(planFields.floating),
-    floating_timeout: t.Optional(planFields.floating_timeout),
-    support_days: t.Optional(planFields.support_days),
-    support_renewal_price_id: t.Optional(planFields.support_renewal_price_id),
-    quota_period: t.Optional(planFields.quota_period),
+    ...optionalPlanFields,
   },
   { additionalProperties: false, minProperties: 1, description: "product_id cannot change; features have their own routes" },
 );
