@@ -2,12 +2,14 @@ import { and, eq, sql } from "drizzle-orm";
 import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { usageCounters } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
+import { createLicenseAccessRepo } from "../license-api/repo.sqlite";
 import { newId } from "../../shared/ids";
 import { fits } from "./domain";
 import type { UsageCounter, UsageRepo } from "./repo";
 
 export function createUsageRepo(handle: DbHandle): UsageRepo {
   const { db } = handle;
+  const access = createLicenseAccessRepo(handle);
   const key = { licenseId: sql.placeholder("licenseId"), feature: sql.placeholder("feature"), periodKey: sql.placeholder("periodKey") };
   const counter = lazyStatement(() =>
     db
@@ -33,8 +35,11 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
   );
 
   return {
-    consume(input) {
+    consume(input, check) {
       return immediate(handle, () => {
+        // Re-read inside the write transaction: a revoke or suspend that committed after the
+        // caller's lookup must win over this report (same rule as activation).
+        check(access.findById(input.licenseId));
         const used = get(input.licenseId, input.feature, input.periodKey)?.used ?? 0;
         if (!fits({ used, limit: input.limit }, input.quantity)) return { accepted: false, used };
         const next = used + input.quantity;

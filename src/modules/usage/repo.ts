@@ -1,4 +1,5 @@
 import type { AuditEntry } from "../audit/repo";
+import type { LicenseAccess } from "../license-api/repo";
 
 export interface UsageCounter {
   licenseId: string;
@@ -31,9 +32,10 @@ export interface UsageRepo {
   /**
    * Atomic (spec: License rule 3): in one write transaction reads the counter of (license, feature,
    * period), refuses if the quantity does not fit under the limit, else increments it and stores the
-   * usage event. Concurrent reports can never push the counter past the limit.
+   * usage event. Concurrent reports can never push the counter past the limit. `check` sees the
+   * license as committed inside that transaction and throws to refuse (a revoke that won the race).
    */
-  consume(input: ConsumeInput): ConsumeResult;
+  consume(input: ConsumeInput, check: (current: LicenseAccess | null) => void): ConsumeResult;
   /** Current value of one counter (0 when the period has no row yet). */
   used(licenseId: string, feature: string, periodKey: string): number;
   /** Deletes the given counters (admin reset) with an audit row listing what was reset. */

@@ -4,7 +4,7 @@ import type { Deps } from "../../deps";
 import { AppError, validationError } from "../../shared/errors";
 import type { Actor } from "../../shared/actor";
 import { getLicense } from "../licenses/service";
-import { requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
+import { isUsableAccess, licenseNotFound, requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
 import type { LicenseAccess } from "../license-api/repo";
 import { featureView, licenseEntitlements, viewOf, type FeatureView } from "../entitlements/service";
 import type { Entitlement } from "../entitlements/domain";
@@ -61,6 +61,8 @@ export function recordUsage(deps: Deps, input: RecordUsageInput): UsageView {
     limit: quota.limit,
     metadata,
     at: now,
+  }, (current) => {
+    if (!current || !isUsableAccess(current, now)) throw licenseNotFound();
   });
   if (!result.accepted) {
     throw new AppError("QUOTA_EXCEEDED", {

@@ -26,6 +26,25 @@ describe("POST /license/usage", () => {
     expect(stored.map((e) => [e.quantity, e.metadata])).toContainEqual([1, null]);
   });
 
+  test("a revoke committed between the lookup and the write wins: 404, nothing counted", async () => {
+    const { license, key } = catalog(t, {}, [quota("api", 10)]);
+    // Interleave a revoke at the worst moment: after the service's lookup, before its transaction.
+    const real = t.deps.repos.usage.consume;
+    t.deps.repos.usage.consume = (input, check) => {
+      patchLicense(t, license.id, { status: "revoked" }, { clearActivations: true });
+      return real(input, check);
+    };
+    try {
+      const res = await post(t, "/license/usage", { license_key: key, feature: "api" });
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe("LICENSE_NOT_FOUND");
+    } finally {
+      t.deps.repos.usage.consume = real;
+    }
+    expect(events(license.id)).toEqual([]);
+    expect(t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(0);
+  });
+
   test("429 QUOTA_EXCEEDED with details when the quantity does not fit; nothing is consumed", async () => {
     const { key } = catalog(t, {}, [quota("api", 10, "daily")]);
     await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 8 });
