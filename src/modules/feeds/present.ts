@@ -11,6 +11,13 @@ import { isCritical, rfc822, sparkleOs } from "./domain";
 /** Sparkle and WinSparkle match names by this exact URI (http, not https; §1.1). */
 export const SPARKLE_NS = "http://www.andymatuschak.org/xml-namespaces/sparkle";
 
+/**
+ * Keyward's own appcast elements (docs/updates.md, "feed.xml"). A namespace URI is a name, not an
+ * address: it must never change, and nothing fetches it. Sparkle and WinSparkle match names by
+ * namespace URI and ignore elements of namespaces they do not know.
+ */
+export const KEYWARD_NS = "https://keyward.dev/xml-namespaces/keyward";
+
 export interface FeedView {
   product: Product;
   platform: Platform;
@@ -61,7 +68,11 @@ function appcastItem(view: FeedView, e: FeedEntry) {
   };
 }
 
-/** Sparkle 2 / WinSparkle appcast (RSS 2.0), items newest first. */
+/**
+ * Sparkle 2 / WinSparkle appcast (RSS 2.0), items newest first. The product's floor is on the
+ * channel in Keyward's namespace (spec: feeds embed the minimum supported version), also when no
+ * item is listed; Sparkle itself sees it only through `sparkle:criticalUpdate` on the items.
+ */
 export function renderAppcast(view: FeedView): string {
   const p = view.product;
   const doc = {
@@ -69,10 +80,13 @@ export function renderAppcast(view: FeedView): string {
     rss: {
       "@_version": "2.0",
       "@_xmlns:sparkle": SPARKLE_NS,
+      "@_xmlns:keyward": KEYWARD_NS,
       channel: {
         title: p.name,
         link: view.feedUrl,
         description: `Updates for ${p.name} (${view.platform})`,
+        ...(p.minimumSupportedVersion !== null ? { "keyward:minimumSupportedVersion": p.minimumSupportedVersion } : {}),
+        ...(p.minimumSupportedMessage !== null ? { "keyward:minimumSupportedMessage": p.minimumSupportedMessage } : {}),
         item: view.entries.map((e) => appcastItem(view, e)),
       },
     },
