@@ -7,7 +7,7 @@ import type { Deps } from "../../deps";
 import { errors } from "../../http/envelope";
 import { latestUpdate, renderedFeed } from "./service";
 import { createFeedCache } from "./cache";
-import { renderAppcast, renderFeedJson, tauriResponse } from "./present";
+import { KEYWARD_NS, renderAppcast, renderFeedJson, tauriResponse } from "./present";
 import { canonicalPlatform } from "./domain";
 import { FeedJsonEntry, FeedQuery, SlugParams, TauriManifest, UpgradeQuery } from "./model";
 import type { Channel, Platform } from "../releases/repo";
@@ -39,7 +39,12 @@ export function feedRoutes(deps: Deps) {
       {
         params: SlugParams,
         query: FeedQuery,
-        response: { 200: t.String({ description: "Sparkle/WinSparkle appcast (RSS 2.0)" }), ...errors(404) },
+        response: {
+          200: t.String({
+            description: `Sparkle/WinSparkle appcast (RSS 2.0). The product's floor is on <channel> as keyward:minimumSupportedVersion and keyward:minimumSupportedMessage, namespace ${KEYWARD_NS}`,
+          }),
+          ...errors(404),
+        },
         detail: detail("Sparkle / WinSparkle appcast for one platform and channel"),
       },
     )

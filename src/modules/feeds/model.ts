@@ -67,8 +67,9 @@ export const FeedJsonEntry = t.Object(
     minisign_signature: t.String(),
     signing_kid: t.String(),
     critical: t.Boolean(),
-    minimum_supported_version: t.Union([t.String(), t.Null()]),
-    minimum_supported_message: t.Union([t.String(), t.Null()]),
+    // The feed is an array (spec), so the product's floor is repeated in every entry.
+    minimum_supported_version: t.Union([t.String(), t.Null()], { description: "The product's minimum supported version (same in every entry)" }),
+    minimum_supported_message: t.Union([t.String(), t.Null()], { description: "Text for users below the floor (same in every entry)" }),
   },
   { title: "FeedEntry" },
 );

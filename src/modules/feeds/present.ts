@@ -5,10 +5,18 @@ import { XMLBuilder } from "fast-xml-parser";
 import type { Product } from "../products/repo";
 import type { FeedEntry, Platform } from "../releases/repo";
 import { sparkleVersion } from "../releases/domain";
+import { stripXmlIllegalDeep } from "../../shared/xml-text";
 import { isCritical, rfc822, sparkleOs } from "./domain";
 
 /** Sparkle and WinSparkle match names by this exact URI (http, not https; §1.1). */
 export const SPARKLE_NS = "http://www.andymatuschak.org/xml-namespaces/sparkle";
+
+/**
+ * Keyward's own appcast elements (docs/updates.md, "feed.xml"). A namespace URI is a name, not an
+ * address: it must never change, and nothing fetches it. Sparkle and WinSparkle match names by
+ * namespace URI and ignore elements of namespaces they do not know.
+ */
+export const KEYWARD_NS = "https://keyward.dev/xml-namespaces/keyward";
 
 export interface FeedView {
   product: Product;
@@ -21,7 +29,9 @@ export interface FeedView {
 }
 
 // XMLBuilder escapes text and attribute values and splits "]]>" inside CDATA, so release notes or
-// product names can never break the document (one bad item fails a whole Sparkle feed, §6).
+// product names can never break the document (one bad item fails a whole Sparkle feed, §6). What no
+// escaping can carry, the characters XML 1.0 forbids, is stripped from every value before building
+// (input validation refuses them, but rows stored earlier may hold them).
 const builder = new XMLBuilder({
   ignoreAttributes: false,
   attributeNamePrefix: "@_",
@@ -58,27 +68,40 @@ function appcastItem(view: FeedView, e: FeedEntry) {
   };
 }
 
-/** Sparkle 2 / WinSparkle appcast (RSS 2.0), items newest first. */
+/**
+ * Sparkle 2 / WinSparkle appcast (RSS 2.0), items newest first. The product's floor is on the
+ * channel in Keyward's namespace (spec: feeds embed the minimum supported version), also when no
+ * item is listed; Sparkle itself sees it only through `sparkle:criticalUpdate` on the items.
+ */
 export function renderAppcast(view: FeedView): string {
-  return builder.build({
+  const p = view.product;
+  const doc = {
     "?xml": { "@_version": "1.0", "@_encoding": "utf-8" },
     rss: {
       "@_version": "2.0",
       "@_xmlns:sparkle": SPARKLE_NS,
+      "@_xmlns:keyward": KEYWARD_NS,
       channel: {
-        title: view.product.name,
+        title: p.name,
         link: view.feedUrl,
-        description: `Updates for ${view.product.name} (${view.platform})`,
+        description: `Updates for ${p.name} (${view.platform})`,
+        ...(p.minimumSupportedVersion !== null ? { "keyward:minimumSupportedVersion": p.minimumSupportedVersion } : {}),
+        ...(p.minimumSupportedMessage !== null ? { "keyward:minimumSupportedMessage": p.minimumSupportedMessage } : {}),
         item: view.entries.map((e) => appcastItem(view, e)),
       },
     },
-  });
+  };
+  return builder.build(stripXmlIllegalDeep(doc));
 }
 
-/** One feed.json entry; every field is documented in docs/updates.md ("feed.json"). */
+/**
+ * One feed.json entry; every field is documented in docs/updates.md ("feed.json"). JSON can carry
+ * any character, but the text is cleaned as in the appcast so that every feed shows the same notes
+ * and message.
+ */
 export function feedJsonEntry(view: FeedView, e: FeedEntry) {
   const { release, artifact } = e;
-  return {
+  return stripXmlIllegalDeep({
     version: release.version,
     channel: release.channel,
     pub_date: release.publishedAt!.toISOString(),
@@ -96,7 +119,7 @@ export function feedJsonEntry(view: FeedView, e: FeedEntry) {
     critical: isCritical(release.version, view.product.minimumSupportedVersion),
     minimum_supported_version: view.product.minimumSupportedVersion,
     minimum_supported_message: view.product.minimumSupportedMessage,
-  };
+  });
 }
 
 export function renderFeedJson(view: FeedView) {
@@ -111,7 +134,8 @@ export function renderFeedJson(view: FeedView) {
 export function renderTauriManifest(view: FeedView, e: FeedEntry) {
   const { release, artifact } = e;
   const p = view.product;
-  return {
+  // Text cleaned as in the other feeds, so the three agree.
+  return stripXmlIllegalDeep({
     version: release.version,
     pub_date: release.publishedAt!.toISOString(),
     url: view.downloadUrl(e),
@@ -119,7 +143,7 @@ export function renderTauriManifest(view: FeedView, e: FeedEntry) {
     notes: release.notes,
     ...(p.minimumSupportedVersion !== null ? { minimum_supported_version: p.minimumSupportedVersion } : {}),
     ...(p.minimumSupportedMessage !== null ? { minimum_supported_message: p.minimumSupportedMessage } : {}),
-  };
+  });
 }
 
 /** Tauri's "no update" is 204; any non-2xx would count as a failed endpoint (§2.3). */

@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { SEMVER_PATTERN } from "../../shared/semver";
+import { FeedText } from "../../http/common-schemas";
 
 const Nullable = <T extends ReturnType<typeof t.String>>(s: T) => t.Union([s, t.Null()]);
 
@@ -12,7 +13,9 @@ export const Distribution = t.Union([t.Literal("open"), t.Literal("licensed")], 
   description: "open: feed downloads are public; licensed: feed download redirects require a usable license key",
 });
 const Version = t.String({ pattern: SEMVER_PATTERN, maxLength: 128, description: "Semantic version" });
-const Message = t.String({ maxLength: 2000 });
+// Name and message are shown in every feed (appcast <title>, keyward:minimumSupportedMessage, …).
+const Name = FeedText({ minLength: 1, maxLength: 200 });
+const Message = FeedText({ maxLength: 2000, description: "Shown to users below minimum_supported_version; embedded in every feed" });
 
 export const ProductSchema = t.Object(
   {
@@ -30,7 +33,7 @@ export const ProductSchema = t.Object(
 
 export const CreateProductBody = t.Object(
   {
-    name: t.String({ minLength: 1, maxLength: 200 }),
+    name: Name,
     slug: Slug,
     distribution: t.Optional(Distribution),
     minimum_supported_version: t.Optional(Nullable(Version)),
@@ -41,7 +44,7 @@ export const CreateProductBody = t.Object(
 
 export const UpdateProductBody = t.Object(
   {
-    name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    name: t.Optional(Name),
     slug: t.Optional(Slug),
     distribution: t.Optional(Distribution),
     minimum_supported_version: t.Optional(Nullable(Version)),

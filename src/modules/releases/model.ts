@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { SEMVER_PATTERN } from "../../shared/semver";
+import { FeedText } from "../../http/common-schemas";
 
 const Nullable = <T extends ReturnType<typeof t.String>>(s: T) => t.Union([s, t.Null()]);
 const DateTime = t.String({ format: "date-time" });
@@ -26,7 +27,7 @@ const StatusSchema = t.Union([t.Literal("draft"), t.Literal("published"), t.Lite
 export const VersionSchema = t.String({ pattern: SEMVER_PATTERN, maxLength: 128, description: "Semantic version (semver.org 2.0.0)", examples: ["1.4.0"] });
 // Windows (10.0.17763) and macOS (11.0.0) minimum versions; WinSparkle also accepts 6.1-7601.
 const MinimumOs = t.String({ pattern: "^[0-9][0-9A-Za-z._-]{0,31}$", description: "Minimum OS version, e.g. 11.0.0 (macOS) or 10.0.17763 (Windows)" });
-const Notes = t.String({ maxLength: 100_000, description: "Release notes (HTML or plain text); served in feeds" });
+const Notes = FeedText({ maxLength: 100_000, description: "Release notes (HTML or plain text); served in feeds" });
 const Hex64 = t.String({ pattern: "^[0-9a-fA-F]{64}$" });
 
 export const ArtifactSchema = t.Object(

@@ -13,8 +13,11 @@ import { makeProduct } from "../../support/factories";
 import { HOUR } from "../../../src/shared/clock";
 import type { Product } from "../../../src/modules/products/repo";
 import { getObject, publishRelease } from "../releases/support";
+import { testWithXmllint, xmllintCheck, xmllintXPath } from "../../support/xmllint";
 
 const SPARKLE_NS = "http://www.andymatuschak.org/xml-namespaces/sparkle";
+// docs/updates.md ("feed.xml"): a published name; changing it breaks whoever reads the elements.
+const KEYWARD_NS = "https://keyward.dev/xml-namespaces/keyward";
 const GOLDEN = join(import.meta.dir, "../../golden");
 
 let t: TestApp;
@@ -51,20 +54,23 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** Replaces what differs between runs (random ids and key material) with stable placeholders. */
+/**
+ * Replaces what differs between runs (random ids and key material) with stable placeholders, in
+ * braces so that the golden appcast stays well-formed XML (xmllint checks it below).
+ */
 function normalize(text: string): string {
   const ids = new Map<string, string>();
   return text
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => {
-      if (!ids.has(id)) ids.set(id, `<id-${ids.size + 1}>`);
+      if (!ids.has(id)) ids.set(id, `{id-${ids.size + 1}}`);
       return ids.get(id)!;
     })
-    .replaceAll(keys.kid, "<kid>")
-    .replace(/sparkle:edSignature="[A-Za-z0-9+/=]{88}"/g, 'sparkle:edSignature="<ed-signature>"')
-    .replace(/"ed_signature": "[A-Za-z0-9+/=]{88}"/g, '"ed_signature": "<ed-signature>"')
-    .replace(/"signature": "[A-Za-z0-9+/=]+"/g, '"signature": "<base64 of the minisign text>"')
-    .replace(/\\n(RU[A-Za-z0-9+/=]{98})\\n/g, "\\n<minisign-signature>\\n")
-    .replace(/\\n[A-Za-z0-9+/=]{88}\\n"/g, '\\n<minisign-global-signature>\\n"');
+    .replaceAll(keys.kid, "{kid}")
+    .replace(/sparkle:edSignature="[A-Za-z0-9+/=]{88}"/g, 'sparkle:edSignature="{ed-signature}"')
+    .replace(/"ed_signature": "[A-Za-z0-9+/=]{88}"/g, '"ed_signature": "{ed-signature}"')
+    .replace(/"signature": "[A-Za-z0-9+/=]+"/g, '"signature": "{base64 of the minisign text}"')
+    .replace(/\\n(RU[A-Za-z0-9+/=]{98})\\n/g, "\\n{minisign-signature}\\n")
+    .replace(/\\n[A-Za-z0-9+/=]{88}\\n"/g, '\\n{minisign-global-signature}\\n"');
 }
 
 function golden(name: string, actual: string): void {
@@ -78,7 +84,7 @@ function golden(name: string, actual: string): void {
 const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "@_", cdataPropName: "#cdata", isArray: (n) => n === "item" });
 
 describe("feed.xml (Sparkle / WinSparkle appcast)", () => {
-  test("parses; every prefixed name is sparkle: bound to the exact namespace URI", async () => {
+  test("parses; every prefixed name is sparkle: or keyward:, bound to the exact namespace URIs", async () => {
     const res = await t.request("GET", "/api/v1/releases/acme-editor/feed.xml?platform=windows-x64&channel=beta");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/rss+xml; charset=utf-8");
@@ -92,8 +98,8 @@ describe("feed.xml (Sparkle / WinSparkle appcast)", () => {
       for (const [k, v] of Object.entries(node)) {
         const name = k.startsWith("@_") ? k.slice(2) : k;
         if (name.startsWith("xmlns:")) {
-          // The only namespace declaration is Sparkle's, on <rss>.
-          expect([name, v]).toEqual(["xmlns:sparkle", SPARKLE_NS]);
+          // The only namespace declarations are Sparkle's and Keyward's, on <rss>.
+          expect([["xmlns:sparkle", SPARKLE_NS], ["xmlns:keyward", KEYWARD_NS]]).toContainEqual([name, v]);
         } else if (name.includes(":") && name !== "?xml") {
           prefixes.add(name.split(":")[0]!);
         }
@@ -101,7 +107,8 @@ describe("feed.xml (Sparkle / WinSparkle appcast)", () => {
       }
     };
     walk(doc);
-    expect([...prefixes]).toEqual(["sparkle"]);
+    expect([...prefixes].sort()).toEqual(["keyward", "sparkle"]);
+    expect(doc.rss["@_xmlns:keyward"]).toBe(KEYWARD_NS);
     const items = doc.rss.channel.item;
     expect(items.map((i: Record<string, string>) => i["sparkle:shortVersionString"])).toEqual(["1.2.0-beta.1", "1.1.0", "1.0.0"]);
     // Sparkle drops text after "-": sparkle:version is MAJOR.MINOR.PATCH.
@@ -149,6 +156,14 @@ describe("feed.xml (Sparkle / WinSparkle appcast)", () => {
   test("golden: windows-x64 beta appcast", async () => {
     const res = await t.request("GET", "/api/v1/releases/acme-editor/feed.xml?platform=windows-x64&channel=beta");
     golden("appcast-windows-x64-beta.xml", normalize(res.text));
+  });
+
+  testWithXmllint("the served appcast and the golden file are well-formed for the real xmllint", async () => {
+    const res = await t.request("GET", "/api/v1/releases/acme-editor/feed.xml?platform=windows-x64&channel=beta");
+    for (const xml of [res.text, readFileSync(join(GOLDEN, "appcast-windows-x64-beta.xml"), "utf8")]) {
+      const check = xmllintCheck(xml);
+      if (!check.ok) throw new Error(`xmllint: ${check.stderr}`);
+    }
   });
 });
 
@@ -242,5 +257,73 @@ describe("feed.json", () => {
     });
     expect(e.minisign_signature).toStartWith("untrusted comment: ");
     golden("feed-windows-arm64-beta.json", normalize(JSON.stringify(res.body, null, 2) + "\n"));
+  });
+});
+
+// Spec "Update feeds": feeds embed the product's minimum supported version. Each format carries the
+// floor and its message, with the same values (docs/updates.md, "The supported-version floor").
+describe("the supported-version floor in every feed", () => {
+  /** A Keyward channel element's text, found by namespace URI (not by prefix), as xmllint sees it. */
+  const keyward = (xml: string, local: string) => {
+    const path = `/rss/channel/*[local-name()='${local}' and namespace-uri()='${KEYWARD_NS}']`;
+    return {
+      count: Number(xmllintXPath(xml, `count(${path})`).stdout.trim()),
+      text: xmllintXPath(xml, `string(${path})`).stdout.replace(/\n$/, ""),
+    };
+  };
+
+  testWithXmllint("feed.xml: keyward:minimumSupportedVersion and keyward:minimumSupportedMessage on the channel, equal to feed.json and upgrade.json", async () => {
+    const xml = (await t.request("GET", "/api/v1/releases/acme-editor/feed.xml?platform=darwin-arm64")).text;
+    const check = xmllintCheck(xml);
+    if (!check.ok) throw new Error(`xmllint: ${check.stderr}`);
+    expect(keyward(xml, "minimumSupportedVersion")).toEqual({ count: 1, text: "1.1.0" });
+    expect(keyward(xml, "minimumSupportedMessage")).toEqual({ count: 1, text: "Versions before 1.1.0 are no longer supported." });
+    // Sparkle's own semantics stay: criticalUpdate scoped to hosts below the floor.
+    expect(xmllintXPath(xml, `count(//item/*[local-name()='criticalUpdate' and namespace-uri()='${SPARKLE_NS}'])`).stdout.trim()).toBe("1");
+
+    const json = (await t.request("GET", "/api/v1/releases/acme-editor/feed.json?platform=darwin-arm64")).body;
+    const upgrade = (await t.request("GET", "/api/v1/releases/acme-editor/upgrade.json?platform=darwin-arm64")).body;
+    for (const entry of json) {
+      expect(entry.minimum_supported_version).toBe(product.minimumSupportedVersion);
+      expect(entry.minimum_supported_message).toBe(product.minimumSupportedMessage);
+    }
+    expect(upgrade.minimum_supported_version).toBe(product.minimumSupportedVersion);
+    expect(upgrade.minimum_supported_message).toBe(product.minimumSupportedMessage);
+  });
+
+  testWithXmllint("the appcast carries the floor even when it lists no item", async () => {
+    const xml = (await t.request("GET", "/api/v1/releases/acme-editor/feed.xml?platform=linux-x64")).text;
+    expect(xmllintCheck(xml).ok).toBe(true);
+    expect(xmllintXPath(xml, "count(/rss/channel/item)").stdout.trim()).toBe("0");
+    expect(keyward(xml, "minimumSupportedVersion").text).toBe("1.1.0");
+    expect(keyward(xml, "minimumSupportedMessage").text).toBe("Versions before 1.1.0 are no longer supported.");
+  });
+
+  testWithXmllint("no floor: no Keyward element, null in feed.json, absent from upgrade.json; a floor set later shows in all three", async () => {
+    const p = makeProduct(t.deps, { slug: "no-floor" });
+    await publishRelease(t, p.id, "2.0.0", { platforms: ["linux-x64"] });
+    const get = async () => ({
+      xml: (await t.request("GET", "/api/v1/releases/no-floor/feed.xml?platform=linux-x64")).text,
+      json: (await t.request("GET", "/api/v1/releases/no-floor/feed.json?platform=linux-x64")).body,
+      upgrade: (await t.request("GET", "/api/v1/releases/no-floor/upgrade.json?platform=linux-x64")).body,
+    });
+    const before = await get();
+    expect(xmllintCheck(before.xml).ok).toBe(true);
+    expect(keyward(before.xml, "minimumSupportedVersion").count).toBe(0);
+    expect(keyward(before.xml, "minimumSupportedMessage").count).toBe(0);
+    expect(before.json[0]).toMatchObject({ minimum_supported_version: null, minimum_supported_message: null });
+    expect(before.upgrade).not.toContainKey("minimum_supported_version");
+    expect(before.upgrade).not.toContainKey("minimum_supported_message");
+
+    const patch = await t.request("PATCH", `/api/v1/admin/products/${p.id}`, {
+      body: { minimum_supported_version: "2.0.0", minimum_supported_message: "Update to 2.0 & later <now>." },
+    });
+    expect(patch.status).toBe(200);
+    const after = await get();
+    expect(xmllintCheck(after.xml).ok).toBe(true);
+    expect(keyward(after.xml, "minimumSupportedVersion").text).toBe("2.0.0");
+    expect(keyward(after.xml, "minimumSupportedMessage").text).toBe("Update to 2.0 & later <now>.");
+    expect(after.json[0]).toMatchObject({ minimum_supported_version: "2.0.0", minimum_supported_message: "Update to 2.0 & later <now>." });
+    expect(after.upgrade).toMatchObject({ minimum_supported_version: "2.0.0", minimum_supported_message: "Update to 2.0 & later <now>." });
   });
 });
