@@ -10,7 +10,7 @@ export function keyRoutes(deps: Deps) {
       response: { 200: Envelope(PubkeySchema), ...errors() },
       detail: {
         tags: ["License"],
-        summary: "The active token-signing public key: hex (the spec's fields), kid and SPKI PEM",
+        summary: "The active token-signing public key, as hex and SPKI PEM, with its kid",
       },
     })
     .get("/license/keys", () => ok({ keys: deps.tokenKeys.list().map(presentTrustedKey) }), {
