@@ -20,3 +20,9 @@ export const ValueTypeSchema = t.Union([t.Literal("bool"), t.Literal("int"), t.L
   description:
     'bool: "true"/"false"; int: integer string; string: text; flag: on when present (value optional); quota: metered, needs quota_limit',
 });
+
+/**
+ * Description of a field that is stored and returned but that nothing acts on until a later version
+ * adds `feature` (test/arch/stored-fields.test.ts keeps the list honest).
+ */
+export const storedUntil = (feature: string, effect: string): string => `Stored; takes effect from the version that adds ${feature}: ${effect}`;
