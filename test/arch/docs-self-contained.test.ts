@@ -2,12 +2,13 @@
 // OpenAPI document state their rules instead of citing design notes that are not in the repository
 // ("spec design rule 4", "DECISIONS rule 8"), and every relative link points at a file (and heading)
 // that exists.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createTestApp } from "../support/app";
 
 const ROOT = join(import.meta.dir, "../..");
+setDefaultTimeout(30_000); // quick alone; a loaded 2-core machine can stretch even file reads past 5 s
 const PAGES = ["README.md", ".env.example", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
 const read = (p: string) => readFileSync(join(ROOT, p), "utf8");
 
@@ -80,5 +81,5 @@ describe("user documentation is self-contained", () => {
     } finally {
       await t.close();
     }
-  }, 30_000); // builds a whole app: quick alone, slow on a loaded machine
+  });
 });
