@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createPublicKey } from "node:crypto";
 import { createTestApp, type TestApp } from "../support/app";
 
 let t: TestApp;
@@ -58,12 +59,28 @@ describe("envelope and HTTP core", () => {
     expect(res.headers.get("x-request-id")).toBe("trace-abc-12345");
   });
 
-  test("pubkey is 64 hex characters in the spec's shape", async () => {
+  test("pubkey: the spec's three fields, plus the active key's kid and its SPKI PEM", async () => {
     const res = await t.request("GET", "/api/v1/license/pubkey");
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body.data).sort()).toEqual(["algorithm", "format", "public_key"]);
+    expect(Object.keys(res.body.data).sort()).toEqual(["algorithm", "format", "kid", "pem", "public_key"]);
     expect(res.body.data.algorithm).toBe("ed25519");
     expect(res.body.data.format).toBe("hex");
     expect(res.body.data.public_key).toMatch(/^[0-9a-f]{64}$/);
+    expect(res.body.data.kid).toBe(t.deps.tokenKeys.active().kid);
+    // The PEM is the same key: its DER ends with the 32 raw bytes of public_key.
+    const pem = res.body.data.pem as string;
+    expect(pem).toMatch(/^-----BEGIN PUBLIC KEY-----\n[A-Za-z0-9+/=\n]+-----END PUBLIC KEY-----\n$/);
+    const der = createPublicKey(pem).export({ format: "der", type: "spki" });
+    expect(der.subarray(-32).toString("hex")).toBe(res.body.data.public_key);
+  });
+
+  test("license/keys lists every trusted key with its SPKI PEM", async () => {
+    const res = await t.request("GET", "/api/v1/license/keys");
+    expect(res.status).toBe(200);
+    const keys = res.body.data.keys as { kid: string; public_key: string; pem: string }[];
+    expect(keys.length).toBeGreaterThanOrEqual(1);
+    for (const k of keys) {
+      expect(createPublicKey(k.pem).export({ format: "der", type: "spki" }).subarray(-32).toString("hex")).toBe(k.public_key);
+    }
   });
 });

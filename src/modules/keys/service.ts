@@ -1,7 +1,7 @@
 // License-token signing keys. The active key's KeyObject is built once at boot and on rotation, never
 // per request (verify is the hot path). Retired keys stay listed so clients keep trusting old tokens.
 import { seal, open } from "../../crypto/aead";
-import { createSigner, generateSeed, publicKeyFromSeed, type Ed25519Signer } from "../../crypto/ed25519";
+import { createSigner, generateSeed, publicKeyFromSeed, publicKeyPem, type Ed25519Signer } from "../../crypto/ed25519";
 import { sha256Hex } from "../../crypto/hash";
 import { newId } from "../../shared/ids";
 import type { Clock } from "../../shared/clock";
@@ -13,6 +13,8 @@ import type { SigningKeyRecord, SigningKeyRepo } from "./repo";
 export interface ActiveSigningKey {
   kid: string;
   publicKeyHex: string;
+  /** SPKI PEM of the public key, built with the signer (GET /license/pubkey serves it). */
+  pem: string;
   signer: Ed25519Signer;
 }
 
@@ -68,6 +70,7 @@ export function createTokenKeyring(deps: {
   const load = (record: SigningKeyRecord): ActiveSigningKey => ({
     kid: record.kid,
     publicKeyHex: record.publicKeyHex,
+    pem: publicKeyPem(Buffer.from(record.publicKeyHex, "hex")),
     signer: createSigner(openSeed(secrets, record)),
   });
 

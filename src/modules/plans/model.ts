@@ -4,7 +4,7 @@ import { FEATURE_NAME_PATTERN, MAX_FEATURE_VALUE_LENGTH } from "./domain";
 const Uuid = t.String({ format: "uuid" });
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
-import { QuotaPeriodSchema, ValueTypeSchema } from "../../http/common-schemas";
+import { QuotaPeriodSchema, storedUntil, ValueTypeSchema } from "../../http/common-schemas";
 export { QuotaPeriodSchema, ValueTypeSchema };
 export const LicenseTypeSchema = t.Union([t.Literal("perpetual"), t.Literal("subscription"), t.Literal("trial")]);
 export const FeatureName = t.String({
@@ -39,17 +39,22 @@ export const FeatureSchema = t.Object(
 // null = unlimited; otherwise at least 1 (DECISIONS: License states — 0 is a validation error).
 const Limit = Nullable(t.Integer({ minimum: 1, maximum: 1_000_000, description: "null = unlimited" }));
 
+// Stored and returned, acted on by later versions (team seats, support renewals).
+const MAX_SEATS = storedUntil("team seats", "the most seats a license of this plan can hand out; null = unlimited");
+const SUPPORT_DAYS = storedUntil("support renewals", "days one renewal adds to support_until; default 365");
+const SUPPORT_RENEWAL_PRICE_ID = storedUntil("support renewals", "the payment provider's price id for one renewal");
+
 const planFields = {
   name: t.String({ minLength: 1, maxLength: 200 }),
   license_type: LicenseTypeSchema,
   trial_days: t.Integer({ minimum: 1, maximum: 3650, description: "Length of a trial license (trial plans); default 14" }),
   grace_days: t.Integer({ minimum: 0, maximum: 3650, description: "Days a license stays usable after valid_until; default 0" }),
   max_activations: Limit,
-  max_seats: Limit,
+  max_seats: t.Union([t.Integer({ minimum: 1, maximum: 1_000_000 }), t.Null()], { description: MAX_SEATS }),
   floating: t.Boolean({ description: "Concurrent-session licensing capped by max_activations; default false" }),
   floating_timeout: t.Integer({ minimum: 1, maximum: 10080, description: "Minutes a floating session lives without heartbeat; default 30" }),
-  support_days: t.Integer({ minimum: 1, maximum: 36500, description: "Length of a support renewal; default 365" }),
-  support_renewal_price_id: Nullable(t.String({ minLength: 1, maxLength: 255, description: "Payment provider price id for support renewal" })),
+  support_days: t.Integer({ minimum: 1, maximum: 36500, description: SUPPORT_DAYS }),
+  support_renewal_price_id: t.Union([t.String({ minLength: 1, maxLength: 255 }), t.Null()], { description: SUPPORT_RENEWAL_PRICE_ID }),
   quota_period: QuotaPeriodSchema,
 };
 
@@ -95,11 +100,11 @@ export const PlanSchema = t.Object(
     trial_days: t.Integer(),
     grace_days: t.Integer(),
     max_activations: Nullable(t.Integer()),
-    max_seats: Nullable(t.Integer()),
+    max_seats: t.Union([t.Integer(), t.Null()], { description: MAX_SEATS }),
     floating: t.Boolean(),
     floating_timeout: t.Integer(),
-    support_days: t.Integer(),
-    support_renewal_price_id: Nullable(t.String()),
+    support_days: t.Integer({ description: SUPPORT_DAYS }),
+    support_renewal_price_id: t.Union([t.String(), t.Null()], { description: SUPPORT_RENEWAL_PRICE_ID }),
     quota_period: QuotaPeriodSchema,
     features: t.Array(FeatureSchema),
     created_at: t.String({ format: "date-time" }),

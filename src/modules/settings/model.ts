@@ -1,19 +1,32 @@
 import { t } from "elysia";
+import { storedUntil } from "../../http/common-schemas";
 
 const DayList = t.Array(t.Integer({ minimum: 1, maximum: 365 }), {
   maxItems: 10,
   description: "Days before the end date; duplicates are dropped, stored longest lead first",
 });
 
+// Every setting is stored and returned today; the features that read them (emails, the customer
+// portal, the lifecycle pass's reminders) arrive in later versions.
+const D = {
+  vendor_name: storedUntil("emails and the customer portal", "the vendor name they show"),
+  support_email: storedUntil("emails and the customer portal", "the support address they show"),
+  email_from: storedUntil("emails", 'their From header, "addr" or "Name <addr>"'),
+  portal_url: storedUntil("the customer portal", "its base URL, used in email links"),
+  reminders_enabled: storedUntil("reminder emails", "sends them or not (default true)"),
+  expiry_reminder_days: storedUntil("reminder emails", "days before valid_until at which one is sent (default [7, 3, 1])"),
+  support_reminder_days: storedUntil("reminder emails", "days before support_until at which one is sent (default [30, 7])"),
+};
+
 export const SettingsSchema = t.Object(
   {
-    vendor_name: t.Union([t.String(), t.Null()], { description: "Shown in emails and the portal" }),
-    support_email: t.Union([t.String(), t.Null()], { description: "Support address shown to customers" }),
-    email_from: t.Union([t.String(), t.Null()], { description: 'From header: "addr" or "Name <addr>"' }),
-    portal_url: t.Union([t.String(), t.Null()], { description: "Customer portal base URL used in email links" }),
-    reminders_enabled: t.Boolean({ description: "Send expiry and support reminder emails (default true)" }),
-    expiry_reminder_days: t.Array(t.Integer(), { description: "Default [7, 3, 1]" }),
-    support_reminder_days: t.Array(t.Integer(), { description: "Default [30, 7]" }),
+    vendor_name: t.Union([t.String(), t.Null()], { description: D.vendor_name }),
+    support_email: t.Union([t.String(), t.Null()], { description: D.support_email }),
+    email_from: t.Union([t.String(), t.Null()], { description: D.email_from }),
+    portal_url: t.Union([t.String(), t.Null()], { description: D.portal_url }),
+    reminders_enabled: t.Boolean({ description: D.reminders_enabled }),
+    expiry_reminder_days: t.Array(t.Integer(), { description: D.expiry_reminder_days }),
+    support_reminder_days: t.Array(t.Integer(), { description: D.support_reminder_days }),
   },
   { title: "Settings" },
 );
@@ -21,13 +34,13 @@ export const SettingsSchema = t.Object(
 // Every key is optional; null resets a key to its default. Unknown keys are a 400 (additionalProperties).
 export const UpdateSettingsBody = t.Object(
   {
-    vendor_name: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 200 }), t.Null()])),
-    support_email: t.Optional(t.Union([t.String({ format: "email", maxLength: 320 }), t.Null()])),
-    email_from: t.Optional(t.Union([t.String({ minLength: 3, maxLength: 400 }), t.Null()])),
-    portal_url: t.Optional(t.Union([t.String({ format: "uri", maxLength: 2048 }), t.Null()])),
-    reminders_enabled: t.Optional(t.Union([t.Boolean(), t.Null()])),
-    expiry_reminder_days: t.Optional(t.Union([DayList, t.Null()])),
-    support_reminder_days: t.Optional(t.Union([DayList, t.Null()])),
+    vendor_name: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 200 }), t.Null()], { description: D.vendor_name })),
+    support_email: t.Optional(t.Union([t.String({ format: "email", maxLength: 320 }), t.Null()], { description: D.support_email })),
+    email_from: t.Optional(t.Union([t.String({ minLength: 3, maxLength: 400 }), t.Null()], { description: D.email_from })),
+    portal_url: t.Optional(t.Union([t.String({ format: "uri", maxLength: 2048 }), t.Null()], { description: D.portal_url })),
+    reminders_enabled: t.Optional(t.Union([t.Boolean(), t.Null()], { description: D.reminders_enabled })),
+    expiry_reminder_days: t.Optional(t.Union([DayList, t.Null()], { description: D.expiry_reminder_days })),
+    support_reminder_days: t.Optional(t.Union([DayList, t.Null()], { description: D.support_reminder_days })),
   },
   { additionalProperties: false, minProperties: 1 },
 );

@@ -19,3 +19,7 @@ export declare const clientModule: {
     store: { load(): string | null; save(token: string): void; clear(): void },
   ): Promise<DocClaims | null>;
 };
+export declare const pemModule: {
+  signatureValidNode(token: string, pem: string): boolean;
+  signatureValidWebCrypto(token: string, pem: string): Promise<boolean>;
+};
