@@ -2,6 +2,7 @@
 // SHUTDOWN_GRACE_MS), run onStop (jobs), then close the database.
 import type { Deps } from "./deps";
 import { createApp } from "./app";
+import { serverMaxRequestBodySize } from "./http/body";
 
 export interface RunningServer {
   url: string;
@@ -13,8 +14,9 @@ export function startServer(deps: Deps, opts: { onStop?: () => void | Promise<vo
   const app = createApp(deps).listen({
     hostname: deps.config.host,
     port: deps.config.port,
-    // Artifacts may stream through the local storage driver; JSON routes enforce MAX_BODY_BYTES.
-    maxRequestBodySize: 64 * 1024 * 1024 * 1024,
+    // The largest body any route accepts (artifacts only with the local storage driver); each route
+    // still stops reading at its own limit (http/body.ts, storage/local.ts).
+    maxRequestBodySize: serverMaxRequestBodySize(deps.config),
     // Elysia's Bun adapter defaults to SO_REUSEPORT: a second instance on a busy port would then
     // silently share its traffic instead of failing. A port conflict must stop the boot.
     reusePort: false,

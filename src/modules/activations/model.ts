@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t } from "../../http/schema";
 import { DateTime, identifierField, LabelField, LicenseKeyField, LicenseStatusSchema, NullableDateTime, ProductIdField, Uuid } from "../license-api/model";
 
 export const activationModels = (identifierMaxLength: number) => ({

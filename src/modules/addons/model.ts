@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t } from "../../http/schema";
 import { FeatureName, QuotaPeriodSchema, ValueTypeSchema, featureValueFields } from "../plans/model";
 
 const Uuid = t.String({ format: "uuid" });

@@ -1,4 +1,5 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../http/schema";
 import type { Deps } from "../../deps";
 import type { AdminGuard } from "../../http/auth";
 import { Envelope, errors, ok } from "../../http/envelope";
@@ -65,7 +66,7 @@ export function auditAdminRoutes(deps: Deps, guard: AdminGuard) {
         since: t.Optional(t.String({ format: "date-time" })),
         until: t.Optional(t.String({ format: "date-time" })),
         cursor: t.Optional(t.String({ maxLength: 512 })),
-        limit: t.Optional(t.Integer({ minimum: 1, maximum: 200 })),
+        limit: t.Optional(t.QueryInteger({ minimum: 1, maximum: 200 })),
       }),
       response: {
         200: Envelope(t.Object({ items: t.Array(AuditSchema), next_cursor: t.Union([t.String(), t.Null()]) })),

@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t } from "../../http/schema";
 import { DateTime, LicenseKeyField, LicenseStatusSchema, ProductIdField, QuotaPeriodSchema, Uuid, ValueTypeSchema } from "../license-api/model";
 
 export const EntitlementsBody = t.Object({

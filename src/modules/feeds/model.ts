@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t } from "../../http/schema";
 import { ChannelSchema, PlatformSchema, VersionSchema } from "../releases/model";
 
 const LicenseKeyQuery = t.Optional(
@@ -19,7 +19,7 @@ export const FeedQuery = t.Object(
   {
     platform: PlatformSchema,
     channel: t.Optional(ChannelSchema),
-    limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20, description: "Most entries returned (1-100)" })),
+    limit: t.Optional(t.QueryInteger({ minimum: 1, maximum: 100, default: 20, description: "Most entries returned (1-100)" })),
     license_key: LicenseKeyQuery,
   },
   IGNORE_UNKNOWN,

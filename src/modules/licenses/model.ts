@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t } from "../../http/schema";
 import { LicenseStatusSchema } from "../../http/common-schemas";
 import { AddonSchema } from "../addons/model";
 import { QuotaPeriodSchema, ValueTypeSchema } from "../plans/model";
@@ -70,7 +70,7 @@ export const ListLicensesQuery = t.Object(
     external_workspace_id: t.Optional(ExternalId),
     email: t.Optional(t.String({ minLength: 1, maxLength: 320, description: "Exact owner email, case-insensitive" })),
     cursor: t.Optional(t.String({ maxLength: 512, description: "next_cursor of the previous page" })),
-    limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    limit: t.Optional(t.QueryInteger({ minimum: 1, maximum: 200, default: 50 })),
   },
   { additionalProperties: false },
 );

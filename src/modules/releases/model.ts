@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t } from "../../http/schema";
 import { SEMVER_PATTERN } from "../../shared/semver";
 import { FeedText } from "../../http/common-schemas";
 
@@ -103,7 +103,7 @@ export const ListReleasesQuery = t.Object({
   status: t.Optional(StatusSchema),
   channel: t.Optional(ChannelSchema),
   cursor: t.Optional(t.String({ maxLength: 1024 })),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  limit: t.Optional(t.QueryInteger({ minimum: 1, maximum: 100, default: 20 })),
 });
 
 export const AddArtifactBody = t.Object(

@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t } from "../../http/schema";
 import { storedUntil } from "../../http/common-schemas";
 
 const DayList = t.Array(t.Integer({ minimum: 1, maximum: 365 }), {

@@ -1,7 +1,8 @@
 // Public routes of the local storage driver: the targets of its presigned URLs. Authorization is
 // the URL's HMAC signature and expiry (no API key), like an S3 presigned URL. Mounted only when
 // STORAGE_DRIVER=local. The upload body bypasses the JSON parser (http/body.ts rawBodyPrefixes).
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../http/schema";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { contentDisposition } from "./disposition";

@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t } from "../../http/schema";
 import { DateTime, LicenseKeyField, ProductIdField, QuotaPeriodSchema, Uuid } from "../license-api/model";
 
 const Feature = t.String({ minLength: 1, maxLength: 255, description: "Name of a quota feature of the license" });
