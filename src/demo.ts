@@ -10,6 +10,7 @@ import { issueLicense, revealLicenseKey } from "./modules/licenses/service";
 import { addArtifact, createRelease, finalizeArtifact, publishRelease } from "./modules/releases/service";
 import { createApiKey } from "./modules/api-keys/service";
 import type { Platform } from "./modules/releases/repo";
+import { stagingKeyFor } from "./modules/releases/domain";
 
 export const DEMO_SLUG = "demo-app";
 const PRO_EMAIL = "pro@demo.keyward.test";
@@ -103,7 +104,8 @@ export async function loadDemo(deps: Deps): Promise<DemoSummary> {
         contentType: "text/plain",
         size: data.byteLength,
       });
-      await deps.storage.put(artifact.storageKey, data, "text/plain");
+      // Where the admin's presigned upload would have put it; finalize moves it to the final key.
+      await deps.storage.put(stagingKeyFor(artifact.storageKey), data, "text/plain");
       await finalizeArtifact(deps, actor, artifact.id);
     }
     await publishRelease(deps, actor, release.id);

@@ -9,14 +9,23 @@ export interface StreamDigest {
   size: number;
 }
 
-export async function hashStream(stream: ReadableStream<Uint8Array>): Promise<StreamDigest> {
+/** The same digest fed chunk by chunk, for bytes that flow somewhere else too (finalize's move). */
+export function hashingSink(): { update(chunk: Uint8Array): void; digest(): StreamDigest } {
   const sha256 = new Bun.CryptoHasher("sha256");
   const blake = new Bun.CryptoHasher("blake2b512");
   let size = 0;
-  for await (const chunk of boundedChunks(stream)) {
-    sha256.update(chunk);
-    blake.update(chunk);
-    size += chunk.byteLength;
-  }
-  return { sha256Hex: sha256.digest("hex"), blake2b512: new Uint8Array(blake.digest()), size };
+  return {
+    update: (chunk) => {
+      sha256.update(chunk);
+      blake.update(chunk);
+      size += chunk.byteLength;
+    },
+    digest: () => ({ sha256Hex: sha256.digest("hex"), blake2b512: new Uint8Array(blake.digest()), size }),
+  };
+}
+
+export async function hashStream(stream: ReadableStream<Uint8Array>): Promise<StreamDigest> {
+  const sink = hashingSink();
+  for await (const chunk of boundedChunks(stream)) sink.update(chunk);
+  return sink.digest();
 }

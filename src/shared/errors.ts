@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   INTERNAL_ERROR: 500,
   RENEWAL_NOT_AVAILABLE: 503,
   STORAGE_DISABLED: 503,
+  NOT_READY: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -42,6 +43,7 @@ const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   LICENSE_NOT_FOUND: "License not found.",
   INTERNAL_ERROR: "An internal error occurred.",
   STORAGE_DISABLED: "Object storage is not configured.",
+  NOT_READY: "The service is not ready.",
 };
 
 export interface AppErrorOptions {

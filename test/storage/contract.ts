@@ -153,6 +153,58 @@ export function storageContract(name: string, setup: () => Promise<ContractTarge
       await reader.cancel();
     });
 
+    test("move: the bytes arrive under the new key, the old key is gone, observe sees exactly them", async () => {
+      const from = uniqueKey("staged.bin");
+      const to = uniqueKey("final.bin");
+      const data = new Uint8Array(randomBytes(200_003));
+      await upload(from, data);
+      await s.put(to, new Uint8Array([9, 9]), "application/octet-stream"); // replaced
+      const seen: Uint8Array[] = [];
+      expect(await s.move(from, to, { contentType: "application/zip", observe: (c) => seen.push(c.slice()) })).toEqual({ size: data.length });
+      expect(Buffer.concat(seen).equals(data)).toBe(true);
+      expect(await s.stat(from)).toBeNull();
+      expect((await readAll(await s.read(to))).bytes.equals(data)).toBe(true);
+      // Without an observer too; an empty object moves.
+      const empty = uniqueKey("empty.bin");
+      await s.put(empty, new Uint8Array(0), "text/plain");
+      expect(await s.move(empty, uniqueKey("empty2.bin"), { contentType: "text/plain" })).toEqual({ size: 0 });
+    });
+
+    test("move of a missing object is NOT_FOUND and leaves the target alone", async () => {
+      const to = uniqueKey("kept.bin");
+      await s.put(to, new Uint8Array([1, 2, 3]), "application/octet-stream");
+      expect(await errorCode(s.move(uniqueKey("nothing.bin"), to, { contentType: "application/octet-stream" }))).toBe("NOT_FOUND");
+      expect((await readAll(await s.read(to))).bytes).toEqual(Buffer.from([1, 2, 3]));
+      expect(await errorCode(s.move("../x", to, { contentType: "text/plain" }))).toBe("VALIDATION_ERROR");
+    });
+
+    test("a multi-MB move streams in bounded chunks (several S3 parts)", async () => {
+      const from = uniqueKey("big-staged.bin");
+      const to = uniqueKey("big-final.bin");
+      const size = 12 * 1024 * 1024 + 5;
+      const data = new Uint8Array(randomBytes(size));
+      await upload(from, data);
+      const hash = createHash("sha256");
+      let largest = 0;
+      await s.move(from, to, {
+        contentType: "application/octet-stream",
+        observe: (c) => {
+          hash.update(c);
+          largest = Math.max(largest, c.byteLength);
+        },
+      });
+      expect(hash.digest("hex")).toBe(createHash("sha256").update(data).digest("hex"));
+      expect(largest).toBeLessThanOrEqual(4 * 1024 * 1024);
+      expect(await s.stat(to)).toEqual({ size });
+      expect(createHash("sha256").update((await readAll(await s.read(to))).bytes).digest("hex")).toBe(
+        createHash("sha256").update(data).digest("hex"),
+      );
+    });
+
+    test("ready: the store answers", async () => {
+      expect(await s.ready()).toEqual({ status: "ok" });
+    });
+
     test("re-uploading a key replaces the object", async () => {
       const key = uniqueKey("replace.bin");
       await upload(key, new Uint8Array([1, 2, 3]));

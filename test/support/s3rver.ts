@@ -15,12 +15,17 @@ export interface RunningS3 {
   secretKey: string;
   /** STORAGE_* variables for createTestApp({ env }). */
   env: Record<string, string>;
+  /** Takes the server down (a bucket that is down), keeping its port and objects for start(). */
+  stop(): Promise<void>;
+  /** Brings a stopped server back on the same port with the same objects. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startS3rver(bucket = "keyward-test"): Promise<RunningS3> {
   const directory = mkdtempSync(join(tmpdir(), "keyward-s3rver-"));
-  const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] });
+  const make = (port: number) => new S3rver({ address: "127.0.0.1", port, silent: true, directory, configureBuckets: [{ name: bucket }] });
+  let server: S3rver | null = make(0);
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   return {
@@ -37,8 +42,18 @@ export async function startS3rver(bucket = "keyward-test"): Promise<RunningS3> {
       STORAGE_REGION: "us-east-1",
       STORAGE_FORCE_PATH_STYLE: "true",
     },
+    async stop() {
+      await server?.close();
+      server = null;
+    },
+    async start() {
+      if (server) return;
+      server = make(port);
+      await server.run();
+    },
     async close() {
-      await server.close();
+      await server?.close();
+      server = null;
       rmSync(directory, { recursive: true, force: true });
     },
   };

@@ -55,6 +55,49 @@ export function coveredBySupport(release: Pick<Release, "publishedAt">, supportU
   return release.publishedAt !== null && release.publishedAt.getTime() < supportUntil.getTime();
 }
 
+/**
+ * Object keys of an artifact (issue 8, point 3: a published artifact cannot be swapped).
+ *   final:   releases/<product>/<release>/<artifact>/<filename> — what downloads serve and publish
+ *            signs; written only by finalize (moved there from the staging key) while the release is
+ *            a draft, so no presigned URL, leaked or not, ever targets it.
+ *   staging: uploads/<product>/<release>/<artifact>/<filename> — the only key a presigned upload URL
+ *            targets. Artifacts added before this layout were uploaded straight to the final key;
+ *            finalize still accepts their bytes there (no migration needed).
+ * The filename ends both keys so storage URLs (and Sparkle's suggested download name) keep it.
+ */
+export const FINAL_PREFIX = "releases/";
+export const STAGING_PREFIX = "uploads/";
+
+export function finalKeyFor(a: Pick<Artifact, "id" | "filename">, release: Pick<Release, "id" | "productId">): string {
+  return `${FINAL_PREFIX}${release.productId}/${release.id}/${a.id}/${a.filename}`;
+}
+
+export function stagingKeyFor(storageKey: string): string {
+  return STAGING_PREFIX + (storageKey.startsWith(FINAL_PREFIX) ? storageKey.slice(FINAL_PREFIX.length) : storageKey);
+}
+
+/** The artifact id a release object key names, or null for a key outside the two layouts above. */
+export function artifactIdOfKey(key: string): string | null {
+  if (!key.startsWith(FINAL_PREFIX) && !key.startsWith(STAGING_PREFIX)) return null;
+  const parts = key.split("/");
+  return parts.length === 5 ? parts[3]! : null;
+}
+
+/**
+ * May bytes be written to an artifact's object key (the local driver's upload route asks)? Only
+ * while the artifact is pending in a draft: once finalized, its upload URL is refused. S3 cannot
+ * refuse a presigned PUT before it expires, which is why the URL targets the staging key only.
+ */
+export function assertUploadOpen(artifact: Pick<Artifact, "status">, release: Pick<Release, "status">): void {
+  if (release.status !== "draft") throw refuse("upload", release.status, `The release is ${release.status}; its artifacts can no longer be uploaded.`);
+  if (artifact.status === "finalized") {
+    throw new AppError("INVALID_TRANSITION", {
+      message: "The artifact is finalized; its upload URL no longer accepts uploads. Add the artifact again to replace it.",
+      details: { from: "finalized", action: "upload" },
+    });
+  }
+}
+
 function refuse(action: string, from: ReleaseStatus, message?: string): AppError {
   return new AppError("INVALID_TRANSITION", {
     message: message ?? `Cannot ${action} a release that is ${from}.`,

@@ -5,12 +5,22 @@ import type { Deps } from "../../deps";
 import { AppError } from "../../shared/errors";
 import { newId } from "../../shared/ids";
 import { assertProductAccess, type Actor } from "../../shared/actor";
-import { hashStream } from "../../crypto/stream-hash";
 import { signArtifact } from "../release-keys/service";
 import type { PresignedRequest } from "../storage/storage";
 import { getProduct } from "../products/service";
 import type { AuditEntry } from "../audit/repo";
-import { assertDraft, assertPublishable, unyank, versionSortKey, yank } from "./domain";
+import { hashingSink, hashStream } from "../../crypto/stream-hash";
+import {
+  artifactIdOfKey,
+  assertDraft,
+  assertPublishable,
+  assertUploadOpen,
+  finalKeyFor,
+  stagingKeyFor,
+  unyank,
+  versionSortKey,
+  yank,
+} from "./domain";
 import type { Artifact, ArtifactSignatureRecord, Channel, Platform, Release, ReleasePatch, ReleaseStatus, ReleaseWithArtifacts } from "./repo";
 
 export interface CreateReleaseInput {
@@ -43,10 +53,13 @@ function assertStorage(deps: Deps): void {
   if (deps.storage.driver === "none") throw new AppError("STORAGE_DISABLED");
 }
 
-/** Objects orphaned by a committed change (deleted draft, replaced artifact): removal is best effort. */
-async function deleteObjects(deps: Deps, keys: readonly string[]): Promise<void> {
+/**
+ * Objects orphaned by a committed change (deleted draft, replaced artifact), given by final key: the
+ * final object and its staging object both go. Removal is best effort.
+ */
+async function deleteObjects(deps: Deps, finalKeys: readonly string[]): Promise<void> {
   await Promise.all(
-    keys.map((key) =>
+    finalKeys.flatMap((k) => [k, stagingKeyFor(k)]).map((key) =>
       deps.storage.delete(key).catch((error: unknown) => deps.logger.warn("could not delete stored object", { key, error })),
     ),
   );
@@ -164,8 +177,7 @@ export async function addArtifact(
     filename: input.filename,
     contentType: input.contentType,
     declaredSize: input.size,
-    // The filename ends the key so storage URLs (and Sparkle's suggested download name) keep it.
-    storageKey: `releases/${release.productId}/${releaseId}/${id}/${input.filename}`,
+    storageKey: finalKeyFor({ id, filename: input.filename }, release),
     status: "pending",
     sha256: null,
     fileSize: null,
@@ -187,7 +199,8 @@ export async function addArtifact(
     }),
   );
   if (replaced) await deleteObjects(deps, [replaced.storageKey]);
-  const upload = await deps.storage.presignPut(artifact.storageKey, {
+  // The URL targets the staging key only; finalize moves the bytes to the final key (domain.ts).
+  const upload = await deps.storage.presignPut(stagingKeyFor(artifact.storageKey), {
     contentType: input.contentType,
     size: input.size,
     expiresInSeconds: deps.config.storage.uploadUrlTtlSeconds,
@@ -196,9 +209,10 @@ export async function addArtifact(
 }
 
 /**
- * Streams the stored object and records sha256, file_size and BLAKE2b-512 computed here — the
- * client's claims are never trusted (spec "Release and artifact"); `expectedSha256` only guards the
- * upload against corruption.
+ * Moves the uploaded bytes from the staging key to the final key and records sha256, file_size and
+ * BLAKE2b-512 of exactly the bytes that landed there, computed here — the client's claims are never
+ * trusted (spec "Release and artifact"); `expectedSha256` only guards the upload against corruption.
+ * After this, no upload URL can change what downloads serve: URLs only ever target the staging key.
  */
 export async function finalizeArtifact(deps: Deps, actor: Actor, artifactId: string, expectedSha256?: string): Promise<Artifact> {
   const found = deps.repos.releases.findArtifact(artifactId);
@@ -207,20 +221,7 @@ export async function finalizeArtifact(deps: Deps, actor: Actor, artifactId: str
   assertProductAccess(actor, release.productId);
   assertDraft(release, "finalize");
   assertStorage(deps);
-  const info = await deps.storage.stat(artifact.storageKey);
-  if (!info) {
-    throw new AppError("CONFLICT", { message: "Nothing has been uploaded for this artifact yet.", details: { artifact_id: artifactId } });
-  }
-  if (info.size !== artifact.declaredSize) {
-    throw new AppError("CONFLICT", {
-      message: `The uploaded object is ${info.size} bytes; ${artifact.declaredSize} were declared.`,
-      details: { declared_size: artifact.declaredSize, uploaded_size: info.size },
-    });
-  }
-  const digest = await hashStream(await deps.storage.read(artifact.storageKey));
-  if (digest.size !== artifact.declaredSize) {
-    throw new AppError("CONFLICT", { message: "The uploaded object changed while it was being hashed; finalize again." });
-  }
+  const digest = await digestFinalObject(deps, artifact);
   if (expectedSha256 !== undefined && expectedSha256.toLowerCase() !== digest.sha256Hex) {
     throw new AppError("CONFLICT", {
       message: "The uploaded object's SHA-256 does not match expected_sha256.",
@@ -239,6 +240,73 @@ export async function finalizeArtifact(deps: Deps, actor: Actor, artifactId: str
   );
   if (!finalized) throw artifactNotFound();
   return finalized;
+}
+
+const nothingUploaded = (artifactId: string) =>
+  new AppError("CONFLICT", { message: "Nothing has been uploaded for this artifact yet.", details: { artifact_id: artifactId } });
+
+function assertDeclaredSize(artifact: Artifact, size: number): void {
+  if (size !== artifact.declaredSize) {
+    throw new AppError("CONFLICT", {
+      message: `The uploaded object is ${size} bytes; ${artifact.declaredSize} were declared.`,
+      details: { declared_size: artifact.declaredSize, uploaded_size: size },
+    });
+  }
+}
+
+/**
+ * The digest of the artifact's final object, after moving a staged upload there. A pending artifact
+ * takes its staged upload when there is one; without one, bytes already at the final key are hashed
+ * in place (an artifact uploaded before the staging layout, or a finalize retried after its move).
+ * A finalized artifact is re-hashed in place and never takes staged bytes: on S3 a leaked upload URL
+ * can still write its staging key, and that must change nothing.
+ */
+async function digestFinalObject(deps: Deps, artifact: Artifact) {
+  const staged = artifact.status === "pending" ? await deps.storage.stat(stagingKeyFor(artifact.storageKey)) : null;
+  if (staged) {
+    // Refused before moving anything: the staged object stays where a corrected upload replaces it.
+    assertDeclaredSize(artifact, staged.size);
+    const sink = hashingSink();
+    try {
+      await deps.storage.move(stagingKeyFor(artifact.storageKey), artifact.storageKey, {
+        contentType: artifact.contentType,
+        observe: sink.update,
+      });
+    } catch (e) {
+      if ((e as { code?: string }).code === "NOT_FOUND") {
+        throw new AppError("CONFLICT", { message: "The upload was moved by a concurrent finalize; finalize again." });
+      }
+      throw e;
+    }
+    const digest = sink.digest();
+    // A re-upload that landed between stat and move: its bytes are in the final key, and they are
+    // what was hashed; the declared size still has to hold.
+    assertDeclaredSize(artifact, digest.size);
+    return digest;
+  }
+  const info = await deps.storage.stat(artifact.storageKey);
+  if (!info) throw nothingUploaded(artifact.id);
+  assertDeclaredSize(artifact, info.size);
+  const digest = await hashStream(await deps.storage.read(artifact.storageKey));
+  if (digest.size !== artifact.declaredSize) {
+    throw new AppError("CONFLICT", { message: "The uploaded object changed while it was being hashed; finalize again." });
+  }
+  return digest;
+}
+
+/**
+ * The local driver's upload route asks before streaming a body and again before committing it: a
+ * key of a release artifact accepts bytes only while that artifact is pending in a draft (domain
+ * assertUploadOpen). Keys outside the release layouts are not the releases module's business.
+ */
+export function assertArtifactUploadOpen(deps: Deps, key: string): void {
+  const artifactId = artifactIdOfKey(key);
+  if (artifactId === null) return;
+  const found = deps.repos.releases.findArtifact(artifactId);
+  if (!found || (key !== found.artifact.storageKey && key !== stagingKeyFor(found.artifact.storageKey))) {
+    throw new AppError("NOT_FOUND", { message: "The artifact this upload URL was issued for no longer exists." });
+  }
+  assertUploadOpen(found.artifact, found.release);
 }
 
 /**

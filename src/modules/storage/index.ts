@@ -66,8 +66,10 @@ export function storageRoutes(deps: Deps) {
       {
         params: Params,
         query: PutQuery,
-        response: { 200: Envelope(t.Object({ size: t.Integer() })), ...errors(403, 413) },
-        detail: detail("Upload an object to a presigned local-storage URL (raw body, streamed to disk)"),
+        response: { 200: Envelope(t.Object({ size: t.Integer() })), ...errors(403, 404, 409, 413) },
+        detail: detail(
+          "Upload an object to a presigned local-storage URL (raw body, streamed to disk); 409 once the artifact is finalized, 404 once it is replaced or deleted",
+        ),
       },
     )
     .get(

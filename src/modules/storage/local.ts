@@ -2,8 +2,10 @@
 // URLs are Keyward URLs carrying an expiry and an HMAC-SHA256 under the storageUrlSigning subkey,
 // served by the storage routes (index.ts). DECISIONS: Releases and storage.
 import { createHmac } from "node:crypto";
-import { mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { dirname, join, sep } from "node:path";
+import { boundedChunks } from "../../crypto/chunks";
 import { constantTimeEqual } from "../../crypto/hash";
 import type { Clock } from "../../shared/clock";
 import { AppError } from "../../shared/errors";
@@ -42,8 +44,11 @@ export interface LocalStorage extends Storage {
   readonly driver: "local";
   /** Checks signature and expiry of a request to a presigned URL; 403 FORBIDDEN otherwise. */
   authorize(method: "PUT" | "GET", key: string, query: Record<string, string | undefined>, contentType: string | null): LocalGrant;
-  /** Streams a body to a temp file, then renames it into place (readers never see a partial object). */
-  write(grant: LocalGrant, body: ReadableStream<Uint8Array> | null): Promise<ObjectInfo>;
+  /**
+   * Streams a body to a temp file, then renames it into place (readers never see a partial object).
+   * `beforeCommit` runs once the body is on disk, just before the rename; if it throws, nothing lands.
+   */
+  write(grant: LocalGrant, body: ReadableStream<Uint8Array> | null, beforeCommit?: () => void): Promise<ObjectInfo>;
   /** The object as a lazily read file; null when missing. */
   object(key: string): Promise<LocalObject | null>;
 }
@@ -175,7 +180,7 @@ export function createLocalStorage(opts: LocalStorageOptions): LocalStorage {
       };
     },
 
-    async write(grant, body) {
+    async write(grant, body, beforeCommit) {
       const target = pathOf(grant.key);
       await mkdir(tmpDir, { recursive: true });
       const tmp = join(tmpDir, newId());
@@ -202,12 +207,46 @@ export function createLocalStorage(opts: LocalStorageOptions): LocalStorage {
         await fh.sync();
         await fh.close();
         done = true;
+        beforeCommit?.();
         await mkdir(dirname(target), { recursive: true });
         await rename(tmp, target);
         return { size };
       } finally {
         if (!done) await fh.close().catch(() => undefined);
         await rm(tmp, { force: true });
+      }
+    },
+
+    async move(from, to, { observe }) {
+      const source = pathOf(from);
+      const target = pathOf(to);
+      await mkdir(dirname(target), { recursive: true });
+      // rename(2) replaces the target atomically and keeps the inode: a later upload to `from` writes a
+      // new temp file and renames it over `from`, so it can never reach the bytes now under `to`.
+      try {
+        await rename(source, target);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new AppError("NOT_FOUND", { message: "Stored object not found." });
+        throw e;
+      }
+      if (!observe) return (await statKey(to)) ?? { size: 0 };
+      let size = 0;
+      for await (const chunk of boundedChunks(Bun.file(target).stream())) {
+        observe(chunk);
+        size += chunk.byteLength;
+      }
+      return { size };
+    },
+
+    async ready() {
+      // Writable is what uploads need: creates the directory on a fresh install, then asks the kernel
+      // (a read-only mount answers EROFS, missing permissions EACCES).
+      try {
+        await mkdir(dir, { recursive: true });
+        await access(dir, constants.W_OK);
+        return { status: "ok" };
+      } catch (e) {
+        return { status: "down", reason: (e as NodeJS.ErrnoException).code ?? "unavailable" };
       }
     },
 

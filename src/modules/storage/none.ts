@@ -8,5 +8,16 @@ const disabled = async (): Promise<never> => {
 };
 
 export function createDisabledStorage(): Storage {
-  return { driver: "none", presignPut: disabled, presignGet: disabled, stat: disabled, put: disabled, read: disabled, delete: disabled };
+  return {
+    driver: "none",
+    presignPut: disabled,
+    presignGet: disabled,
+    stat: disabled,
+    put: disabled,
+    read: disabled,
+    delete: disabled,
+    move: disabled,
+    // Readiness: storage that is not configured is not an outage.
+    ready: async () => ({ status: "not_configured" }),
+  };
 }

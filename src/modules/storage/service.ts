@@ -2,6 +2,7 @@
 // these check the URL's HMAC and expiry, then stream bytes to or from disk. No Elysia here.
 import type { Deps } from "../../deps";
 import { AppError } from "../../shared/errors";
+import { assertArtifactUploadOpen } from "../releases/service";
 import { isLocalStorage, type LocalStorage } from "./local";
 import type { ObjectInfo } from "./storage";
 
@@ -28,7 +29,12 @@ export async function receiveUpload(
 ): Promise<ObjectInfo> {
   const storage = local(deps);
   const grant = storage.authorize("PUT", decodeKey(input.rawKey), input.query, input.contentType);
-  return storage.write(grant, input.body);
+  // A signed URL is not enough: a release artifact's key takes bytes only while the artifact is
+  // pending (issue 8 point 3). Asked before the body streams and again just before it is committed,
+  // so an upload that was under way when finalize ran does not land either.
+  const open = () => assertArtifactUploadOpen(deps, grant.key);
+  open();
+  return storage.write(grant, input.body, open);
 }
 
 export interface Download {

@@ -14,6 +14,13 @@ export interface ObjectInfo {
   size: number;
 }
 
+/**
+ * Readiness of the object store (GET /health/ready): `not_configured` for STORAGE_DRIVER=none (no
+ * storage is not an outage), `down` with a short machine-readable reason (an error code such as
+ * `ConnectionRefused`, `NoSuchBucket`, `EROFS`; never a message, URL or credential).
+ */
+export type StorageReadiness = { status: "ok" | "not_configured" } | { status: "down"; reason: string };
+
 export interface Storage {
   readonly driver: "local" | "s3" | "none";
   /** Throws AppError STORAGE_DISABLED for "none". */
@@ -33,6 +40,16 @@ export interface Storage {
   read(key: string): Promise<ReadableStream<Uint8Array>>;
   /** Deleting a missing object is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Moves an object to another key (replacing what is there); `from` no longer exists afterwards.
+   * `observe` receives, in order, exactly the bytes stored under `to` (finalize hashes them), and
+   * memory stays bounded whatever the size: local renames the file then reads it back; S3 has no
+   * server-side copy in Bun's client, so the bytes stream through (a multipart upload flushed part
+   * by part). Throws AppError NOT_FOUND when `from` does not exist.
+   */
+  move(from: string, to: string, opts: { contentType: string; observe?: (chunk: Uint8Array) => void }): Promise<ObjectInfo>;
+  /** A cheap reachability probe for the readiness check; never throws. */
+  ready(): Promise<StorageReadiness>;
 }
 
 /**
