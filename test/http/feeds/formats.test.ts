@@ -13,6 +13,7 @@ import { makeProduct } from "../../support/factories";
 import { HOUR } from "../../../src/shared/clock";
 import type { Product } from "../../../src/modules/products/repo";
 import { getObject, publishRelease } from "../releases/support";
+import { toolTest } from "../../support/tools";
 
 const SPARKLE_NS = "http://www.andymatuschak.org/xml-namespaces/sparkle";
 const GOLDEN = join(import.meta.dir, "../../golden");
@@ -153,7 +154,7 @@ describe("feed.xml (Sparkle / WinSparkle appcast)", () => {
 });
 
 describe("upgrade.json (Tauri)", () => {
-  test("signature = base64 of the minisign text; the real minisign -V verifies the served artifact with the exported key", async () => {
+  toolTest("minisign")("signature = base64 of the minisign text; the real minisign -V verifies the served artifact with the exported key", async () => {
     const res = await t.request("GET", "/api/v1/releases/acme-editor/upgrade.json?platform=darwin-arm64");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("application/json");
