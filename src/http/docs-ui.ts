@@ -58,6 +58,7 @@ export function docsUi(opts: DocsUiOptions) {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(opts.title)}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${assets}/swagger-ui.css">
 </head>
 <body>
