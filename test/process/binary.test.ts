@@ -61,7 +61,7 @@ describe("compiled binary", () => {
       expect(await running.stop("SIGTERM")).toBe(0);
     }
     expect(running.output().stdout).toContain('"msg":"stopped"');
-  });
+  }, 120_000); // starts the executable: slow on a loaded machine
 
   test("migrate and api-key create work from the binary; the key authenticates", async () => {
     const dataDir = tempDir();
@@ -75,5 +75,5 @@ describe("compiled binary", () => {
     } finally {
       expect(await running.stop()).toBe(0);
     }
-  });
+  }, 120_000);
 });
