@@ -12,7 +12,7 @@ beforeAll(() => {
   const built = buildBinary({ outfile: join(tempDir("keyward-build-"), "keyward") });
   binary = join(tempDir("keyward-bin-"), "keyward");
   copyFileSync(built, binary);
-}, 120_000);
+}, 300_000); // bun build --compile: minutes on a loaded 2-core machine
 afterAll(removeTempDirs);
 
 describe("compiled binary", () => {
