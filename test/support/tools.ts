@@ -43,7 +43,7 @@ export function hasTool(name: ToolName): boolean {
   return found;
 }
 
-type TestFn = () => unknown | Promise<unknown>;
+type TestFn = () => void | Promise<unknown>;
 
 /** `test`, for a test that runs `tool`: skipped with one visible line when the tool is absent. */
 export function toolTest(name: ToolName): (title: string, fn: TestFn, timeout?: number) => void {
