@@ -71,7 +71,7 @@ export function createApp(deps: Deps) {
       .use(jsonBodyParser(config.maxBodyBytes, [`${LOCAL_OBJECTS_PATH}/`]))
       // 4. Every failure leaves in the spec's envelope.
       .use(errorHandler(logger))
-      // 5. OpenAPI 3.1 document and browsable UI.
+      // 5. OpenAPI 3.1 document and browsable UI (served from Keyward itself, see http/docs-ui.ts).
       .use(
         apiDocs({
           uiPath: `${API_PREFIX}/docs`,
@@ -83,9 +83,18 @@ export function createApp(deps: Deps) {
               description:
                 "Licensing and software distribution. Every JSON response uses the envelope {success, data} or {success: false, error: {code, message, details}}.",
             },
+            // Relative to the document's own address: the path of BASE_URL ("/" unless Keyward is
+            // published under a path prefix), so "try it" calls reach this service under any host name.
+            servers: [{ url: new URL(config.baseUrl).pathname, description: "This Keyward service" }],
             components: {
               securitySchemes: {
                 bearerAuth: { type: "http", scheme: "bearer", description: "Admin API key (kw_…)" },
+                licenseKey: {
+                  type: "apiKey",
+                  in: "header",
+                  name: "Authorization",
+                  description: "`Authorization: License <license key>` (download redirect of licensed products; the `license_key` query parameter is the alternative)",
+                },
               },
             },
           },

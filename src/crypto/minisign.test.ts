@@ -3,6 +3,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { createSigner, generateSeed } from "./ed25519";
 import { minisignKeyId, minisignPublicKeyFile, minisignSignatureFile, releaseTrustedComment } from "./minisign";
 import { minisignVerify } from "../../test/support/minisign-cli";
+import { toolTest } from "../../test/support/tools";
+
+const minisignTest = toolTest("minisign");
 
 // update-formats.md §3.6: RFC 8032 §7.1 TEST 1 seed, keynum 01..08, message "test".
 const SEED = Buffer.from("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", "hex");
@@ -63,13 +66,13 @@ describe("minisign files", () => {
 });
 
 describe("the real minisign -V", () => {
-  test("verifies the §3.6 vector signature produced by our code", async () => {
+  minisignTest("verifies the §3.6 vector signature produced by our code", async () => {
     const r = await minisignVerify({ publicKeyFile: VECTOR_PK, message: "test", signatureFile: vectorSignature(), filename: "test.bin" });
     expect(r.output).toContain("Trusted comment: timestamp:1700000000\tfile:test.bin\tversion:1.2.3");
     expect(r.ok).toBe(true);
   });
 
-  test("verifies signatures of random keys and messages, and rejects a tampered file or comment", async () => {
+  minisignTest("verifies signatures of random keys and messages, and rejects a tampered file or comment", async () => {
     const seed = generateSeed();
     const signer = createSigner(seed);
     const keyNum = new Uint8Array(randomBytes(8));

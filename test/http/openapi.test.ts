@@ -1,23 +1,29 @@
 // The OpenAPI document covers the whole route table: every /api/v1 route with its method, a success
-// schema, error responses, request-body schemas, and bearerAuth on admin routes. The browsable UI
-// is served and points at the document.
+// schema, error responses, request-body schemas, and its security requirement (bearerAuth on admin
+// routes, none on public ones). It is a valid OpenAPI 3.1 document for an independent validator
+// (@apidevtools/swagger-parser; .ci/run also lints it with @redocly/cli). The browsable UI is
+// served by Keyward itself and points at the document (test/browser/docs.test.ts opens it in Chromium).
 import { afterAll, describe, expect, test } from "bun:test";
+import SwaggerParser from "@apidevtools/swagger-parser";
 import { createTestApp } from "../support/app";
 import { openApiPath } from "../../src/http/openapi";
+import { DOCS_CSP } from "../../src/http/docs-ui";
 
 const t = createTestApp();
 afterAll(() => t.close());
 
 const SPEC = "/api/v1/openapi.json";
 const UI = "/api/v1/docs";
+const DOWNLOAD_REDIRECT = "/api/v1/releases/:slug/download/:artifact_id";
 
 interface MediaType {
   schema?: Record<string, unknown>;
 }
 interface Operation {
+  operationId?: string;
   security?: Record<string, string[]>[];
   requestBody?: { content?: Record<string, MediaType> };
-  responses?: Record<string, { content?: Record<string, MediaType> }>;
+  responses?: Record<string, { description?: string; content?: Record<string, MediaType>; headers?: Record<string, unknown> }>;
   parameters?: { name: string; in: string }[];
   tags?: string[];
   summary?: string;
@@ -25,13 +31,14 @@ interface Operation {
 interface Doc {
   openapi: string;
   info: { title: string; version: string };
+  servers?: { url: string; description?: string }[];
   paths: Record<string, Record<string, Operation>>;
-  components?: { securitySchemes?: Record<string, { type: string; scheme?: string }> };
+  components?: { securitySchemes?: Record<string, { type: string; scheme?: string; in?: string; name?: string }> };
 }
 
 const res = await t.request("GET", SPEC);
 const doc = res.body as Doc;
-const routes = t.app.routes.filter((r) => r.path.startsWith("/api/v1/") && r.path !== SPEC && r.path !== UI);
+const routes = t.app.routes.filter((r) => r.path.startsWith("/api/v1/") && r.path !== SPEC && r.path !== UI && !r.path.startsWith(`${UI}/`));
 const op = (method: string, path: string): Operation | undefined => doc.paths[openApiPath(path)]?.[method.toLowerCase()];
 
 describe("GET /api/v1/openapi.json", () => {
@@ -53,7 +60,60 @@ describe("GET /api/v1/openapi.json", () => {
 
   test("the documentation routes themselves are not listed", () => {
     expect(doc.paths[SPEC]).toBeUndefined();
-    expect(doc.paths[UI]).toBeUndefined();
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith(UI))).toEqual([]);
+  });
+
+  test("is valid for @apidevtools/swagger-parser (schema validation and $ref resolution)", async () => {
+    // validate() dereferences in place: it gets a deep copy, not the object the other tests read.
+    const api = await SwaggerParser.validate(structuredClone(doc) as never);
+    expect(Object.keys(api.paths ?? {}).length).toBe(Object.keys(doc.paths).length);
+  }, 60_000); // ~1 MB of inlined schemas: seconds of work, more on a loaded machine
+
+  test("has a server, relative to the document's address (the path of BASE_URL)", async () => {
+    expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
+    const prefixed = createTestApp({ env: { BASE_URL: "https://example.test/keyward" } });
+    try {
+      expect(((await prefixed.request("GET", SPEC)).body as Doc).servers?.map((s) => s.url)).toEqual(["/keyward"]);
+    } finally {
+      await prefixed.close();
+    }
+  });
+
+  test("operationIds are unique", () => {
+    const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
+    expect(ids.every((id) => typeof id === "string" && id.length > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  test("every response has a description, and a content only as a map of media types", () => {
+    const bad: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, o] of Object.entries(ops)) {
+        for (const [status, r] of Object.entries(o.responses ?? {})) {
+          if (typeof r.description !== "string" || r.description === "") bad.push(`${method} ${path} ${status}: no description`);
+          for (const [type, media] of Object.entries(r.content ?? {})) {
+            if (!/^[a-z]+\/[a-z0-9.+-]+$/.test(type) || typeof media !== "object" || media === null) bad.push(`${method} ${path} ${status}: content ${type}`);
+          }
+        }
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  test("no-content responses have no content: upgrade.json 204, the download redirect 302 (with its Location header)", () => {
+    const upgrade = op("GET", "/api/v1/releases/:slug/upgrade.json")!.responses!["204"]!;
+    expect(upgrade.content).toBeUndefined();
+    expect(upgrade.description).toBe("No published release matches");
+    const redirect = op("GET", "/api/v1/releases/:slug/download/:artifact_id")!.responses!["302"]!;
+    expect(redirect.content).toBeUndefined();
+    expect(redirect.headers).toEqual({ Location: { schema: expect.objectContaining({ type: "string", format: "uri" }) } });
+  });
+
+  test("every security requirement names a declared scheme", () => {
+    const declared = new Set(Object.keys(doc.components?.securitySchemes ?? {}));
+    const used = Object.values(doc.paths).flatMap((ops) => Object.values(ops).flatMap((o) => (o.security ?? []).flatMap((r) => Object.keys(r))));
+    expect(used.length).toBeGreaterThan(0);
+    expect(used.filter((name) => !declared.has(name))).toEqual([]);
   });
 });
 
@@ -106,15 +166,25 @@ describe("every operation", () => {
         expect(o.security).toEqual([{ bearerAuth: [] }]);
         expect(Object.keys(o.responses ?? {})).toEqual(expect.arrayContaining(["401", "403"]));
       });
+    } else if (route.path === DOWNLOAD_REDIRECT) {
+      test(`${key}: no credential, or Authorization: License <key>; documents 401 and 403`, () => {
+        const o = op(route.method, route.path)!;
+        expect(o.security).toEqual([{}, { licenseKey: [] }]);
+        expect(Object.keys(o.responses ?? {})).toEqual(expect.arrayContaining(["401", "403"]));
+      });
     } else {
-      test(`${key}: public, no security requirement`, () => {
-        expect(op(route.method, route.path)!.security).toBeUndefined();
+      test(`${key}: public, says so with an empty security requirement`, () => {
+        expect(op(route.method, route.path)!.security).toEqual([]);
       });
     }
   }
 
   test("the bearerAuth scheme is declared", () => {
     expect(doc.components?.securitySchemes?.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+  });
+
+  test("the licenseKey scheme is declared: the Authorization header (`License <key>`)", () => {
+    expect(doc.components?.securitySchemes?.licenseKey).toMatchObject({ type: "apiKey", in: "header", name: "Authorization" });
   });
 });
 
@@ -124,12 +194,33 @@ describe("GET /api/v1/docs", () => {
     expect(ui.status).toBe(200);
     expect(ui.headers.get("content-type")).toContain("text/html");
     expect(ui.text).toContain("<title>Keyward API</title>");
-    const config = /data-configuration='([^']*)'/.exec(ui.text);
-    expect(config).not.toBeNull();
-    const { url } = JSON.parse(config![1]!) as { url: string };
+    const url = /data-url="([^"]*)"/.exec(ui.text);
+    expect(url).not.toBeNull();
     // The browser resolves the URL against the page's address; it must land on the document.
-    const resolved = new URL(url, `http://localhost${UI}`).pathname;
+    const resolved = new URL(url![1]!, `http://localhost${UI}`).pathname;
     expect(resolved).toBe(SPEC);
     expect((await t.request("GET", resolved)).status).toBe(200);
+  });
+
+  test("loads nothing from another origin: every script and stylesheet is served here, under a self-only CSP", async () => {
+    const ui = await t.request("GET", UI);
+    expect(ui.headers.get("content-security-policy")).toBe(DOCS_CSP);
+    expect(DOCS_CSP).toContain("default-src 'none'");
+    expect(DOCS_CSP).toContain("script-src 'self'");
+    expect(DOCS_CSP).toContain("connect-src 'self'");
+    expect(DOCS_CSP).not.toMatch(/https?:|\*/);
+    const refs = [...ui.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!).filter((ref) => !ref.startsWith("data:"));
+    expect(refs.length).toBe(3);
+    for (const ref of refs) {
+      const u = new URL(ref, `http://localhost${UI}`);
+      expect(u.origin).toBe("http://localhost");
+      const asset = await t.request("GET", u.pathname);
+      expect({ ref, status: asset.status }).toEqual({ ref, status: 200 });
+      expect(asset.headers.get("content-type")).toMatch(ref.endsWith(".css") ? /^text\/css/ : /^text\/javascript/);
+    }
+    // The viewer is the pinned npm package, byte for byte.
+    const bundle = await t.request("GET", `${UI}/assets/swagger-ui-bundle.js`);
+    expect(bundle.text).toBe(await Bun.file(require.resolve("swagger-ui-dist/swagger-ui-bundle.js")).text());
+    expect(bundle.text).toContain("SwaggerUIBundle");
   });
 });

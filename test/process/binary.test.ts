@@ -12,7 +12,7 @@ beforeAll(() => {
   const built = buildBinary({ outfile: join(tempDir("keyward-build-"), "keyward") });
   binary = join(tempDir("keyward-bin-"), "keyward");
   copyFileSync(built, binary);
-}, 120_000);
+}, 300_000); // bun build --compile: minutes on a loaded 2-core machine
 afterAll(removeTempDirs);
 
 describe("compiled binary", () => {
@@ -46,11 +46,22 @@ describe("compiled binary", () => {
       const ui = await fetch(`${running.url}/api/v1/docs`);
       expect(ui.status).toBe(200);
       expect(ui.headers.get("content-type")).toContain("text/html");
+      expect(ui.headers.get("content-security-policy")).toContain("default-src 'none'");
+      // The viewer's files come from inside the executable (nothing lies beside it), byte for byte
+      // the pinned swagger-ui-dist package's.
+      const refs = [...(await ui.text()).matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!).filter((ref) => !ref.startsWith("data:"));
+      expect(refs.length).toBe(3);
+      for (const ref of refs) {
+        const asset = await fetch(new URL(ref, `${running.url}/api/v1/docs`));
+        expect({ ref, status: asset.status }).toEqual({ ref, status: 200 });
+        const file = /\/(swagger-ui[^/]*)$/.exec(ref)?.[1];
+        if (file) expect({ ref, same: (await asset.text()) === (await Bun.file(require.resolve(`swagger-ui-dist/${file}`)).text()) }).toEqual({ ref, same: true });
+      }
     } finally {
       expect(await running.stop("SIGTERM")).toBe(0);
     }
     expect(running.output().stdout).toContain('"msg":"stopped"');
-  });
+  }, 120_000); // starts the executable: slow on a loaded machine
 
   test("migrate and api-key create work from the binary; the key authenticates", async () => {
     const dataDir = tempDir();
@@ -64,5 +75,5 @@ describe("compiled binary", () => {
     } finally {
       expect(await running.stop()).toBe(0);
     }
-  });
+  }, 120_000);
 });

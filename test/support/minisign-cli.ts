@@ -1,6 +1,7 @@
 // Runs the real `minisign -V` (Debian package `minisign`; .ci/run installs it) on files in a temp
-// directory. Missing binary → the test fails loudly rather than skipping: the acceptance criterion is
-// that the real tool verifies our signatures.
+// directory. Tests that call it are declared with toolTest("minisign") (test/support/tools.ts): on a
+// machine without minisign they skip with one visible line, and under KEYWARD_REQUIRE_TOOLS=1 (CI)
+// they fail. Called anyway without the tool, it throws rather than report a verification result.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,18 +1,8 @@
 // The real `xmllint` (Debian libxml2-utils) as the independent judge of the XML we serve: a test
 // that our own parser accepts our own output proves little (real-clients.md). When the binary is
-// missing the checks are skipped, and the skip is printed, never silent.
-import { test } from "bun:test";
-
+// missing the checks are skipped through test/support/tools.ts, and the skip is printed, never silent.
+// Declare tests that call these with `toolTest("xmllint")` (test/support/tools.ts).
 const BIN = Bun.which("xmllint");
-
-export const hasXmllint = BIN !== null;
-
-if (!hasXmllint) {
-  console.warn("SKIP: xmllint is not installed (apt-get install -y libxml2-utils): XML well-formedness checks are skipped");
-}
-
-/** `test`, skipped (and announced above) when xmllint is absent. */
-export const testWithXmllint = test.skipIf(!hasXmllint);
 
 export interface XmllintResult {
   /** Well-formed and namespace-well-formed: exit 0 and no diagnostic at all. */
@@ -22,7 +12,7 @@ export interface XmllintResult {
 }
 
 function run(args: string[], xml: string): XmllintResult {
-  if (!BIN) throw new Error("xmllint is not installed; guard the test with testWithXmllint");
+  if (!BIN) throw new Error("xmllint is not installed; declare the test with toolTest("xmllint")");
   const p = Bun.spawnSync([BIN, "--nonet", ...args, "-"], { stdin: new TextEncoder().encode(xml), stdout: "pipe", stderr: "pipe" });
   const stdout = p.stdout.toString();
   const stderr = p.stderr.toString();

@@ -1,4 +1,5 @@
 import { Elysia, t } from "elysia";
+import { withHeaders } from "@elysiajs/openapi";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { artifactRedirect, licenseDownload } from "./service";
@@ -45,8 +46,16 @@ export function downloadRoutes(deps: Deps) {
       {
         params: RedirectParams,
         query: RedirectQuery,
-        response: { 302: t.Void({ description: "Location: a fresh short-lived storage URL" }), ...errors(401, 403, 404, 410, 503) },
+        response: {
+          302: withHeaders(t.Void({ description: "Redirect to a fresh short-lived storage URL" }), {
+            Location: t.String({ format: "uri", description: "The presigned storage URL" }),
+          }),
+          ...errors(401, 403, 404, 410, 503),
+        },
         detail: {
+          // Unlicensed products need no credential; licensed ones take the key in this header or
+          // in the license_key query parameter (DECISIONS).
+          security: [{}, { licenseKey: [] }],
           tags: ["Update feeds"],
           summary: "Stable artifact URL embedded in feeds: 302 to a fresh presigned URL (licensed products need a license key)",
         },

@@ -13,7 +13,8 @@ import { makeProduct } from "../../support/factories";
 import { HOUR } from "../../../src/shared/clock";
 import type { Product } from "../../../src/modules/products/repo";
 import { getObject, publishRelease } from "../releases/support";
-import { testWithXmllint, xmllintCheck, xmllintXPath } from "../../support/xmllint";
+import { xmllintCheck, xmllintXPath } from "../../support/xmllint";
+import { toolTest } from "../../support/tools";
 
 const SPARKLE_NS = "http://www.andymatuschak.org/xml-namespaces/sparkle";
 // docs/updates.md ("feed.xml"): a published name; changing it breaks whoever reads the elements.
@@ -158,7 +159,7 @@ describe("feed.xml (Sparkle / WinSparkle appcast)", () => {
     golden("appcast-windows-x64-beta.xml", normalize(res.text));
   });
 
-  testWithXmllint("the served appcast and the golden file are well-formed for the real xmllint", async () => {
+  toolTest("xmllint")("the served appcast and the golden file are well-formed for the real xmllint", async () => {
     const res = await t.request("GET", "/api/v1/releases/acme-editor/feed.xml?platform=windows-x64&channel=beta");
     for (const xml of [res.text, readFileSync(join(GOLDEN, "appcast-windows-x64-beta.xml"), "utf8")]) {
       const check = xmllintCheck(xml);
@@ -168,7 +169,7 @@ describe("feed.xml (Sparkle / WinSparkle appcast)", () => {
 });
 
 describe("upgrade.json (Tauri)", () => {
-  test("signature = base64 of the minisign text; the real minisign -V verifies the served artifact with the exported key", async () => {
+  toolTest("minisign")("signature = base64 of the minisign text; the real minisign -V verifies the served artifact with the exported key", async () => {
     const res = await t.request("GET", "/api/v1/releases/acme-editor/upgrade.json?platform=darwin-arm64");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("application/json");
@@ -272,7 +273,7 @@ describe("the supported-version floor in every feed", () => {
     };
   };
 
-  testWithXmllint("feed.xml: keyward:minimumSupportedVersion and keyward:minimumSupportedMessage on the channel, equal to feed.json and upgrade.json", async () => {
+  toolTest("xmllint")("feed.xml: keyward:minimumSupportedVersion and keyward:minimumSupportedMessage on the channel, equal to feed.json and upgrade.json", async () => {
     const xml = (await t.request("GET", "/api/v1/releases/acme-editor/feed.xml?platform=darwin-arm64")).text;
     const check = xmllintCheck(xml);
     if (!check.ok) throw new Error(`xmllint: ${check.stderr}`);
@@ -291,7 +292,7 @@ describe("the supported-version floor in every feed", () => {
     expect(upgrade.minimum_supported_message).toBe(product.minimumSupportedMessage);
   });
 
-  testWithXmllint("the appcast carries the floor even when it lists no item", async () => {
+  toolTest("xmllint")("the appcast carries the floor even when it lists no item", async () => {
     const xml = (await t.request("GET", "/api/v1/releases/acme-editor/feed.xml?platform=linux-x64")).text;
     expect(xmllintCheck(xml).ok).toBe(true);
     expect(xmllintXPath(xml, "count(/rss/channel/item)").stdout.trim()).toBe("0");
@@ -299,7 +300,7 @@ describe("the supported-version floor in every feed", () => {
     expect(keyward(xml, "minimumSupportedMessage").text).toBe("Versions before 1.1.0 are no longer supported.");
   });
 
-  testWithXmllint("no floor: no Keyward element, null in feed.json, absent from upgrade.json; a floor set later shows in all three", async () => {
+  toolTest("xmllint")("no floor: no Keyward element, null in feed.json, absent from upgrade.json; a floor set later shows in all three", async () => {
     const p = makeProduct(t.deps, { slug: "no-floor" });
     await publishRelease(t, p.id, "2.0.0", { platforms: ["linux-x64"] });
     const get = async () => ({

@@ -4,6 +4,7 @@ import { Database } from "bun:sqlite";
 import { createTestApp, type TestApp } from "../../support/app";
 import { makeProduct } from "../../support/factories";
 import { minisignVerify } from "../../support/minisign-cli";
+import { toolTest } from "../../support/tools";
 import { signArtifact } from "../../../src/modules/release-keys/service";
 
 let t: TestApp;
@@ -64,7 +65,7 @@ describe("GET /admin/products/:id/signing-keys", () => {
     expect(again.body.data.items.map((x: any) => x.kid)).toEqual([k.kid]);
   });
 
-  test("the exported minisign public key verifies the artifact signature with `minisign -V`", async () => {
+  toolTest("minisign")("the exported minisign public key verifies the artifact signature with `minisign -V`", async () => {
     const p = makeProduct(t.deps);
     const k = (await t.request("GET", keysPath(p.id))).body.data.items[0];
     const data = new Uint8Array(randomBytes(300_000));
