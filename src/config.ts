@@ -1,6 +1,7 @@
 // The only module that reads the environment. Everything else receives a frozen Config.
 // A bad value stops the boot with a message naming the variable (ConfigError).
 import { resolve } from "node:path";
+import { parseTrustProxy, TrustProxyParseError, type TrustProxy } from "./http/trusted-proxies";
 
 export type StorageDriver = "local" | "s3" | "none";
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
@@ -24,7 +25,8 @@ export interface Config {
   bfMaxFails: number;
   bfLockoutSeconds: number;
   bfWindowSeconds: number;
-  trustProxy: boolean;
+  /** Whose X-Forwarded-For entries count (src/http/trusted-proxies.ts). */
+  trustProxy: TrustProxy;
   logLevel: LogLevel;
   maxBodyBytes: number;
   allowInsecureBaseUrl: boolean;
@@ -86,6 +88,15 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (["1", "true", "yes", "on"].includes(v)) return true;
   if (["0", "false", "no", "off"].includes(v)) return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function trustProxy(env: Env, name: string): TrustProxy {
+  try {
+    return parseTrustProxy(optional(env, name));
+  } catch (e) {
+    if (e instanceof TrustProxyParseError) throw new ConfigError(name, e.message);
+    throw e;
+  }
 }
 
 function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
@@ -169,7 +180,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     bfMaxFails: int(env, "BF_MAX_FAILS", 5, 1, 1000),
     bfLockoutSeconds: int(env, "BF_LOCKOUT_SECONDS", 30, 1, 3600),
     bfWindowSeconds: int(env, "BF_WINDOW_SECONDS", 300, 1, 86400),
-    trustProxy: bool(env, "TRUST_PROXY", false),
+    trustProxy: trustProxy(env, "TRUST_PROXY"),
     logLevel: oneOf(env, "LOG_LEVEL", nodeEnv === "test" ? "silent" : "info", [
       "debug",
       "info",
