@@ -72,6 +72,12 @@ describe("defaults (DECISIONS: Service basics)", () => {
     expect(Object.isFrozen(c.trustProxy)).toBe(true);
   });
 
+  test("TEST_CRASH_POINT is accepted only with NODE_ENV=test", () => {
+    expect(loadConfig({}).testCrashPoint).toBeNull();
+    expect(loadConfig({ NODE_ENV: "test", TEST_CRASH_POINT: "after-idempotent-effect" }).testCrashPoint).toBe("after-idempotent-effect");
+    expect(errorOf({ NODE_ENV: "test", TEST_CRASH_POINT: "boom" }).variable).toBe("TEST_CRASH_POINT");
+  });
+
   test("NODE_ENV=test defaults to silent logs", () => {
     expect(loadConfig({ NODE_ENV: "test" }).logLevel).toBe("silent");
   });
@@ -96,6 +102,8 @@ describe("a bad value is refused with an error naming the variable", () => {
     ["BF_MAX_FAILS", "0"],
     ["BF_LOCKOUT_SECONDS", "0"],
     ["BF_WINDOW_SECONDS", "x"],
+    ["TEST_CRASH_POINT", "after-idempotent-effect"], // test only: refused outside NODE_ENV=test
+    ["TEST_CRASH_POINT", "boom"],
     ["TRUST_PROXY", "maybe"],
     ["TRUST_PROXY", "33"],
     ["TRUST_PROXY", "10.0.0.0/8, proxy.internal"],

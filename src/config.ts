@@ -5,6 +5,9 @@ import { parseTrustProxy, TrustProxyParseError, type TrustProxy } from "./http/t
 
 export type StorageDriver = "local" | "s3" | "none";
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+/** Deterministic crash points for the crash test (src/shared/fault.ts); NODE_ENV=test only. */
+export const CRASH_POINTS = ["after-idempotent-effect"] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 export interface Config {
   nodeEnv: "development" | "production" | "test";
@@ -46,6 +49,8 @@ export interface Config {
     uploadUrlTtlSeconds: number;
   };
   shutdownGraceMs: number;
+  /** Test only (refused unless NODE_ENV=test): the process SIGKILLs itself at this point. */
+  testCrashPoint: CrashPoint | null;
 }
 
 export class ConfigError extends Error {
@@ -193,7 +198,12 @@ export function loadConfig(env: Env): Readonly<Config> {
     rateLimitPublicPerMinute: int(env, "RATE_LIMIT_PUBLIC_PER_MINUTE", 1200, 0, 100_000_000),
     storage,
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+    testCrashPoint: optional(env, "TEST_CRASH_POINT") === null ? null : oneOf(env, "TEST_CRASH_POINT", CRASH_POINTS[0], CRASH_POINTS),
   };
+  if (config.testCrashPoint !== null && nodeEnv !== "test") {
+    // A crash switch must never reach a real deployment.
+    throw new ConfigError("TEST_CRASH_POINT", "is a test-only setting and is refused unless NODE_ENV=test");
+  }
 
   if (nodeEnv === "production") {
     // Production refuses the conveniences that make a first local start work (DECISIONS: Service basics).
