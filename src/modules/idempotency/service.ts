@@ -8,10 +8,9 @@ import { AppError, isAppError, type ErrorCode } from "../../shared/errors";
 import { DAY, MINUTE } from "../../shared/clock";
 import { seal, openText } from "../../crypto/aead";
 import { sha256Hex } from "../../crypto/hash";
-import { normalizeLicenseKey } from "../../crypto/license-key";
 import { requestContext } from "../../http/request-context";
 import { errorBodyJson } from "../../http/error-handler";
-import { licenseKeyHash } from "../licenses/service";
+import { keyHashOf } from "../license-api/access";
 import { crashPoint } from "../../shared/fault";
 import type { IdempotencyScope } from "./repo";
 
@@ -29,10 +28,17 @@ export const IDEMPOTENCY_WINDOW_MS = DAY;
 export const STALE_CLAIM_MS = MINUTE;
 
 /**
- * Refusals that say "not now" rather than describe the request's outcome: storing them would replay
- * a temporary state for 24 hours, so they free the key like a 5xx does.
+ * Refusals that are not stored; they free the key like a 5xx does, and a retry runs again.
+ * - LOCKED_OUT, RATE_LIMITED say "not now" rather than describe the request's outcome: storing them
+ *   would replay a temporary state for 24 hours.
+ * - LICENSE_NOT_FOUND, the collapsed 404 (spec: design rule 4): storing it let junk keys with fresh
+ *   Idempotency-Keys grow the table by a sealed row each (~4 KB, 24 h). Nothing happened, so a
+ *   retry that runs again is harmless and gets the same 404. Never storing it for any cause (unknown,
+ *   revoked, another product's key) also keeps the collapse: a replay header on some 404s and not
+ *   on others would tell existing keys from missing ones. Every cause pays the same claim and
+ *   release, so the timing does not tell them apart either.
  */
-const TRANSIENT: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["LOCKED_OUT", "RATE_LIMITED"]);
+const NOT_STORED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["LOCKED_OUT", "RATE_LIMITED", "LICENSE_NOT_FOUND"]);
 
 const aad = (s: IdempotencyScope) => `idempotency\n${s.route}\n${s.scope}\n${s.key}`;
 
@@ -76,9 +82,11 @@ export function idempotent<R, B>(
       details: { max_length: MAX_IDEMPOTENCY_KEY_LENGTH },
     });
   }
-  // The scope holds the key's lookup hash, never the key; any string hashes, so a malformed key still
-  // gets a scope and its (collapsed 404) outcome is replayed like any other.
-  const s: IdempotencyScope = { key, route, scope: licenseKeyHash(deps, normalizeLicenseKey(licenseKey)) };
+  // The scope holds the key's lookup hash, never the key. A string that cannot be a license key can
+  // have no effect to protect (it gets the collapsed 404): no claim, no row.
+  const scope = keyHashOf(deps, licenseKey);
+  if (scope === null) return present(run());
+  const s: IdempotencyScope = { key, route, scope };
   const bodyHash = sha256Hex(requestContext(request).rawBody ?? "");
   const claimedAt = deps.clock.now();
   const repo = deps.repos.idempotency;
@@ -133,7 +141,7 @@ export function idempotent<R, B>(
   } catch (e) {
     // A lost claim belongs to whoever took it over: leave its row alone.
     if (!lost) {
-      if (isAppError(e) && e.status >= 400 && e.status < 500 && !TRANSIENT.has(e.code)) {
+      if (isAppError(e) && e.status >= 400 && e.status < 500 && !NOT_STORED.has(e.code)) {
         store(e.status, errorBodyJson(e.code, e.message, e.details));
       } else {
         repo.release(s, claimedAt);

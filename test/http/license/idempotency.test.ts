@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
-import { catalog, post, quota } from "../../support/license-api";
+import { catalog, patchLicense, post, quota } from "../../support/license-api";
 import { idempotencyKeys } from "../../../src/db/schema";
 import { licenseKeyHash } from "../../../src/modules/licenses/service";
 import { normalizeLicenseKey } from "../../../src/crypto/license-key";
@@ -250,3 +250,50 @@ describe("Idempotency-Key", () => {
   });
 });
 
+// Issue 8 point 6: a junk license key with a fresh Idempotency-Key used to store a sealed 404 for 24 h
+// (~4 KB per request). The collapsed 404 is no longer stored, whatever its cause, so nothing is left.
+describe("Idempotency-Key with a license key that resolves to nothing", () => {
+  test("leaves no row behind, on every idempotent route, and still answers the one collapsed 404", async () => {
+    const u = createTestApp({ env: { BF_MAX_FAILS: "1000" } });
+    try {
+      const revoked = catalog(u, {}, [quota("api", 100)]);
+      patchLicense(u, revoked.license.id, { status: "revoked" });
+      const junk = [
+        "KW-AAAAAAAA-AAAAAAAA-AAAAAAAA-AAAAAAAA", // well formed, unknown
+        "not a key at all",
+        revoked.key, // exists, unusable: the same collapsed answer (spec: design rule 4)
+      ];
+      const routes: [string, (k: string) => Record<string, unknown>][] = [
+        ["/license/usage", (k) => ({ license_key: k, feature: "api" })],
+        ["/license/floating/checkout", (k) => ({ license_key: k, identifier: "w" })],
+        ["/license/verify", (k) => ({ license_key: k, identifier: "w" })], // reference: the collapsed 404 body
+      ];
+      const reference = (await post(u, "/license/verify", { license_key: junk[0], identifier: "w" })).text;
+      let n = 0;
+      for (const [path, body] of routes.slice(0, 2)) {
+        for (const k of junk) {
+          for (let i = 0; i < 5; i++) {
+            const res = await post(u, path, body(k), idem(`junk-${n++}`));
+            expect(res.status).toBe(404);
+            expect(res.text).toBe(reference);
+            expect(res.headers.get("idempotent-replayed")).toBeNull();
+          }
+        }
+      }
+      // Activate: unknown and malformed keys are 404 too (a revoked key is activate's 403, stored).
+      for (const k of junk.slice(0, 2)) {
+        for (let i = 0; i < 5; i++) expect((await post(u, "/license/activate", { license_key: k, identifier: "d" }, idem(`junk-${n++}`))).status).toBe(404);
+      }
+      expect(u.deps.db.db.select().from(idempotencyKeys).all()).toEqual([]);
+
+      // A retry with the same key simply runs again and gets the same 404 (not a replay).
+      const again = await post(u, "/license/usage", routes[0]![1](junk[0]!), idem("junk-0"));
+      expect(again.status).toBe(404);
+      expect(again.text).toBe(reference);
+      expect(again.headers.get("idempotent-replayed")).toBeNull();
+      expect(u.deps.db.db.select().from(idempotencyKeys).all()).toEqual([]);
+    } finally {
+      await u.close();
+    }
+  }, 30_000); // ~50 requests and a fresh app: generous for a loaded machine
+});
