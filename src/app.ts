@@ -3,7 +3,8 @@
 // order below is fixed: request context → rate limit → body parsing → error envelope → docs → public → admin.
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
-import { beginRequest, clientIp } from "./http/request-context";
+import { beginRequest, clientIp, NO_PEER } from "./http/request-context";
+import { clientAddressResolver } from "./http/trusted-proxies";
 import { errorHandler } from "./http/error-handler";
 import { jsonBodyParser } from "./http/body";
 import { publicRateLimit } from "./http/rate-limit";
@@ -39,6 +40,7 @@ export function createApp(deps: Deps) {
   const { config, clock, logger } = deps;
   // Admin credentials: API keys now; an admin session resolver joins this list later.
   const guard = adminGuard([apiKeyResolver(deps)]);
+  const resolveClient = clientAddressResolver(config.trustProxy, NO_PEER);
 
   // normalize: false — Elysia otherwise silently strips unknown body fields; our schemas say
   // additionalProperties: false and mean it (unknown keys are a 400), and responses stay exact.
@@ -52,7 +54,7 @@ export function createApp(deps: Deps) {
       // instance rather than destructured from the context: a hook that destructures `server` makes
       // Elysia define an accessor on every request's context object.
       .onRequest(({ request, set }) => {
-        const ctx = beginRequest(request, clientIp(request, root.server, config.trustProxy), clock.monotonicMs());
+        const ctx = beginRequest(request, clientIp(request, root.server, resolveClient), clock.monotonicMs());
         set.headers["x-request-id"] = ctx.requestId;
       })
       // The access log is an info line; when info is off the hook is not registered at all, because

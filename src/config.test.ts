@@ -29,7 +29,7 @@ describe("defaults (DECISIONS: Service basics)", () => {
     expect(c.tokenTtlSeconds).toBe(7 * 24 * 3600);
     expect(c.bfMaxFails).toBe(5);
     expect(c.bfLockoutSeconds).toBe(30);
-    expect(c.trustProxy).toBe(false);
+    expect(c.trustProxy).toEqual({ mode: "off" });
     expect(c.logLevel).toBe("info");
     expect(c.storage.driver).toBe("local");
     expect(c.shutdownGraceMs).toBe(10_000);
@@ -59,8 +59,23 @@ describe("defaults (DECISIONS: Service basics)", () => {
   });
 
   test("booleans accept true/false, 1/0, yes/no, on/off", () => {
-    for (const v of ["true", "1", "yes", "on", "TRUE"]) expect(loadConfig({ TRUST_PROXY: v }).trustProxy).toBe(true);
-    for (const v of ["false", "0", "no", "off"]) expect(loadConfig({ TRUST_PROXY: v }).trustProxy).toBe(false);
+    for (const v of ["true", "1", "yes", "on", "TRUE"]) expect(loadConfig({ ALLOW_INSECURE_BASE_URL: v }).allowInsecureBaseUrl).toBe(true);
+    for (const v of ["false", "0", "no", "off"]) expect(loadConfig({ ALLOW_INSECURE_BASE_URL: v }).allowInsecureBaseUrl).toBe(false);
+  });
+
+  test("TRUST_PROXY: off, true (= 1 hop), a hop count, or proxy CIDRs; frozen", () => {
+    for (const v of ["false", "0", "no", "off"]) expect(loadConfig({ TRUST_PROXY: v }).trustProxy).toEqual({ mode: "off" });
+    for (const v of ["true", "1", "yes", "on", "TRUE"]) expect(loadConfig({ TRUST_PROXY: v }).trustProxy).toEqual({ mode: "hops", hops: 1 });
+    expect(loadConfig({ TRUST_PROXY: "2" }).trustProxy).toEqual({ mode: "hops", hops: 2 });
+    const c = loadConfig({ TRUST_PROXY: "10.0.0.0/8, fd00::/8" });
+    expect(c.trustProxy).toEqual({ mode: "cidrs", cidrs: ["10.0.0.0/8", "fd00::/8"] });
+    expect(Object.isFrozen(c.trustProxy)).toBe(true);
+  });
+
+  test("TEST_CRASH_POINT is accepted only with NODE_ENV=test", () => {
+    expect(loadConfig({}).testCrashPoint).toBeNull();
+    expect(loadConfig({ NODE_ENV: "test", TEST_CRASH_POINT: "after-idempotent-effect" }).testCrashPoint).toBe("after-idempotent-effect");
+    expect(errorOf({ NODE_ENV: "test", TEST_CRASH_POINT: "boom" }).variable).toBe("TEST_CRASH_POINT");
   });
 
   test("NODE_ENV=test defaults to silent logs", () => {
@@ -87,7 +102,12 @@ describe("a bad value is refused with an error naming the variable", () => {
     ["BF_MAX_FAILS", "0"],
     ["BF_LOCKOUT_SECONDS", "0"],
     ["BF_WINDOW_SECONDS", "x"],
+    ["TEST_CRASH_POINT", "after-idempotent-effect"], // test only: refused outside NODE_ENV=test
+    ["TEST_CRASH_POINT", "boom"],
     ["TRUST_PROXY", "maybe"],
+    ["TRUST_PROXY", "33"],
+    ["TRUST_PROXY", "10.0.0.0/8, proxy.internal"],
+    ["TRUST_PROXY", "10.0.0.0/40"],
     ["LOG_LEVEL", "verbose"],
     ["MAX_BODY_BYTES", "10"],
     ["ALLOW_INSECURE_BASE_URL", "2"],

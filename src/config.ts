@@ -1,9 +1,13 @@
 // The only module that reads the environment. Everything else receives a frozen Config.
 // A bad value stops the boot with a message naming the variable (ConfigError).
 import { resolve } from "node:path";
+import { parseTrustProxy, TrustProxyParseError, type TrustProxy } from "./http/trusted-proxies";
 
 export type StorageDriver = "local" | "s3" | "none";
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+/** Deterministic crash points for the crash test (src/shared/fault.ts); NODE_ENV=test only. */
+export const CRASH_POINTS = ["after-idempotent-effect"] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 export interface Config {
   nodeEnv: "development" | "production" | "test";
@@ -24,7 +28,8 @@ export interface Config {
   bfMaxFails: number;
   bfLockoutSeconds: number;
   bfWindowSeconds: number;
-  trustProxy: boolean;
+  /** Whose X-Forwarded-For entries count (src/http/trusted-proxies.ts). */
+  trustProxy: TrustProxy;
   logLevel: LogLevel;
   maxBodyBytes: number;
   allowInsecureBaseUrl: boolean;
@@ -44,6 +49,8 @@ export interface Config {
     uploadUrlTtlSeconds: number;
   };
   shutdownGraceMs: number;
+  /** Test only (refused unless NODE_ENV=test): the process SIGKILLs itself at this point. */
+  testCrashPoint: CrashPoint | null;
 }
 
 export class ConfigError extends Error {
@@ -86,6 +93,15 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (["1", "true", "yes", "on"].includes(v)) return true;
   if (["0", "false", "no", "off"].includes(v)) return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function trustProxy(env: Env, name: string): TrustProxy {
+  try {
+    return parseTrustProxy(optional(env, name));
+  } catch (e) {
+    if (e instanceof TrustProxyParseError) throw new ConfigError(name, e.message);
+    throw e;
+  }
 }
 
 function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
@@ -169,7 +185,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     bfMaxFails: int(env, "BF_MAX_FAILS", 5, 1, 1000),
     bfLockoutSeconds: int(env, "BF_LOCKOUT_SECONDS", 30, 1, 3600),
     bfWindowSeconds: int(env, "BF_WINDOW_SECONDS", 300, 1, 86400),
-    trustProxy: bool(env, "TRUST_PROXY", false),
+    trustProxy: trustProxy(env, "TRUST_PROXY"),
     logLevel: oneOf(env, "LOG_LEVEL", nodeEnv === "test" ? "silent" : "info", [
       "debug",
       "info",
@@ -182,7 +198,12 @@ export function loadConfig(env: Env): Readonly<Config> {
     rateLimitPublicPerMinute: int(env, "RATE_LIMIT_PUBLIC_PER_MINUTE", 1200, 0, 100_000_000),
     storage,
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+    testCrashPoint: optional(env, "TEST_CRASH_POINT") === null ? null : oneOf(env, "TEST_CRASH_POINT", CRASH_POINTS[0], CRASH_POINTS),
   };
+  if (config.testCrashPoint !== null && nodeEnv !== "test") {
+    // A crash switch must never reach a real deployment.
+    throw new ConfigError("TEST_CRASH_POINT", "is a test-only setting and is refused unless NODE_ENV=test");
+  }
 
   if (nodeEnv === "production") {
     // Production refuses the conveniences that make a first local start work (DECISIONS: Service basics).

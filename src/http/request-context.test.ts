@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { clientIp, NO_PEER, pathOf } from "./request-context";
+import { clientAddressResolver, parseTrustProxy } from "./trusted-proxies";
 
 describe("pathOf", () => {
   test("matches URL#pathname for the request URLs a server sees", () => {
@@ -19,13 +20,14 @@ describe("clientIp", () => {
   const server = { requestIP: () => ({ address: "198.51.100.7" }) };
   const req = (xff?: string) => new Request("http://localhost/", { headers: xff ? { "x-forwarded-for": xff } : {} });
 
-  test("the socket address, unless a trusted proxy names the client", () => {
-    expect(clientIp(req("203.0.113.9"), server, false)).toBe("198.51.100.7");
-    expect(clientIp(req("203.0.113.9, 10.0.0.1"), server, true)).toBe("203.0.113.9");
-    expect(clientIp(req(), server, true)).toBe("198.51.100.7");
+  test("the socket address, unless a trusted proxy names the client (the entry it appended: right-most)", () => {
+    expect(clientIp(req("203.0.113.9"), server, clientAddressResolver(parseTrustProxy(null), NO_PEER))).toBe("198.51.100.7");
+    const oneHop = clientAddressResolver(parseTrustProxy("true"), NO_PEER);
+    expect(clientIp(req("10.0.0.1, 203.0.113.9"), server, oneHop)).toBe("203.0.113.9");
+    expect(clientIp(req(), server, oneHop)).toBe("198.51.100.7");
   });
 
   test("no server (in-process requests) is named as such, never as a real address", () => {
-    expect(clientIp(req(), null, false)).toBe(NO_PEER);
+    expect(clientIp(req(), null, clientAddressResolver(parseTrustProxy(null), NO_PEER))).toBe(NO_PEER);
   });
 });

@@ -22,15 +22,17 @@ interface ServerLike {
 /** The client address of a request that did not come through a listening server. */
 export const NO_PEER = "in-process";
 
-export function clientIp(request: Request, server: ServerLike | null | undefined, trustProxy: boolean): string {
-  if (trustProxy) {
-    // Behind a trusted proxy the left-most X-Forwarded-For entry is the original client.
-    const xff = request.headers.get("x-forwarded-for");
-    const first = xff?.split(",")[0]?.trim();
-    if (first) return first;
-  }
+/**
+ * The client address: the socket peer, or what trusted proxies say in X-Forwarded-For (`resolve` is
+ * built once from TRUST_PROXY by clientAddressResolver in ./trusted-proxies.ts).
+ */
+export function clientIp(
+  request: Request,
+  server: ServerLike | null | undefined,
+  resolve: (xff: string | null, peer: string | null) => string,
+): string {
   // No server: the app is driven in-process (app.handle in tests); there is no peer to name.
-  return server?.requestIP(request)?.address ?? NO_PEER;
+  return resolve(request.headers.get("x-forwarded-for"), server?.requestIP(request)?.address ?? null);
 }
 
 /** The path of an absolute request URL, without parsing the whole URL (hot path). */

@@ -71,3 +71,25 @@ describe("two nodes on one database", () => {
     }
   });
 });
+
+// Issue 8 point 4: with a trusted proxy the limit follows the address the proxy appended (right-most),
+// not the client's own first entry. The test plays the proxy over a real connection.
+describe("behind a trusted proxy, rotating fake X-Forwarded-For entries does not reset the budget", () => {
+  for (const trustProxy of ["1", "127.0.0.1/32"]) {
+    test(`TRUST_PROXY=${trustProxy}`, async () => {
+      const u = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY: trustProxy } });
+      const s = u.listen();
+      try {
+        const get = (xff: string) => fetch(`${s.url}/api/v1/license/pubkey`, { headers: { "x-forwarded-for": xff } });
+        for (let i = 0; i < 5; i++) expect((await get(`10.${i}.0.1, 203.0.113.50`)).status).toBe(200);
+        const limited = await get("10.99.0.1, 203.0.113.50");
+        expect(limited.status).toBe(429);
+        expect(((await limited.json()) as { error: { code: string } }).error.code).toBe("RATE_LIMITED");
+        // Another real client behind the same proxy has its own budget.
+        expect((await get("10.99.0.1, 203.0.113.51")).status).toBe(200);
+      } finally {
+        await u.close();
+      }
+    });
+  }
+});

@@ -1,6 +1,7 @@
 // Per-address brute-force protection for activate (spec: License rule 1 "Failed attempts feed a
 // per-IP brute-force lockout"; Limits). The address comes from the request context: the socket
-// address, or X-Forwarded-For only when TRUST_PROXY is set (src/http/request-context.ts).
+// address, or the X-Forwarded-For entry trusted proxies appended when TRUST_PROXY is set
+// (src/http/trusted-proxies.ts).
 import type { Deps } from "../../deps";
 import { AppError } from "../../shared/errors";
 import { SECOND } from "../../shared/clock";

@@ -4,7 +4,7 @@ import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { requestContext } from "../../http/request-context";
 import { idempotent } from "../idempotency/service";
-import { activate, deactivate, verify } from "./service";
+import { activate, deactivate, verify, type ActivateResult } from "./service";
 import { activationModels, ActivateResponse, DeactivateResponse, VerifyResponse } from "./model";
 import { presentActivate, presentVerify } from "./present";
 
@@ -16,19 +16,25 @@ export function activationRoutes(deps: Deps) {
     .post(
       "/license/activate",
       ({ body, request }) =>
-        idempotent(deps, request, "license.activate", body.license_key, () =>
-          ok(
-            presentActivate(
-              activate(deps, {
+        idempotent(
+          deps,
+          request,
+          "license.activate",
+          body.license_key,
+          (record) =>
+            activate(
+              deps,
+              {
                 licenseKey: body.license_key,
                 productId: body.product_id,
                 identifier: body.identifier,
                 identifierType: body.identifier_type ?? "device",
                 label: body.label ?? null,
                 ip: requestContext(request).ip,
-              }),
+              },
+              record,
             ),
-          ),
+          (result: ActivateResult) => ok(presentActivate(result)),
         ),
       {
         body: m.ActivateBody,

@@ -8,7 +8,7 @@ import type { FeatureGrant } from "../entitlements/repo";
 import type { QuotaPeriod } from "../plans/repo";
 import type { LicenseStatus } from "../licenses/repo";
 import { newId } from "../../shared/ids";
-import type { Activation, ActivationRepo, VerifyLookup } from "./repo";
+import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
 
 export function createActivationRepo(handle: DbHandle): ActivationRepo {
   const { db } = handle;
@@ -59,8 +59,8 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
   };
 
   return {
-    activate(input, check) {
-      return immediate(handle, () => {
+    activate(input, check, record) {
+      return immediate(handle, (): ActivateOutcome => {
         const current = access.findById(input.licenseId);
         check(current);
         const lic = current!;
@@ -69,7 +69,9 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
           // Re-activation takes no slot (spec: Activation table); it refreshes last_seen and the label.
           const label = input.label ?? existing.label;
           db.update(activations).set({ label, lastSeenAt: input.at }).where(eq(activations.id, existing.id)).run();
-          return { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: lic };
+          const outcome: ActivatedOutcome = { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: lic };
+          record?.(outcome);
+          return outcome;
         }
         const max = lic.plan.maxActivations;
         if (max !== null && p.countByLicense().get({ licenseId: input.licenseId })!.n >= max) return { kind: "limit", max };
@@ -83,7 +85,9 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
           lastSeenAt: input.at,
         };
         db.insert(activations).values(activation).run();
-        return { kind: "activated", activation, access: lic };
+        const outcome: ActivatedOutcome = { kind: "activated", activation, access: lic };
+        record?.(outcome);
+        return outcome;
       });
     },
     findForVerify(hash, identifier) {

@@ -22,9 +22,8 @@ export interface NewActivation {
   at: Date;
 }
 
-export type ActivateOutcome =
-  | { kind: "activated" | "already_activated"; activation: Activation; access: LicenseAccess }
-  | { kind: "limit"; max: number };
+export type ActivatedOutcome = { kind: "activated" | "already_activated"; activation: Activation; access: LicenseAccess };
+export type ActivateOutcome = ActivatedOutcome | { kind: "limit"; max: number };
 
 /** What verify reads: license, plan, the caller's activation, and the feature grants for the token. */
 export interface VerifyLookup extends LicenseAccess {
@@ -38,8 +37,10 @@ export interface ActivationRepo {
    * Atomic (spec: License rule 1): inside one write transaction, re-reads the license and plan and
    * passes them to `check` (throws to refuse, e.g. a license revoked a moment ago), then returns the
    * existing activation of the identifier, or inserts one if the plan's max_activations allows.
+   * `record`, when given, runs inside the same transaction after the write (the Idempotency-Key
+   * outcome is stored there, so a crash cannot separate the two); throwing from it undoes the write.
    */
-  activate(input: NewActivation, check: (current: LicenseAccess | null) => void): ActivateOutcome;
+  activate(input: NewActivation, check: (current: LicenseAccess | null) => void, record?: (outcome: ActivatedOutcome) => void): ActivateOutcome;
   /** Hot path: one prepared statement; null when the key is unknown or the identifier is not activated. */
   findForVerify(keyHash: string, identifier: string): VerifyLookup | null;
   /** Sets last_seen_at unless it was set after `notSeenSince` (another node may have just done it). */

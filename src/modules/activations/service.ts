@@ -20,7 +20,7 @@ import {
 } from "../license-api/access";
 import type { LicenseAccess } from "../license-api/repo";
 import { lastSeenDue, onlineTokenClaims } from "./domain";
-import type { Activation, IdentifierType } from "./repo";
+import type { ActivatedOutcome, Activation, IdentifierType } from "./repo";
 
 /** Signs a fresh online token with the active key (its KeyObject is built once, never per request). */
 function issueToken(deps: Deps, access: LicenseAccess, identifier: string, features: Record<string, boolean | string>, now: Date): string {
@@ -55,7 +55,11 @@ export interface ActivateResult {
   token: string;
 }
 
-export function activate(deps: Deps, input: ActivateInput): ActivateResult {
+/**
+ * `record` (Idempotency-Key) receives the result, token included, inside the activation's write
+ * transaction: the activation and the stored outcome commit together.
+ */
+export function activate(deps: Deps, input: ActivateInput, record?: (result: ActivateResult) => void): ActivateResult {
   const now = deps.clock.now();
   // Checked before the key lookup, so a locked-out address learns nothing about any key.
   assertNotLockedOut(deps, input.ip, now);
@@ -64,6 +68,9 @@ export function activate(deps: Deps, input: ActivateInput): ActivateResult {
     recordFailedLookup(deps, input.ip, now);
     throw licenseNotFound();
   }
+  let result: ActivateResult | undefined;
+  const finish = (o: ActivatedOutcome): ActivateResult =>
+    (result = { status: o.kind, licenseId: o.access.license.id, token: issueToken(deps, o.access, input.identifier, tokenFeatures(deps, o.access), now) });
   const outcome = deps.repos.activations.activate(
     { licenseId: found.license.id, identifier: input.identifier, identifierType: input.identifierType, label: input.label, at: now },
     (current) => {
@@ -74,6 +81,7 @@ export function activate(deps: Deps, input: ActivateInput): ActivateResult {
         throw new AppError("LICENSE_INACTIVE", { message: "This license is not active and cannot be activated." });
       }
     },
+    record && ((o) => record(finish(o))),
   );
   if (outcome.kind === "limit") {
     throw new AppError("ACTIVATION_LIMIT", {
@@ -81,8 +89,7 @@ export function activate(deps: Deps, input: ActivateInput): ActivateResult {
       details: { max_activations: outcome.max },
     });
   }
-  const token = issueToken(deps, outcome.access, input.identifier, tokenFeatures(deps, outcome.access), now);
-  return { status: outcome.kind, licenseId: outcome.access.license.id, token };
+  return result ?? finish(outcome);
 }
 
 export interface VerifyInput extends PublicLicenseInput {

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { idempotent } from "../idempotency/service";
-import { checkin, checkout, heartbeat } from "./service";
+import { checkin, checkout, heartbeat, type FloatingView } from "./service";
 import { CheckinResponse, floatingModels, SessionResponse } from "./model";
 import { presentCheckin, presentSession } from "./present";
 
@@ -14,12 +14,14 @@ export function floatingRoutes(deps: Deps) {
     .post(
       "/license/floating/checkout",
       ({ body, request }) =>
-        idempotent(deps, request, "license.floating.checkout", body.license_key, () =>
-          ok(
-            presentSession(
-              checkout(deps, { licenseKey: body.license_key, productId: body.product_id, identifier: body.identifier, label: body.label ?? null }),
-            ),
-          ),
+        idempotent(
+          deps,
+          request,
+          "license.floating.checkout",
+          body.license_key,
+          (record) =>
+            checkout(deps, { licenseKey: body.license_key, productId: body.product_id, identifier: body.identifier, label: body.label ?? null }, record),
+          (view: FloatingView) => ok(presentSession(view)),
         ),
       {
         body: m.CheckoutBody,

@@ -3,7 +3,7 @@ import { immediate, type DbHandle } from "../../db/client";
 import { floatingSessions } from "../../db/schema";
 import { createLicenseAccessRepo } from "../license-api/repo.sqlite";
 import { newId } from "../../shared/ids";
-import type { FloatingRepo, FloatingSession } from "./repo";
+import type { CheckoutOk, CheckoutOutcome, FloatingRepo, FloatingSession } from "./repo";
 
 export function createFloatingRepo(handle: DbHandle): FloatingRepo {
   const { db } = handle;
@@ -14,8 +14,12 @@ export function createFloatingRepo(handle: DbHandle): FloatingRepo {
     db.select({ n: count() }).from(floatingSessions).where(live(licenseId, at)).get()!.n;
 
   return {
-    checkout(input, decide) {
-      return immediate(handle, () => {
+    checkout(input, decide, record) {
+      const ok = (outcome: CheckoutOk): CheckoutOutcome => {
+        record?.(outcome);
+        return outcome;
+      };
+      return immediate(handle, (): CheckoutOutcome => {
         const { max, timeoutMs } = decide(access.findById(input.licenseId));
         const { licenseId, identifier, at } = input;
         const expiresAt = new Date(at.getTime() + timeoutMs);
@@ -34,13 +38,13 @@ export function createFloatingRepo(handle: DbHandle): FloatingRepo {
             db.update(floatingSessions).set({ label: input.label }).where(eq(floatingSessions.id, refreshed.id)).run();
             session = { ...refreshed, label: input.label };
           }
-          return { kind: "ok", session, active: countLive(licenseId, at), max };
+          return ok({ kind: "ok", session, active: countLive(licenseId, at), max });
         }
         const active = countLive(licenseId, at);
         if (max !== null && active >= max) return { kind: "limit", active, max };
         const session: FloatingSession = { id: newId(), licenseId, identifier, label: input.label, createdAt: at, heartbeatAt: at, expiresAt };
         db.insert(floatingSessions).values(session).run();
-        return { kind: "ok", session, active: active + 1, max };
+        return ok({ kind: "ok", session, active: active + 1, max });
       });
     },
     heartbeat(licenseId, identifier, at, expiresAt) {

@@ -17,19 +17,21 @@ export interface FloatingLimits {
   timeoutMs: number;
 }
 
-export type CheckoutOutcome =
-  | { kind: "ok"; session: FloatingSession; active: number; max: number | null }
-  | { kind: "limit"; active: number; max: number };
+export type CheckoutOk = { kind: "ok"; session: FloatingSession; active: number; max: number | null };
+export type CheckoutOutcome = CheckoutOk | { kind: "limit"; active: number; max: number };
 
 export interface FloatingRepo {
   /**
    * Atomic (spec: License rule 4): inside one write transaction, re-reads the license and asks
    * `decide` for the limits (it throws to refuse), drops the license's expired sessions, refreshes
-   * the identifier's live session or opens a new one if a seat is free.
+   * the identifier's live session or opens a new one if a seat is free. `record`, when given, runs
+   * inside the same transaction after the write (the Idempotency-Key outcome is stored there, so a
+   * crash cannot separate the two); throwing from it undoes the write.
    */
   checkout(
     input: { licenseId: string; identifier: string; label: string | null; at: Date },
     decide: (current: LicenseAccess | null) => FloatingLimits,
+    record?: (outcome: CheckoutOk) => void,
   ): CheckoutOutcome;
   /** Extends a live session to `expiresAt`; null when there is none (expired sessions stay dead). */
   heartbeat(licenseId: string, identifier: string, at: Date, expiresAt: Date): { session: FloatingSession; active: number } | null;

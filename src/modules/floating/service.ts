@@ -32,13 +32,18 @@ function limitsFor(access: LicenseAccess | null, now: Date): FloatingLimits {
   return { max: access.plan.maxActivations, timeoutMs: access.plan.floatingTimeout * MINUTE };
 }
 
-export function checkout(deps: Deps, input: FloatingInput & { label: string | null }): FloatingView {
+/**
+ * `record` (Idempotency-Key) receives the view inside the checkout's write transaction: the session
+ * and the stored outcome commit together.
+ */
+export function checkout(deps: Deps, input: FloatingInput & { label: string | null }, record?: (view: FloatingView) => void): FloatingView {
   const now = deps.clock.now();
   const access = requireUsableLicense(deps, input, now);
   limitsFor(access, now);
   const outcome = deps.repos.floating.checkout(
     { licenseId: access.license.id, identifier: input.identifier, label: input.label, at: now },
     (current) => limitsFor(current, now),
+    record && ((o) => record({ session: o.session, active: o.active, max: o.max })),
   );
   if (outcome.kind === "limit") {
     throw new AppError("FLOATING_LIMIT", {

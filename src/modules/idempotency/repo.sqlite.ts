@@ -33,14 +33,21 @@ export function createIdempotencyRepo(handle: DbHandle): IdempotencyRepo {
         return { kind: "replay" as const, status: existing.responseStatus!, responseSealed: existing.responseSealed! };
       });
     },
-    complete(s, status, responseSealed, at) {
-      db.update(idempotencyKeys)
+    complete(s, claimedAt, status, responseSealed, at) {
+      // One statement and no transaction of its own: on this single connection it joins the caller's
+      // open transaction (the effect's), so both commit together.
+      const done = db
+        .update(idempotencyKeys)
         .set({ state: "done", responseStatus: status, responseSealed, completedAt: at })
-        .where(and(pk(s), eq(idempotencyKeys.state, "in_flight")))
-        .run();
+        .where(and(pk(s), eq(idempotencyKeys.state, "in_flight"), eq(idempotencyKeys.createdAt, claimedAt)))
+        .returning({ key: idempotencyKeys.key })
+        .all();
+      return done.length === 1;
     },
-    release(s) {
-      db.delete(idempotencyKeys).where(and(pk(s), eq(idempotencyKeys.state, "in_flight"))).run();
+    release(s, claimedAt) {
+      db.delete(idempotencyKeys)
+        .where(and(pk(s), eq(idempotencyKeys.state, "in_flight"), eq(idempotencyKeys.createdAt, claimedAt)))
+        .run();
     },
     prune,
   };

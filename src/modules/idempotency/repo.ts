@@ -16,13 +16,19 @@ export interface IdempotencyRepo {
   /**
    * Atomic claim: inserts an in-flight row unless one exists for the scope (primary key). Rows created
    * before `expiredBefore` are deleted first (24 h window); an in-flight row older than `staleBefore`
-   * was abandoned by a crashed process and is taken over.
+   * was abandoned by a crashed process and is taken over. A claim is identified by `at` (its
+   * created_at): a takeover re-stamps the row with a later instant, so the original claimer's
+   * `complete` and `release` no longer match it.
    */
   claim(s: IdempotencyScope, bodyHash: string, at: Date, expiredBefore: Date, staleBefore: Date): ClaimResult;
-  /** Stores the outcome of a claimed request. */
-  complete(s: IdempotencyScope, status: number, responseSealed: string, at: Date): void;
-  /** Frees a claim whose request failed with a 5xx or a transient refusal, so a retry runs again. */
-  release(s: IdempotencyScope): void;
+  /**
+   * Stores the outcome of the claim made at `claimedAt`; false when that claim is no longer in flight
+   * (taken over, or already completed). Called INSIDE the effect's transaction (one write statement,
+   * no transaction of its own), so the outcome commits or rolls back together with the effect.
+   */
+  complete(s: IdempotencyScope, claimedAt: Date, status: number, responseSealed: string, at: Date): boolean;
+  /** Frees the claim made at `claimedAt` if still in flight (5xx, transient refusal, collapsed 404). */
+  release(s: IdempotencyScope, claimedAt: Date): void;
   /** Deletes rows created before `before`; returns how many. */
   prune(before: Date): number;
 }

@@ -1,16 +1,17 @@
 // Idempotency-Key for the public routes that change state: activate, usage, floating checkout
 // (spec: design rule 5, Limits, Errors; DECISIONS: Idempotency). One reusable wrapper: the route
-// passes its name, the license key and a synchronous `run`; this claims the key, runs once, stores
-// the outcome and replays it to every retry with `Idempotent-Replayed: true`.
+// passes its name, the license key, a synchronous `run` and its presenter; this claims the key, runs
+// once, stores the outcome in the effect's own transaction and replays it to every retry with
+// `Idempotent-Replayed: true`.
 import type { Deps } from "../../deps";
 import { AppError, isAppError, type ErrorCode } from "../../shared/errors";
 import { DAY, MINUTE } from "../../shared/clock";
 import { seal, openText } from "../../crypto/aead";
 import { sha256Hex } from "../../crypto/hash";
-import { normalizeLicenseKey } from "../../crypto/license-key";
 import { requestContext } from "../../http/request-context";
 import { errorBodyJson } from "../../http/error-handler";
-import { licenseKeyHash } from "../licenses/service";
+import { keyHashOf } from "../license-api/access";
+import { crashPoint } from "../../shared/fault";
 import type { IdempotencyScope } from "./repo";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
@@ -20,15 +21,24 @@ export const IDEMPOTENCY_WINDOW_MS = DAY;
 /**
  * Our handlers run synchronously (SQLite + signing, no awaits), so a claim is normally completed
  * within milliseconds. An in-flight claim older than this was left by a process that died mid-request;
- * it is taken over instead of answering 409 for a whole day.
+ * it is taken over instead of answering 409 for a whole day. A takeover cannot apply an effect twice:
+ * the original, should it still be running, finds its claim re-stamped when it stores its outcome
+ * inside its effect's transaction, and that transaction rolls back.
  */
 export const STALE_CLAIM_MS = MINUTE;
 
 /**
- * Refusals that say "not now" rather than describe the request's outcome: storing them would replay
- * a temporary state for 24 hours, so they free the key like a 5xx does.
+ * Refusals that are not stored; they free the key like a 5xx does, and a retry runs again.
+ * - LOCKED_OUT, RATE_LIMITED say "not now" rather than describe the request's outcome: storing them
+ *   would replay a temporary state for 24 hours.
+ * - LICENSE_NOT_FOUND, the collapsed 404 (spec: design rule 4): storing it let junk keys with fresh
+ *   Idempotency-Keys grow the table by a sealed row each (~4 KB, 24 h). Nothing happened, so a
+ *   retry that runs again is harmless and gets the same 404. Never storing it for any cause (unknown,
+ *   revoked, another product's key) also keeps the collapse: a replay header on some 404s and not
+ *   on others would tell existing keys from missing ones. Every cause pays the same claim and
+ *   release, so the timing does not tell them apart either.
  */
-const TRANSIENT: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["LOCKED_OUT", "RATE_LIMITED"]);
+const NOT_STORED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["LOCKED_OUT", "RATE_LIMITED", "LICENSE_NOT_FOUND"]);
 
 const aad = (s: IdempotencyScope) => `idempotency\n${s.route}\n${s.scope}\n${s.key}`;
 
@@ -40,63 +50,120 @@ function replay(deps: Deps, s: IdempotencyScope, status: number, sealed: string)
 }
 
 /**
- * Runs `run` at most once per (Idempotency-Key, route, license key). Without the header it just runs.
- * `run` must be synchronous: it executes between the claim and the stored outcome.
+ * Runs `run` at most once per (Idempotency-Key, route, license key) and answers `present(result)`.
+ * Without the header it just runs.
+ *
+ * Three steps, and why the outcome is not a step of its own (DECISIONS: Idempotency, "the stored
+ * outcome is written in the same transaction as the effect"):
+ *   1. claim — its own transaction: an in-flight row on the scope's primary key;
+ *   2. effect + outcome — `run` receives `record` and hands it to the verb, which passes it to the
+ *      one repository method doing the write; that method calls it inside its transaction, and
+ *      `record` presents the result and stores it sealed on the claim row before the commit. A crash
+ *      before the commit leaves neither (the claim goes stale and the retry runs once); a crash after
+ *      it leaves both (the retry replays);
+ *   3. refusals (4xx) have no effect and are stored afterwards in a transaction of their own.
+ * `record` only writes if this request's claim is still in flight: a claim taken over as stale
+ * (STALE_CLAIM_MS) belongs to the new claimer, and the late original's effect is rolled back with
+ * 409 IDEMPOTENCY_IN_FLIGHT instead of applying a second time.
  */
-export function idempotent<T>(deps: Deps, request: Request, route: string, licenseKey: string, run: () => T): T | Response {
+export function idempotent<R, B>(
+  deps: Deps,
+  request: Request,
+  route: string,
+  licenseKey: string,
+  run: (record?: (result: NoInfer<R>) => void) => R,
+  present: (result: R) => B,
+): B | Response {
   const key = request.headers.get(IDEMPOTENCY_HEADER);
-  if (key === null) return run();
+  if (key === null) return present(run());
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
     throw new AppError("INVALID_IDEMPOTENCY_KEY", {
       message: `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`,
       details: { max_length: MAX_IDEMPOTENCY_KEY_LENGTH },
     });
   }
-  // The scope holds the key's lookup hash, never the key; any string hashes, so a malformed key still
-  // gets a scope and its (collapsed 404) outcome is replayed like any other.
-  const s: IdempotencyScope = { key, route, scope: licenseKeyHash(deps, normalizeLicenseKey(licenseKey)) };
+  // The scope holds the key's lookup hash, never the key. A string that cannot be a license key can
+  // have no effect to protect (it gets the collapsed 404): no claim, no row.
+  const scope = keyHashOf(deps, licenseKey);
+  if (scope === null) return present(run());
+  const s: IdempotencyScope = { key, route, scope };
   const bodyHash = sha256Hex(requestContext(request).rawBody ?? "");
-  const now = deps.clock.now();
+  const claimedAt = deps.clock.now();
   const repo = deps.repos.idempotency;
-  const claim = repo.claim(s, bodyHash, now, new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS), new Date(now.getTime() - STALE_CLAIM_MS));
+  const claim = repo.claim(
+    s,
+    bodyHash,
+    claimedAt,
+    new Date(claimedAt.getTime() - IDEMPOTENCY_WINDOW_MS),
+    new Date(claimedAt.getTime() - STALE_CLAIM_MS),
+  );
   switch (claim.kind) {
     case "conflict":
       throw new AppError("IDEMPOTENCY_KEY_CONFLICT", {
         message: "This Idempotency-Key was already used with a different request body.",
       });
     case "in_flight":
-      throw new AppError("IDEMPOTENCY_IN_FLIGHT", {
-        message: "A request with this Idempotency-Key is still running. Retry with backoff.",
-        headers: { "Retry-After": "1" },
-      });
+      throw inFlight();
     case "replay":
       return replay(deps, s, claim.status, claim.responseSealed);
     case "claimed":
       break;
   }
 
+  const sealed = (body: string) => seal(deps.secrets.subkey("idempotencyResponseEncryption"), body, aad(s));
+  let recorded: { body: B } | null = null;
+  let lost = false;
+  // Called by the repository inside the effect's transaction; throwing rolls the effect back.
+  const record = (result: R) => {
+    const body = present(result);
+    if (!repo.complete(s, claimedAt, 200, sealed(JSON.stringify(body)), deps.clock.now())) {
+      lost = true;
+      throw inFlight();
+    }
+    recorded = { body };
+  };
+  // Outcomes of requests that changed nothing, stored after the fact: a crash before this store
+  // only means the retry runs again, which is harmless when there was no effect.
   const store = (status: number, body: string) => {
     try {
-      repo.complete(s, status, seal(deps.secrets.subkey("idempotencyResponseEncryption"), body, aad(s)), deps.clock.now());
+      if (!repo.complete(s, claimedAt, status, sealed(body), deps.clock.now())) {
+        deps.logger.warn("idempotency: the claim was taken over before the outcome was stored", { route });
+      }
     } catch (e) {
-      // The effect happened; failing to store it must not leave the key stuck in flight.
       deps.logger.error("idempotency: storing the outcome failed", { route, error: e });
-      repo.release(s);
+      repo.release(s, claimedAt);
     }
   };
-  let result: T;
+
+  let result: R;
   try {
-    result = run();
+    result = run(record);
   } catch (e) {
-    if (isAppError(e) && e.status >= 400 && e.status < 500 && !TRANSIENT.has(e.code)) {
-      store(e.status, errorBodyJson(e.code, e.message, e.details));
-    } else {
-      repo.release(s);
+    // A lost claim belongs to whoever took it over: leave its row alone.
+    if (!lost) {
+      if (isAppError(e) && e.status >= 400 && e.status < 500 && !NOT_STORED.has(e.code)) {
+        store(e.status, errorBodyJson(e.code, e.message, e.details));
+      } else {
+        repo.release(s, claimedAt);
+      }
     }
     throw e;
   }
-  store(200, JSON.stringify(result));
-  return result;
+  // The effect has committed (with its outcome, when it had one); the response is not written yet.
+  crashPoint(deps.config, "after-idempotent-effect");
+  const done = recorded as { body: B } | null;
+  if (done) return done.body;
+  // `run` succeeded without a write to attach the outcome to (no effect): store it now.
+  const body = present(result);
+  store(200, JSON.stringify(body));
+  return body;
+}
+
+function inFlight(): AppError {
+  return new AppError("IDEMPOTENCY_IN_FLIGHT", {
+    message: "A request with this Idempotency-Key is still running. Retry with backoff.",
+    headers: { "Retry-After": "1" },
+  });
 }
 
 /** Deletes keys older than the replay window (also done on every claim); for a periodic job. */

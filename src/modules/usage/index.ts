@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { idempotent } from "../idempotency/service";
-import { recordUsage, usageStatus } from "./service";
+import { recordUsage, usageStatus, type UsageView } from "./service";
 import { UsageBody, UsageResponse, UsageStatusBody, UsageStatusResponse } from "./model";
 import { presentUsage, presentUsageStatus } from "./present";
 
@@ -11,18 +11,24 @@ export function usageRoutes(deps: Deps) {
     .post(
       "/license/usage",
       ({ body, request }) =>
-        idempotent(deps, request, "license.usage", body.license_key, () =>
-          ok(
-            presentUsage(
-              recordUsage(deps, {
+        idempotent(
+          deps,
+          request,
+          "license.usage",
+          body.license_key,
+          (record) =>
+            recordUsage(
+              deps,
+              {
                 licenseKey: body.license_key,
                 productId: body.product_id,
                 feature: body.feature,
                 quantity: body.quantity ?? 1,
                 metadata: body.metadata,
-              }),
+              },
+              record,
             ),
-          ),
+          (view: UsageView) => ok(presentUsage(view)),
         ),
       {
         body: UsageBody,

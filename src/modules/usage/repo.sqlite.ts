@@ -35,7 +35,7 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
   );
 
   return {
-    consume(input, check) {
+    consume(input, check, record) {
       return immediate(handle, () => {
         // Re-read inside the write transaction: a revoke or suspend that committed after the
         // caller's lookup must win over this report (same rule as activation).
@@ -46,7 +46,9 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
         const at = input.at.getTime();
         bump().run(input.licenseId, input.feature, input.periodKey, next, at);
         event().run(newId(), input.licenseId, input.feature, input.periodKey, input.quantity, input.metadata == null ? null : JSON.stringify(input.metadata), at);
-        return { accepted: true, used: next };
+        const result = { accepted: true, used: next };
+        record?.(result);
+        return result;
       });
     },
     used(licenseId, feature, periodKey) {

@@ -34,8 +34,11 @@ export interface UsageRepo {
    * period), refuses if the quantity does not fit under the limit, else increments it and stores the
    * usage event. Concurrent reports can never push the counter past the limit. `check` sees the
    * license as committed inside that transaction and throws to refuse (a revoke that won the race).
+   * `record`, when given, runs inside the same transaction after an accepted write (the
+   * Idempotency-Key outcome is stored there, so a crash cannot separate the two); throwing from it
+   * undoes the increment and the event.
    */
-  consume(input: ConsumeInput, check: (current: LicenseAccess | null) => void): ConsumeResult;
+  consume(input: ConsumeInput, check: (current: LicenseAccess | null) => void, record?: (result: ConsumeResult) => void): ConsumeResult;
   /** Current value of one counter (0 when the period has no row yet). */
   used(licenseId: string, feature: string, periodKey: string): number;
   /** Deletes the given counters (admin reset) with an audit row listing what was reset. */

@@ -47,12 +47,19 @@ function checkedMetadata(metadata: unknown): Record<string, unknown> | null {
   return metadata as Record<string, unknown>;
 }
 
-export function recordUsage(deps: Deps, input: RecordUsageInput): UsageView {
+/**
+ * `record` (Idempotency-Key) receives the result inside the write transaction of an accepted report:
+ * the counter, the event and the stored outcome commit together.
+ */
+export function recordUsage(deps: Deps, input: RecordUsageInput, record?: (view: UsageView) => void): UsageView {
   const metadata = checkedMetadata(input.metadata);
   const now = deps.clock.now();
   const access = requireUsableLicense(deps, input, now);
   const quota = quotaOf(deps, access, input.feature);
   const key = periodKey(quota.period, now);
+  // The counter as this report left it, from the same transaction (a re-read could include others).
+  const viewAt = (used: number) => viewOf(quota, used, now) as UsageView;
+  let view: UsageView | undefined;
   const result = deps.repos.usage.consume({
     licenseId: access.license.id,
     feature: quota.name,
@@ -63,15 +70,14 @@ export function recordUsage(deps: Deps, input: RecordUsageInput): UsageView {
     at: now,
   }, (current) => {
     if (!current || !isUsableAccess(current, now)) throw licenseNotFound();
-  });
+  }, record && ((r) => record((view = viewAt(r.used)))));
   if (!result.accepted) {
     throw new AppError("QUOTA_EXCEEDED", {
       message: `The ${quota.period} quota of "${quota.name}" does not allow ${input.quantity} more.`,
       details: { used: result.used, limit: quota.limit, period: quota.period, period_key: key },
     });
   }
-  // The counter as this report left it, from the same transaction (a re-read could include others).
-  return viewOf(quota, result.used, now) as UsageView;
+  return view ?? viewAt(result.used);
 }
 
 export function usageStatus(deps: Deps, input: UsageInput): UsageView {

@@ -1,10 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
-import { catalog, post, quota } from "../../support/license-api";
+import { catalog, patchLicense, post, quota } from "../../support/license-api";
 import { idempotencyKeys } from "../../../src/db/schema";
 import { licenseKeyHash } from "../../../src/modules/licenses/service";
 import { normalizeLicenseKey } from "../../../src/crypto/license-key";
 import { sha256Hex } from "../../../src/crypto/hash";
+import { idempotent, STALE_CLAIM_MS } from "../../../src/modules/idempotency/service";
+import { recordUsage } from "../../../src/modules/usage/service";
+import { presentUsage } from "../../../src/modules/usage/present";
+import { ok } from "../../../src/http/envelope";
+import { beginRequest } from "../../../src/http/request-context";
+import { isAppError } from "../../../src/shared/errors";
 
 let t: TestApp;
 beforeAll(() => {
@@ -181,4 +187,113 @@ describe("Idempotency-Key", () => {
     expect(dump).not.toContain(token.split(".")[0]!.slice(0, 40));
     expect(dump).not.toContain(key);
   });
+
+  // Issue 8 point 5: the outcome is stored inside the effect's transaction. Storing it failing is the
+  // in-process stand-in for a crash between the two: the effect must not survive without its outcome.
+  test("the outcome commits with the effect: when storing it fails, the effect is undone too", async () => {
+    const u = catalog(t, {}, [quota("api", 100)]);
+    const a = catalog(t);
+    const f = catalog(t, { floating: true, maxActivations: 3 });
+    const repo = t.deps.repos.idempotency;
+    const real = repo.complete;
+    repo.complete = () => {
+      throw new Error("disk full");
+    };
+    try {
+      const usage = await post(t, "/license/usage", { license_key: u.key, feature: "api", quantity: 4 }, idem("k-atomic-u"));
+      const activate = await post(t, "/license/activate", { license_key: a.key, identifier: "d" }, idem("k-atomic-a"));
+      const floating = await post(t, "/license/floating/checkout", { license_key: f.key, identifier: "w" }, idem("k-atomic-f"));
+      expect([usage.status, activate.status, floating.status]).toEqual([500, 500, 500]);
+    } finally {
+      repo.complete = real;
+    }
+    expect(t.deps.repos.usage.used(u.license.id, "api", "2026-11")).toBe(0);
+    expect(t.deps.repos.activations.listByLicense(a.license.id)).toHaveLength(0);
+    expect(t.deps.repos.floating.listActive(f.license.id, t.clock.now())).toHaveLength(0);
+    // The claims were freed: the retries run, once.
+    const retry = await post(t, "/license/usage", { license_key: u.key, feature: "api", quantity: 4 }, idem("k-atomic-u"));
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect(t.deps.repos.usage.used(u.license.id, "api", "2026-11")).toBe(4);
+  });
+
+  test("a stale-claim takeover cannot apply the effect twice: the late original is rolled back with 409", async () => {
+    const { key, license } = catalog(t, {}, [quota("api", 100)]);
+    const body = { license_key: key, feature: "api", quantity: 2 };
+    const input = { licenseKey: key, feature: "api", quantity: 2, metadata: undefined };
+    const request = () => {
+      const r = new Request("http://localhost/api/v1/license/usage", { method: "POST", headers: idem("k-stale") });
+      beginRequest(r, "203.0.113.1", 0).rawBody = JSON.stringify(body);
+      return r;
+    };
+    const present = (v: ReturnType<typeof recordUsage>) => ok(presentUsage(v));
+    let thrown: unknown = null;
+    try {
+      idempotent(t.deps, request(), "license.usage", key, (record) => {
+        // The original stalls past STALE_CLAIM_MS after claiming; meanwhile a retry takes the claim
+        // over and completes (usage 2)...
+        t.clock.advance(STALE_CLAIM_MS + 1_000);
+        const takeover = idempotent(t.deps, request(), "license.usage", key, (r) => recordUsage(t.deps, input, r), present);
+        expect(takeover).not.toBeInstanceOf(Response);
+        // ...then the original reaches its effect.
+        return recordUsage(t.deps, input, record);
+      }, present);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(isAppError(thrown) && thrown.code).toBe("IDEMPOTENCY_IN_FLIGHT");
+    expect(t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(2);
+    // The taker's outcome is the one every retry gets.
+    const retry = await post(t, "/license/usage", body, idem("k-stale"));
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body.data.used).toBe(2);
+  });
+});
+
+// Issue 8 point 6: a junk license key with a fresh Idempotency-Key used to store a sealed 404 for 24 h
+// (~4 KB per request). The collapsed 404 is no longer stored, whatever its cause, so nothing is left.
+describe("Idempotency-Key with a license key that resolves to nothing", () => {
+  test("leaves no row behind, on every idempotent route, and still answers the one collapsed 404", async () => {
+    const u = createTestApp({ env: { BF_MAX_FAILS: "1000" } });
+    try {
+      const revoked = catalog(u, {}, [quota("api", 100)]);
+      patchLicense(u, revoked.license.id, { status: "revoked" });
+      const junk = [
+        "KW-AAAAAAAA-AAAAAAAA-AAAAAAAA-AAAAAAAA", // well formed, unknown
+        "not a key at all",
+        revoked.key, // exists, unusable: the same collapsed answer (spec: design rule 4)
+      ];
+      const routes: [string, (k: string) => Record<string, unknown>][] = [
+        ["/license/usage", (k) => ({ license_key: k, feature: "api" })],
+        ["/license/floating/checkout", (k) => ({ license_key: k, identifier: "w" })],
+        ["/license/verify", (k) => ({ license_key: k, identifier: "w" })], // reference: the collapsed 404 body
+      ];
+      const reference = (await post(u, "/license/verify", { license_key: junk[0], identifier: "w" })).text;
+      let n = 0;
+      for (const [path, body] of routes.slice(0, 2)) {
+        for (const k of junk) {
+          for (let i = 0; i < 5; i++) {
+            const res = await post(u, path, body(k), idem(`junk-${n++}`));
+            expect(res.status).toBe(404);
+            expect(res.text).toBe(reference);
+            expect(res.headers.get("idempotent-replayed")).toBeNull();
+          }
+        }
+      }
+      // Activate: unknown and malformed keys are 404 too (a revoked key is activate's 403, stored).
+      for (const k of junk.slice(0, 2)) {
+        for (let i = 0; i < 5; i++) expect((await post(u, "/license/activate", { license_key: k, identifier: "d" }, idem(`junk-${n++}`))).status).toBe(404);
+      }
+      expect(u.deps.db.db.select().from(idempotencyKeys).all()).toEqual([]);
+
+      // A retry with the same key simply runs again and gets the same 404 (not a replay).
+      const again = await post(u, "/license/usage", routes[0]![1](junk[0]!), idem("junk-0"));
+      expect(again.status).toBe(404);
+      expect(again.text).toBe(reference);
+      expect(again.headers.get("idempotent-replayed")).toBeNull();
+      expect(u.deps.db.db.select().from(idempotencyKeys).all()).toEqual([]);
+    } finally {
+      await u.close();
+    }
+  }, 30_000); // ~50 requests and a fresh app: generous for a loaded machine
 });

@@ -4,14 +4,15 @@ import { catalog, post } from "../../support/license-api";
 
 const UNKNOWN = "KW-AAAAAAAA-AAAAAAAA-AAAAAAAA-AAAAAAAA";
 
-describe("brute-force lockout on activate (TRUST_PROXY=true)", () => {
+describe("brute-force lockout on activate (TRUST_PROXY=true: one proxy, in-process as the peer)", () => {
   let t: TestApp;
   beforeAll(() => {
     t = createTestApp({ env: { TRUST_PROXY: "true", BF_MAX_FAILS: "3", BF_LOCKOUT_SECONDS: "30", BF_WINDOW_SECONDS: "300" } });
   });
   afterAll(() => t.close());
 
-  const from = (ip: string) => ({ "x-forwarded-for": `${ip}, 10.0.0.1` });
+  // The proxy appends the address it saw: the right-most entry. The first one is whatever the client sent.
+  const from = (ip: string) => ({ "x-forwarded-for": `10.0.0.1, ${ip}` });
 
   test("BF_MAX_FAILS failures lock the address; another address is unaffected; the lockout doubles on repeat", async () => {
     const { key } = catalog(t);
@@ -95,6 +96,63 @@ describe("without TRUST_PROXY the socket address counts (X-Forwarded-For cannot 
       const id = ((await created.json()) as { data: { id: string } }).data.id;
       const audit = await t.request("GET", `/api/v1/admin/audit?entity_id=${id}`);
       expect(audit.body.data.items[0].ip).toBe("127.0.0.1");
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+// Issue 8 point 4: proxies APPEND the real address to whatever the client sent, so the left-most
+// X-Forwarded-For entry is the client's own invention. Here the test plays the proxy on a real
+// connection (socket peer 127.0.0.1): it appends the attacker's real address after a fake first entry
+// that changes on every request, and once names a victim's address as that fake entry.
+describe("behind proxies, a client rotating fake first X-Forwarded-For entries is still locked out", () => {
+  const ATTACKER = "203.0.113.66";
+  const VICTIM = "198.51.100.2";
+  for (const [name, trustProxy, hopsInFront] of [
+    ["TRUST_PROXY=true (one hop)", "true", [] as string[]],
+    ["TRUST_PROXY=2 (CDN edge → load balancer)", "2", ["198.18.0.9"]],
+    ["TRUST_PROXY=CIDR list including the peer", "127.0.0.0/8, ::1, 198.18.0.0/15", ["198.18.0.9"]],
+  ] as const) {
+    test(name, async () => {
+      const t = createTestApp({ env: { TRUST_PROXY: trustProxy, BF_MAX_FAILS: "3" } });
+      const s = t.listen();
+      try {
+        const { key } = catalog(t);
+        // What arrives at Keyward: the client's fake entry, the real client address (appended by the
+        // outermost proxy), then the addresses the inner proxies appended.
+        const call = (licenseKey: string, fake: string, real: string) =>
+          fetch(`${s.url}/api/v1/license/activate`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-forwarded-for": [fake, real, ...hopsInFront].join(", ") },
+            body: JSON.stringify({ license_key: licenseKey, identifier: `id-${fake}` }),
+          });
+        // The first fake entry names the victim; the others rotate.
+        for (const fake of [VICTIM, "1.1.1.1", "2.2.2.2"]) expect((await call(UNKNOWN, fake, ATTACKER)).status).toBe(404);
+        const locked = await call(key, "4.4.4.4", ATTACKER);
+        expect(locked.status).toBe(429);
+        expect(((await locked.json()) as { error: { code: string } }).error.code).toBe("LOCKED_OUT");
+        // The victim, whose address the attacker sent as a fake entry, is not locked out.
+        expect((await call(key, "5.5.5.5", VICTIM)).status).toBe(200);
+      } finally {
+        await t.close();
+      }
+    });
+  }
+
+  test("with a CIDR list, a peer that is not a trusted proxy is the client, whatever it forwards", async () => {
+    const t = createTestApp({ env: { TRUST_PROXY: "10.0.0.0/8", BF_MAX_FAILS: "2" } });
+    const s = t.listen();
+    try {
+      const call = (xff: string) =>
+        fetch(`${s.url}/api/v1/license/activate`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-forwarded-for": xff },
+          body: JSON.stringify({ license_key: UNKNOWN, identifier: "x" }),
+        });
+      expect((await call("1.1.1.1")).status).toBe(404);
+      expect((await call("2.2.2.2")).status).toBe(404);
+      expect((await call("3.3.3.3")).status).toBe(429);
     } finally {
       await t.close();
     }

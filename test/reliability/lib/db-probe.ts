@@ -7,6 +7,8 @@ export const SCHEMA = {
   activations: { table: "activations", licenseId: "license_id", identifier: "identifier" },
   /** One row per (license, feature, period); `used` is the counter the quota applies to. */
   usage: { table: "usage_counters", licenseId: "license_id", feature: "feature", used: "used" },
+  /** One row per accepted usage report. */
+  usageEvents: { table: "usage_events", licenseId: "license_id", feature: "feature" },
 } as const;
 
 export class DbProbe {
@@ -56,6 +58,14 @@ export class DbProbe {
         .all(licenseId)
         .map((r) => r.identifier),
     );
+  }
+
+  /** How many usage events (accepted reports) a license has for a feature. */
+  usageEventCount(licenseId: string, feature: string): number {
+    const e = SCHEMA.usageEvents;
+    return this.db
+      .query<{ n: number }, [string, string]>(`SELECT COUNT(*) AS n FROM "${e.table}" WHERE "${e.licenseId}" = ? AND "${e.feature}" = ?`)
+      .get(licenseId, feature)!.n;
   }
 
   /** The counter of a quota feature (summed over period rows: a run never spans a period boundary). */
