@@ -12,7 +12,7 @@ export interface XmllintResult {
 }
 
 function run(args: string[], xml: string): XmllintResult {
-  if (!BIN) throw new Error("xmllint is not installed; declare the test with toolTest("xmllint")");
+  if (!BIN) throw new Error("xmllint is not installed; declare the test with toolTest(\"xmllint\")");
   const p = Bun.spawnSync([BIN, "--nonet", ...args, "-"], { stdin: new TextEncoder().encode(xml), stdout: "pipe", stderr: "pipe" });
   const stdout = p.stdout.toString();
   const stderr = p.stderr.toString();
