@@ -39,6 +39,8 @@ function anchors(markdown: string): Set<string> {
         .replace(/ /g, "-"),
     );
   }
+  // An explicit anchor (<a id="…"></a>) on a list item or paragraph, as GitHub renders it.
+  for (const m of markdown.matchAll(/<a id="([^"]+)"><\/a>/g)) out.add(m[1]!);
   return out;
 }
 
