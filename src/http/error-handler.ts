@@ -4,6 +4,9 @@ import { Elysia, ValidationError } from "elysia";
 import { AppError, ERROR_CODES, isAppError, type ErrorCode } from "../shared/errors";
 import type { Logger } from "../shared/logger";
 import { requestContext } from "./request-context";
+import { describeQueryInteger, QUERY_INTEGER_KIND } from "./schema";
+
+const TYPEBOX_KIND = Symbol.for("TypeBox.Kind");
 
 /** The error body as sent (spec: Errors). Also used to store 4xx outcomes for idempotent replay. */
 export function errorBodyJson(code: ErrorCode, message: string, details: Record<string, unknown> | null): string {
@@ -41,15 +44,16 @@ function responseFailures(error: ValidationError): { path: string; message: stri
 
 function validationFields(error: ValidationError): Record<string, string> {
   const fields: Record<string, string> = {};
-  let all: { path?: string; message?: string; summary?: string }[] = [];
+  let all: { path?: string; message?: string; summary?: string; schema?: Record<string | symbol, unknown> }[] = [];
   try {
-    all = error.all as typeof all;
+    all = error.all as unknown as typeof all;
   } catch {
     all = [];
   }
   for (const e of all) {
     const path = (e.path ?? "").replace(/^\//, "").replaceAll("/", ".") || error.type;
-    if (!(path in fields)) fields[path] = e.summary ?? e.message ?? "invalid";
+    const queryInteger = e.schema?.[TYPEBOX_KIND] === QUERY_INTEGER_KIND;
+    if (!(path in fields)) fields[path] = queryInteger ? describeQueryInteger(e.schema!) : (e.summary ?? e.message ?? "invalid");
   }
   if (Object.keys(fields).length === 0) fields[error.type] = "invalid";
   return fields;

@@ -12,7 +12,7 @@ const MAX_BODY = t.deps.config.maxBodyBytes;
 
 const nested = (depth: number) => '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
 
-async function post(path: string, body: NonNullable<ConstructorParameters<typeof Request>[1]>["body"], headers: Record<string, string> = {}) {
+async function post(path: string, body: NonNullable<RequestInit["body"]>, headers: Record<string, string> = {}) {
   const res = await t.app.handle(
     new Request(`http://localhost/api/v1${path}`, { method: "POST", body, headers: { "content-type": "application/json", ...headers } }),
   );
