@@ -71,17 +71,20 @@ describe("brute-force lockout on activate (TRUST_PROXY=true: one proxy, in-proce
   });
 });
 
+/** An activation with an unknown key over a real connection, with the given X-Forwarded-For. */
+const activateVia = (url: string, xff: string) =>
+  fetch(`${url}/api/v1/license/activate`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-forwarded-for": xff },
+    body: JSON.stringify({ license_key: UNKNOWN, identifier: "x" }),
+  });
+
 describe("without TRUST_PROXY the socket address counts (X-Forwarded-For cannot dodge the lockout)", () => {
   test("over a real connection", async () => {
     const t = createTestApp({ env: { BF_MAX_FAILS: "2" } });
     const s = t.listen();
     try {
-      const call = (xff: string) =>
-        fetch(`${s.url}/api/v1/license/activate`, {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-forwarded-for": xff },
-          body: JSON.stringify({ license_key: UNKNOWN, identifier: "x" }),
-        });
+      const call = (xff: string) => activateVia(s.url, xff);
       expect((await call("1.1.1.1")).status).toBe(404);
       expect((await call("2.2.2.2")).status).toBe(404);
       const locked = await call("3.3.3.3");
@@ -144,12 +147,7 @@ describe("behind proxies, a client rotating fake first X-Forwarded-For entries i
     const t = createTestApp({ env: { TRUST_PROXY: "10.0.0.0/8", BF_MAX_FAILS: "2" } });
     const s = t.listen();
     try {
-      const call = (xff: string) =>
-        fetch(`${s.url}/api/v1/license/activate`, {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-forwarded-for": xff },
-          body: JSON.stringify({ license_key: UNKNOWN, identifier: "x" }),
-        });
+      const call = (xff: string) => activateVia(s.url, xff);
       expect((await call("1.1.1.1")).status).toBe(404);
       expect((await call("2.2.2.2")).status).toBe(404);
       expect((await call("3.3.3.3")).status).toBe(429);
