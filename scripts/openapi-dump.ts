@@ -25,13 +25,13 @@ export async function dumpOpenApi(): Promise<Record<string, unknown>> {
     LOG_LEVEL: "silent",
     STORAGE_DRIVER: "local",
   });
-  const deps = createDeps(config, systemClock, createLogger(config.logLevel));
+  const deps = await createDeps(config, systemClock, createLogger(config.logLevel));
   try {
     const res = await createApp(deps).handle(new Request(`http://localhost${SPEC_PATH}`));
     if (res.status !== 200) throw new Error(`GET ${SPEC_PATH} answered ${res.status}`);
     return (await res.json()) as Record<string, unknown>;
   } finally {
-    deps.db.close();
+    await deps.db.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

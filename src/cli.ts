@@ -87,7 +87,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
       return 0;
     }
     case "demo": {
-      const deps = createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
+      const deps = await createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
       try {
         console.log(describeDemo(await loadDemo(deps), config.baseUrl));
         return 0;
@@ -97,7 +97,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
         console.error(`${e.code}: ${e.message}`);
         return 1;
       } finally {
-        deps.db.close();
+        await deps.db.close();
       }
     }
     case "backup": {
@@ -136,9 +136,9 @@ export async function runCli(argv: string[]): Promise<number | null> {
         console.error(`--scopes must list one or more of: ${SCOPES.join(", ")}${bad.length ? ` (unknown: ${bad.join(", ")})` : ""}`);
         return 2;
       }
-      const deps = createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
+      const deps = await createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
       try {
-        const { record, key } = createApiKey(deps, SYSTEM_ACTOR, {
+        const { record, key } = await createApiKey(deps, SYSTEM_ACTOR, {
           name: flag(rest, "--name") ?? "cli",
           scopes: scopes as Scope[],
           productId: flag(rest, "--product") ?? null,
@@ -152,7 +152,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
         console.error(`${e.code}: ${e.message}${e.details ? ` ${JSON.stringify(e.details)}` : ""}`);
         return 2;
       } finally {
-        deps.db.close();
+        await deps.db.close();
       }
     }
   }
@@ -162,15 +162,15 @@ export async function runCli(argv: string[]): Promise<number | null> {
  * Starts the service. SIGTERM/SIGINT stop it gracefully (server.ts: stop accepting, finish in-flight
  * requests within SHUTDOWN_GRACE_MS, close the database) and exit 0; a second signal exits at once.
  */
-function serve(config: Readonly<Config>, logger: Logger): number | null {
-  const deps = createDeps(config, systemClock, logger);
+async function serve(config: Readonly<Config>, logger: Logger): Promise<number | null> {
+  const deps = await createDeps(config, systemClock, logger);
   let server: RunningServer;
   try {
     server = startServer(deps);
   } catch (e) {
     // EADDRINUSE and friends: say which address, not a stack trace.
     logger.error("cannot listen", { host: config.host, port: config.port, error: (e as Error).message });
-    deps.db.close();
+    await deps.db.close();
     return 1;
   }
   // The release build starts with JavaScriptCore's JIT tier-up thresholds scaled up

@@ -3,6 +3,7 @@
 import type { Config } from "./config";
 import type { Deps, Repos } from "./deps";
 import { openDatabase, type DbHandle } from "./db/client";
+import type { DataStore } from "./db/store";
 import { runMigrations } from "./db/migrate";
 import type { Clock } from "./shared/clock";
 import type { Logger } from "./shared/logger";
@@ -48,22 +49,39 @@ export function createSqliteRepos(handle: DbHandle): Repos {
   };
 }
 
-export function createDeps(config: Readonly<Config>, clock: Clock, logger: Logger): Deps {
+const sqliteHandles = new WeakMap<DataStore, DbHandle>();
+
+/** The SQLite connection behind a store (backup, tests inspecting rows); null on PostgreSQL. */
+export function sqliteHandleOf(store: DataStore): DbHandle | null {
+  return sqliteHandles.get(store) ?? null;
+}
+
+export async function createDeps(config: Readonly<Config>, clock: Clock, logger: Logger): Promise<Deps> {
   const db = openDatabase(config.databasePath);
   try {
     runMigrations(db.sqlite, clock.nowMs());
     const secrets = secretsFromMaster(loadMasterKey(config, logger));
     const repos = createSqliteRepos(db);
-    const tokenKeys = createTokenKeyring({
+    const tokenKeys = await createTokenKeyring({
       repo: repos.signingKeys,
       secrets,
       clock,
       configuredSeedHex: config.licenseSigningKeyHex,
+      onRefreshError: (error) => logger.warn("token key refresh failed", { error }),
     });
     const storage = createStorage({ config, clock, secrets });
-    return { config, clock, logger, db, secrets, repos, tokenKeys, storage, rateLimiter: createSqliteRateLimiter(db) };
+    const store: DataStore = {
+      engine: db.engine,
+      ping: () => db.ping(),
+      close: async () => {
+        tokenKeys.stop();
+        await db.close();
+      },
+    };
+    sqliteHandles.set(store, db);
+    return { config, clock, logger, db: store, secrets, repos, tokenKeys, storage, rateLimiter: createSqliteRateLimiter(db) };
   } catch (e) {
-    db.close();
+    await db.close();
     throw e;
   }
 }

@@ -33,31 +33,30 @@ const RELEASES: { version: string; channel: "stable" | "beta"; notes: string }[]
 ];
 const PLATFORMS: Platform[] = ["linux-x64", "darwin-arm64", "windows-x64"];
 
-function existing(deps: Deps, productId: string): DemoSummary {
-  const licenses = [PRO_EMAIL, TRIAL_EMAIL, FLOATING_EMAIL].flatMap((email) =>
-    deps.repos.licenses.list({ productId, email, limit: 1 }).items.map((l) => ({
-      plan: deps.repos.plans.findById(l.planId)?.name ?? l.planId,
-      email,
-      key: revealLicenseKey(deps, l),
-    })),
-  );
+async function existing(deps: Deps, productId: string): Promise<DemoSummary> {
+  const licenses: DemoSummary["licenses"] = [];
+  for (const email of [PRO_EMAIL, TRIAL_EMAIL, FLOATING_EMAIL]) {
+    for (const l of (await deps.repos.licenses.list({ productId, email, limit: 1 })).items) {
+      licenses.push({ plan: (await deps.repos.plans.findById(l.planId))?.name ?? l.planId, email, key: revealLicenseKey(deps, l) });
+    }
+  }
   return { created: false, productId, slug: DEMO_SLUG, adminApiKey: null, licenses, releases: RELEASES.map((r) => r.version) };
 }
 
 export async function loadDemo(deps: Deps): Promise<DemoSummary> {
-  const found = deps.repos.products.findBySlug(DEMO_SLUG);
-  if (found) return existing(deps, found.id);
+  const found = await deps.repos.products.findBySlug(DEMO_SLUG);
+  if (found) return await existing(deps, found.id);
 
   const actor = SYSTEM_ACTOR;
   const now = deps.clock.now();
-  const product = createProduct(deps, actor, {
+  const product = await createProduct(deps, actor, {
     name: "Demo App",
     slug: DEMO_SLUG,
     distribution: "open",
     minimumSupportedVersion: "1.0.0",
     minimumSupportedMessage: "Versions before 1.0.0 are no longer supported; please update.",
   });
-  const pro = createPlan(deps, actor, {
+  const pro = await createPlan(deps, actor, {
     productId: product.id,
     name: "Pro",
     licenseType: "perpetual",
@@ -69,7 +68,7 @@ export async function loadDemo(deps: Deps): Promise<DemoSummary> {
       { name: "ai_credits", valueType: "quota", quotaLimit: 100, quotaPeriod: "monthly" },
     ],
   });
-  const trial = createPlan(deps, actor, {
+  const trial = await createPlan(deps, actor, {
     productId: product.id,
     name: "Trial",
     licenseType: "trial",
@@ -77,7 +76,7 @@ export async function loadDemo(deps: Deps): Promise<DemoSummary> {
     maxActivations: 1,
     features: [{ name: "export_pdf", valueType: "bool", value: "false" }],
   });
-  const floating = createPlan(deps, actor, {
+  const floating = await createPlan(deps, actor, {
     productId: product.id,
     name: "Floating (2 seats)",
     licenseType: "subscription",
@@ -85,17 +84,18 @@ export async function loadDemo(deps: Deps): Promise<DemoSummary> {
     maxActivations: 2,
     floatingTimeout: 30,
   });
-  const licenses = [
+  const licenses: DemoSummary["licenses"] = [];
+  for (const { plan, email, supportUntil } of [
     { plan: pro.plan, email: PRO_EMAIL, supportUntil: new Date(now.getTime() + 365 * DAY) },
     { plan: trial.plan, email: TRIAL_EMAIL, supportUntil: null },
     { plan: floating.plan, email: FLOATING_EMAIL, supportUntil: null },
-  ].map(({ plan, email, supportUntil }) => {
-    const { key } = issueLicense(deps, actor, { productId: product.id, planId: plan.id, email, supportUntil });
-    return { plan: plan.name, email, key };
-  });
+  ]) {
+    const { key } = await issueLicense(deps, actor, { productId: product.id, planId: plan.id, email, supportUntil });
+    licenses.push({ plan: plan.name, email, key });
+  }
 
   for (const r of RELEASES) {
-    const release = createRelease(deps, actor, product.id, { version: r.version, channel: r.channel, notes: r.notes });
+    const release = await createRelease(deps, actor, product.id, { version: r.version, channel: r.channel, notes: r.notes });
     for (const platform of PLATFORMS) {
       const data = new TextEncoder().encode(`Demo App ${r.version} for ${platform}: a stand-in payload, signed like a real build.\n`);
       const { artifact } = await addArtifact(deps, actor, release.id, {
@@ -111,7 +111,7 @@ export async function loadDemo(deps: Deps): Promise<DemoSummary> {
     await publishRelease(deps, actor, release.id);
   }
 
-  const { key: adminApiKey } = createApiKey(deps, actor, { name: "demo admin", scopes: ["admin"], productId: null });
+  const { key: adminApiKey } = await createApiKey(deps, actor, { name: "demo admin", scopes: ["admin"], productId: null });
   return { created: true, productId: product.id, slug: DEMO_SLUG, adminApiKey, licenses, releases: RELEASES.map((r) => r.version) };
 }
 

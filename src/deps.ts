@@ -2,7 +2,7 @@
 import type { Config } from "./config";
 import type { Clock } from "./shared/clock";
 import type { Logger } from "./shared/logger";
-import type { DbHandle } from "./db/client";
+import type { DataStore } from "./db/store";
 import type { Secrets } from "./modules/keys/secrets";
 import type { RateLimiter } from "./shared/rate-limiter";
 import type { TokenKeyring } from "./modules/keys/service";
@@ -24,7 +24,7 @@ import type { FloatingRepo } from "./modules/floating/repo";
 import type { IdempotencyRepo } from "./modules/idempotency/repo";
 import type { BruteForceRepo } from "./modules/abuse/repo";
 
-/** Repository interfaces; SQLite implementations today, a Postgres set can meet the same types. */
+/** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
   signingKeys: SigningKeyRepo;
   audit: AuditRepo;
@@ -48,7 +48,7 @@ export interface Deps {
   config: Readonly<Config>;
   clock: Clock;
   logger: Logger;
-  db: DbHandle;
+  db: DataStore;
   secrets: Secrets;
   repos: Repos;
   tokenKeys: TokenKeyring;

@@ -35,7 +35,7 @@ export function startServer(deps: Deps, opts: { onStop?: () => void | Promise<vo
         clearTimeout(timer);
         await server.stop(true);
         await opts.onStop?.();
-        deps.db.close();
+        await deps.db.close();
       })();
       return stopping;
     },

@@ -5,15 +5,17 @@ import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import * as schema from "./schema";
+import type { DataStore } from "./store";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
-export interface DbHandle {
+/** The SQLite engine's handle: the DataStore plus the connection its repositories use. */
+export interface DbHandle extends DataStore {
+  readonly engine: "sqlite";
   db: Db;
   sqlite: Database;
-  /** Throws when the database cannot answer (health check). */
-  ping(): void;
-  close(): void;
+  /** Closes at once (synchronously); the returned promise is already settled. */
+  close(): Promise<void>;
 }
 
 export function openDatabase(path: string): DbHandle {
@@ -27,12 +29,13 @@ export function openDatabase(path: string): DbHandle {
   let closed = false;
   const pingStmt = sqlite.query("SELECT 1");
   return {
+    engine: "sqlite",
     db,
     sqlite,
-    ping() {
+    async ping() {
       pingStmt.get();
     },
-    close() {
+    async close() {
       if (closed) return;
       closed = true;
       try {
@@ -69,4 +72,13 @@ export function immediate<T>(handle: { sqlite: Database }, fn: () => T): T {
     return out;
   });
   return tx.immediate();
+}
+
+/**
+ * A synchronous SQLite read as a repository method: repositories are async (the PostgreSQL set must
+ * await its driver), but the SQLite set keeps its statements synchronous so they can run inside
+ * `immediate()` transactions; `lift` exposes such a helper under the async contract.
+ */
+export function lift<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => Promise<R> {
+  return async (...args: A) => fn(...args);
 }

@@ -8,14 +8,14 @@ import { requestContext } from "./request-context";
 
 export type Credential = Omit<Actor, "ip" | "requestId">;
 /** Returns a credential, null when this resolver's credential is absent; throws UNAUTHORIZED when present but invalid. */
-export type CredentialResolver = (request: Request) => Credential | null;
+export type CredentialResolver = (request: Request) => Promise<Credential | null> | Credential | null;
 
 export function adminGuard(resolvers: readonly CredentialResolver[]) {
   /** Checks the credential and the route's scopes; throws UNAUTHORIZED / INSUFFICIENT_SCOPE. */
-  const authenticate = (request: Request, accepted: readonly Scope[]): Credential => {
+  const authenticate = async (request: Request, accepted: readonly Scope[]): Promise<Credential> => {
     let credential: Credential | null = null;
     for (const resolve of resolvers) {
-      credential = resolve(request);
+      credential = await resolve(request);
       if (credential) break;
     }
     if (!credential) throw new AppError("UNAUTHORIZED");
@@ -36,11 +36,11 @@ export function adminGuard(resolvers: readonly CredentialResolver[]) {
         // transform runs before schema validation, so a caller without a valid credential gets
         // 401/403 for any parseable request, never a 400 describing the route's schema. (Body
         // parsing itself comes earlier: unparseable JSON is a 400 for everyone.)
-        transform({ request }) {
-          checked.set(request, authenticate(request, accepted));
+        async transform({ request }) {
+          checked.set(request, await authenticate(request, accepted));
         },
-        resolve({ request }) {
-          const credential = checked.get(request) ?? authenticate(request, accepted);
+        async resolve({ request }) {
+          const credential = checked.get(request) ?? (await authenticate(request, accepted));
           const ctx = requestContext(request);
           const actor: Actor = { ...credential, ip: ctx.ip, requestId: ctx.requestId };
           return { actor };

@@ -9,12 +9,12 @@ import { errorResponse } from "./error-handler";
 
 export function publicRateLimit(opts: { limiter: RateLimiter; clock: Clock; perMinute: number; prefixes: readonly string[] }) {
   const { limiter, clock, perMinute, prefixes } = opts;
-  return new Elysia({ name: "keyward/rate-limit" }).onRequest(({ request }) => {
+  return new Elysia({ name: "keyward/rate-limit" }).onRequest(async ({ request }) => {
     if (perMinute === 0) return;
     const path = pathOf(request.url);
     if (!prefixes.some((p) => path.startsWith(p))) return;
     const { ip } = requestContext(request);
-    const decision = limiter.hit(`public:${ip}`, perMinute, MINUTE, clock.nowMs());
+    const decision = await limiter.hit(`public:${ip}`, perMinute, MINUTE, clock.nowMs());
     if (!decision.allowed) {
       return errorResponse(request, "RATE_LIMITED", "Too many requests; retry later.", { retry_after: decision.retryAfterSeconds }, {
         "retry-after": String(decision.retryAfterSeconds),

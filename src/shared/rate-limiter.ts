@@ -9,7 +9,7 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  hit(key: string, limit: number, windowMs: number, nowMs: number): RateDecision;
+  hit(key: string, limit: number, windowMs: number, nowMs: number): Promise<RateDecision>;
 }
 
 /**

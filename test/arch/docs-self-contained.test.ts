@@ -76,7 +76,7 @@ describe("user documentation is self-contained", () => {
   });
 
   test("the served OpenAPI document cites no design note or spec rule either", async () => {
-    const t = createTestApp();
+    const t = await createTestApp();
     try {
       const doc = (await t.request("GET", "/api/v1/openapi.json")).text;
       expect(citations(doc)).toEqual([]);

@@ -46,7 +46,7 @@ function files(dir: string): string[] {
 let t: TestApp;
 let openapi: { paths: Record<string, any> };
 beforeAll(async () => {
-  t = createTestApp();
+  t = await createTestApp();
   openapi = (await t.request("GET", "/api/v1/openapi.json")).body;
 }, 30_000);
 afterAll(() => t.close());

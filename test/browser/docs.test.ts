@@ -7,7 +7,7 @@ import { chromium } from "playwright-core";
 import { createTestApp } from "../support/app";
 import { CHROMIUM, toolTest } from "../support/tools";
 
-const t = createTestApp();
+const t = await createTestApp();
 afterAll(() => t.close());
 
 // shared/reference/real-clients.md: how Chromium runs on these machines.

@@ -8,7 +8,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { createTestApp, type TestResponse } from "../support/app";
 import { adminRoutes, buildRequest, freshContext, loadRouteFixtures, type AdminRoute } from "../support/route-fixtures";
 
-const t = createTestApp();
+const t = await createTestApp();
 afterAll(() => t.close());
 
 const fixtures = await loadRouteFixtures();
@@ -39,7 +39,7 @@ function expectValidationError(res: TestResponse, field: string | null, what: st
   }
 }
 
-const validRequest = (route: AdminRoute) => buildRequest(route, fixtures.get(route.key)!, freshContext(t));
+const validRequest = async (route: AdminRoute) => await buildRequest(route, fixtures.get(route.key)!, await freshContext(t));
 
 test("admin routes with JSON bodies exist (the loop below is not empty)", () => {
   expect(withBody.map((r) => r.key)).toContain("POST /api/v1/admin/products");

@@ -12,10 +12,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestResponse } from "../support/app";
 import { adminRoutes, buildRequest, freshContext, loadRouteFixtures } from "../support/route-fixtures";
+import type { RouteFixtureContext } from "../support/route-fixtures/types";
 import { makeProduct } from "../support/factories";
 import { SCOPES, type Scope } from "../../src/shared/actor";
 
-const t = createTestApp();
+const t = await createTestApp();
 afterAll(() => t.close());
 
 const fixtures = await loadRouteFixtures();
@@ -66,8 +67,8 @@ for (const route of routes) {
   const systemWide = fixture.productScoped === false;
 
   describe(route.key, () => {
-    const call = async (key: string | null, ctx = freshContext(t)) => {
-      const req = await buildRequest(route, fixture, ctx);
+    const call = async (key: string | null, given?: RouteFixtureContext) => {
+      const req = await buildRequest(route, fixture, given ?? (await freshContext(t)));
       return t.request(route.method, req.path, { key, body: req.body });
     };
 
@@ -85,22 +86,22 @@ for (const route of routes) {
       expectError(await malformed(null), 401, "UNAUTHORIZED", "no credential, malformed");
     });
     test("a key with no scopes and a malformed request → 403 INSUFFICIENT_SCOPE (not 400)", async () => {
-      expectError(await malformed(t.apiKey([])), 403, "INSUFFICIENT_SCOPE", "no scopes, malformed");
+      expectError(await malformed(await t.apiKey([])), 403, "INSUFFICIENT_SCOPE", "no scopes, malformed");
     });
 
     test("a key with no scopes → 403 INSUFFICIENT_SCOPE", async () => {
-      expectError(await call(t.apiKey([])), 403, "INSUFFICIENT_SCOPE", "no scopes");
+      expectError(await call(await t.apiKey([])), 403, "INSUFFICIENT_SCOPE", "no scopes");
     });
 
     for (const scope of NON_ADMIN.filter((s) => !fixture.scopes.includes(s))) {
       test(`${scope} (not accepted) → 403 INSUFFICIENT_SCOPE`, async () => {
-        expectError(await call(t.apiKey([scope])), 403, "INSUFFICIENT_SCOPE", scope);
+        expectError(await call(await t.apiKey([scope])), 403, "INSUFFICIENT_SCOPE", scope);
       });
     }
 
     for (const scope of fixture.scopes.filter((s) => s !== "admin")) {
       test(`${scope} (accepted) → neither 401/403 nor 5xx`, async () => {
-        const res = await call(t.apiKey([scope]));
+        const res = await call(await t.apiKey([scope]));
         if ([401, 403].includes(res.status) || res.status >= 500) {
           throw new Error(`${scope} key: got ${res.status} ${res.text.slice(0, 300)}`);
         }
@@ -109,23 +110,23 @@ for (const route of routes) {
 
     if (systemWide) {
       test("an admin key bound to a product → 403 PRODUCT_SCOPE_MISMATCH (system-wide route)", async () => {
-        const ctx = freshContext(t);
-        expectError(await call(t.apiKey(["admin"], ctx.product.id), ctx), 403, "PRODUCT_SCOPE_MISMATCH", "bound key");
+        const ctx = await freshContext(t);
+        expectError(await call(await t.apiKey(["admin"], ctx.product.id), ctx), 403, "PRODUCT_SCOPE_MISMATCH", "bound key");
       });
     } else {
       test("an admin key bound to another product → 403 PRODUCT_SCOPE_MISMATCH", async () => {
-        const other = makeProduct(t.deps);
-        expectError(await call(t.apiKey(["admin"], other.id)), 403, "PRODUCT_SCOPE_MISMATCH", "key bound to another product");
+        const other = await makeProduct(t.deps);
+        expectError(await call(await t.apiKey(["admin"], other.id)), 403, "PRODUCT_SCOPE_MISMATCH", "key bound to another product");
       });
 
       test("an admin key bound to the same product → 2xx", async () => {
-        const ctx = freshContext(t);
-        expect2xx(await call(t.apiKey(["admin"], ctx.product.id), ctx), "key bound to the same product");
+        const ctx = await freshContext(t);
+        expect2xx(await call(await t.apiKey(["admin"], ctx.product.id), ctx), "key bound to the same product");
       });
     }
 
     test("an unbound admin key → 2xx", async () => {
-      expect2xx(await call(t.apiKey(["admin"])), "unbound admin key");
+      expect2xx(await call(await t.apiKey(["admin"])), "unbound admin key");
     });
   });
 }

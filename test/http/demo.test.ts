@@ -6,7 +6,7 @@ import { describeDemo, loadDemo, type DemoSummary } from "../../src/demo";
 let t: TestApp;
 let first: DemoSummary;
 beforeAll(async () => {
-  t = createTestApp();
+  t = await createTestApp();
   first = await loadDemo(t.deps);
 });
 afterAll(() => t.close());

@@ -3,8 +3,8 @@ import { createPublicKey } from "node:crypto";
 import { createTestApp, type TestApp } from "../support/app";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp();
+beforeAll(async () => {
+  t = await createTestApp();
 });
 afterAll(() => t.close());
 

@@ -9,7 +9,7 @@ import { createTestApp } from "../support/app";
 import { openApiPath } from "../../src/http/openapi";
 import { DOCS_CSP } from "../../src/http/docs-ui";
 
-const t = createTestApp();
+const t = await createTestApp();
 afterAll(() => t.close());
 
 const SPEC = "/api/v1/openapi.json";
@@ -71,7 +71,7 @@ describe("GET /api/v1/openapi.json", () => {
 
   test("has a server, relative to the document's address (the path of BASE_URL)", async () => {
     expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
-    const prefixed = createTestApp({ env: { BASE_URL: "https://example.test/keyward" } });
+    const prefixed = await createTestApp({ env: { BASE_URL: "https://example.test/keyward" } });
     try {
       expect(((await prefixed.request("GET", SPEC)).body as Doc).servers?.map((s) => s.url)).toEqual(["/keyward"]);
     } finally {

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createTestApp } from "../support/app";
 
-const t = createTestApp();
+const t = await createTestApp();
 afterAll(() => t.close());
 
 type Schema = Record<string | symbol, any>;

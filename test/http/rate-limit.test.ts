@@ -4,8 +4,8 @@ import { createTestApp, type TestApp } from "../support/app";
 import { SHARED_FLUSH_INTERVAL_MS } from "../../src/modules/abuse/rate-limit.sqlite";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY: "true" } });
+beforeAll(async () => {
+  t = await createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY: "true" } });
 });
 afterAll(() => t.close());
 
@@ -40,7 +40,7 @@ describe("public rate limit", () => {
 
 describe("RATE_LIMIT_PUBLIC_PER_MINUTE=0", () => {
   test("disables the limit", async () => {
-    const u = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "0" } });
+    const u = await createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "0" } });
     try {
       for (let i = 0; i < 50; i++) expect((await u.request("GET", "/api/v1/license/pubkey")).status).toBe(200);
     } finally {
@@ -54,8 +54,8 @@ describe("RATE_LIMIT_PUBLIC_PER_MINUTE=0", () => {
 describe("two nodes on one database", () => {
   test("requests counted by one node count against the same address on the other", async () => {
     const env = { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY: "true", RELEASE_KEY_ENCRYPTION_KEY: randomBytes(32).toString("hex") };
-    const a = createTestApp({ env });
-    const b = createTestApp({ env, dataDir: a.dataDir });
+    const a = await createTestApp({ env });
+    const b = await createTestApp({ env, dataDir: a.dataDir });
     try {
       for (let i = 0; i < 5; i++) expect((await a.request("GET", "/api/v1/license/pubkey", from("198.51.100.7"))).status).toBe(200);
       // Node a writes its counts in the background (at most SHARED_FLUSH_INTERVAL_MS later).
@@ -77,7 +77,7 @@ describe("two nodes on one database", () => {
 describe("behind a trusted proxy, rotating fake X-Forwarded-For entries does not reset the budget", () => {
   for (const trustProxy of ["1", "127.0.0.1/32"]) {
     test(`TRUST_PROXY=${trustProxy}`, async () => {
-      const u = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY: trustProxy } });
+      const u = await createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY: trustProxy } });
       const s = u.listen();
       try {
         const get = (xff: string) => fetch(`${s.url}/api/v1/license/pubkey`, { headers: { "x-forwarded-for": xff } });

@@ -8,7 +8,7 @@ import { createTestApp } from "../support/app";
 import { catalog, post, quota } from "../support/license-api";
 import { adminRoutes, buildRequest, freshContext, loadRouteFixtures } from "../support/route-fixtures";
 
-const t = createTestApp();
+const t = await createTestApp();
 afterAll(() => t.close());
 const fixtures = await loadRouteFixtures();
 
@@ -40,7 +40,7 @@ test("the walk finds integer body fields on several routes", () => {
 
 for (const { route, field, value } of cases) {
   test(`${route.key}: "${field}" as the string ${JSON.stringify(value)} → 400 naming it`, async () => {
-    const req = await buildRequest(route, fixtures.get(route.key)!, freshContext(t));
+    const req = await buildRequest(route, fixtures.get(route.key)!, await freshContext(t));
     const res = await t.request(route.method, req.path, { body: { ...(req.body as object), [field]: value }, key: t.adminKey });
     if (res.status !== 400) throw new Error(`expected 400, got ${res.status} ${res.text.slice(0, 200)}`);
     expect(res.body.error.code).toBe("VALIDATION_ERROR");
@@ -51,16 +51,16 @@ for (const { route, field, value } of cases) {
 describe("POST /license/usage quantity", () => {
   for (const quantity of ["1e1", "0x10", " 7 ", "3", 2.5, true]) {
     test(`quantity ${JSON.stringify(quantity)} → 400, nothing consumed`, async () => {
-      const { license, key } = catalog(t, {}, [quota("api", 100)]);
+      const { license, key } = await catalog(t, {}, [quota("api", 100)]);
       const res = await post(t, "/license/usage", { license_key: key, feature: "api", quantity });
       expect(res.status).toBe(400);
       expect(res.body.error.details.fields.quantity).toBeDefined();
-      expect(t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(0);
+      expect(await t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(0);
     });
   }
 
   test("a JSON integer still counts", async () => {
-    const { key } = catalog(t, {}, [quota("api", 100)]);
+    const { key } = await catalog(t, {}, [quota("api", 100)]);
     const res = await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 7 });
     expect(res.body.data).toMatchObject({ used: 7 });
   });

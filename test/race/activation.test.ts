@@ -9,33 +9,33 @@ import { all, postJson, tally } from "./support";
 
 let t: TestApp;
 let s: RunningServer;
-beforeAll(() => {
-  t = createTestApp();
+beforeAll(async () => {
+  t = await createTestApp();
   s = t.listen();
 });
 afterAll(() => t.close());
 
 test("200 concurrent activations with distinct identifiers against max_activations = 5 → exactly 5", async () => {
-  const { key, license } = catalog(t, { maxActivations: 5 });
+  const { key, license } = await catalog(t, { maxActivations: 5 });
   const results = await all(200, (i) => postJson(s.url, "/license/activate", { license_key: key, identifier: `device-${i}` }));
   expect(tally(results)).toEqual({ 200: 5, 409: 195 });
   expect(results.filter((r) => r.status === 409).every((r) => r.body.error.code === "ACTIVATION_LIMIT")).toBe(true);
   expect(results.filter((r) => r.status === 200).every((r) => r.body.data.status === "activated")).toBe(true);
-  expect(t.deps.repos.activations.listByLicense(license.id)).toHaveLength(5);
+  expect(await t.deps.repos.activations.listByLicense(license.id)).toHaveLength(5);
 });
 
 test("50 concurrent activations of one identifier → one slot", async () => {
-  const { key, license } = catalog(t, { maxActivations: 5 });
+  const { key, license } = await catalog(t, { maxActivations: 5 });
   const results = await all(50, () => postJson(s.url, "/license/activate", { license_key: key, identifier: "the-one-device" }));
   expect(tally(results)).toEqual({ 200: 50 });
   const statuses = results.map((r) => r.body.data.status);
   expect(statuses.filter((x) => x === "activated")).toHaveLength(1);
   expect(statuses.filter((x) => x === "already_activated")).toHaveLength(49);
-  expect(t.deps.repos.activations.listByLicense(license.id)).toHaveLength(1);
+  expect(await t.deps.repos.activations.listByLicense(license.id)).toHaveLength(1);
 });
 
 test("concurrent deactivate + activate never exceeds the limit", async () => {
-  const { key, license } = catalog(t, { maxActivations: 3 });
+  const { key, license } = await catalog(t, { maxActivations: 3 });
   for (let i = 0; i < 3; i++) await postJson(s.url, "/license/activate", { license_key: key, identifier: `seed-${i}` });
   const results = await all(60, (i) =>
     i % 20 === 0
@@ -47,5 +47,5 @@ test("concurrent deactivate + activate never exceeds the limit", async () => {
   // Whatever order the server saw them in, only freed slots were refilled: never more than 3.
   const activated = results.filter((r) => r.status === 200 && r.body.data?.status === "activated").length;
   expect(activated).toBeLessThanOrEqual(3);
-  expect(t.deps.repos.activations.listByLicense(license.id)).toHaveLength(activated);
+  expect(await t.deps.repos.activations.listByLicense(license.id)).toHaveLength(activated);
 });

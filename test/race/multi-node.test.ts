@@ -44,7 +44,7 @@ async function startNode(env: Record<string, string>): Promise<{ proc: Subproces
 }
 
 beforeAll(async () => {
-  t = createTestApp({ env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey } });
+  t = await createTestApp({ env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey } });
   const env = {
     NODE_ENV: "test",
     DATA_DIR: t.dataDir,
@@ -68,27 +68,27 @@ afterAll(async () => {
 const node = (i: number) => nodes[i % 2]!.url;
 
 test("activations across two nodes never exceed max_activations", async () => {
-  const { key, license } = catalog(t, { maxActivations: 5 });
+  const { key, license } = await catalog(t, { maxActivations: 5 });
   const results = await all(120, (i) => postJson(node(i), "/license/activate", { license_key: key, identifier: `d-${i}` }));
   expect(tally(results)).toEqual({ 200: 5, 409: 115 });
-  expect(t.deps.repos.activations.listByLicense(license.id)).toHaveLength(5);
+  expect(await t.deps.repos.activations.listByLicense(license.id)).toHaveLength(5);
 });
 
 test("usage across two nodes never exceeds the quota", async () => {
-  const { key } = catalog(t, {}, [quota("api", 150)]);
+  const { key } = await catalog(t, {}, [quota("api", 150)]);
   const results = await all(300, (i) => postJson(node(i), "/license/usage", { license_key: key, feature: "api" }));
   expect(tally(results)).toEqual({ 200: 150, 429: 150 });
   expect((await postJson(node(0), "/license/usage/status", { license_key: key, feature: "api" })).body.data.used).toBe(150);
 });
 
 test("floating seats across two nodes", async () => {
-  const { key } = catalog(t, { floating: true, maxActivations: 3 });
+  const { key } = await catalog(t, { floating: true, maxActivations: 3 });
   const results = await all(60, (i) => postJson(node(i), "/license/floating/checkout", { license_key: key, identifier: `u-${i}` }));
   expect(tally(results)).toEqual({ 200: 3, 409: 57 });
 });
 
 test("one Idempotency-Key across two nodes → one effect", async () => {
-  const { key } = catalog(t, {}, [quota("api", 1000)]);
+  const { key } = await catalog(t, {}, [quota("api", 1000)]);
   const body = { license_key: key, feature: "api", quantity: 3 };
   const results = await all(20, (i) => postJson(node(i), "/license/usage", body, { "idempotency-key": "multi-node" }));
   const fresh = results.filter((r) => r.status === 200 && r.headers.get("idempotent-replayed") === null);

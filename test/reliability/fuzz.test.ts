@@ -16,9 +16,9 @@ const CASES = Number(process.env.FUZZ_CASES ?? 300);
 console.log(`fuzz seed=${SEED} cases/route=${CASES} (replay with FUZZ_SEED=${SEED})`);
 
 // Limits off: one address sending thousands of requests is the point here, not abuse.
-const t = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "1000000", BF_MAX_FAILS: "1000" } });
+const t = await createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "1000000", BF_MAX_FAILS: "1000" } });
 afterAll(() => t.close());
-const catalog = makeCatalog(t.deps, { maxActivations: 100 }, [
+const catalog = await makeCatalog(t.deps, { maxActivations: 100 }, [
   { name: "seats", valueType: "quota", value: "", quotaLimit: 1000, quotaPeriod: "monthly" },
 ]);
 

@@ -37,8 +37,8 @@ let baseUrl: string;
 let licenseProbes: Probe[] = [];
 
 /** Sets a license's state directly through the repository (the lifecycle verbs are not under test here). */
-function setState(licenseId: string, patch: LicensePatch, clearActivations = false) {
-  t.deps.repos.licenses.mutate(
+async function setState(licenseId: string, patch: LicensePatch, clearActivations = false) {
+  await t.deps.repos.licenses.mutate(
     licenseId,
     () => patch,
     t.clock.now(),
@@ -49,31 +49,31 @@ function setState(licenseId: string, patch: LicensePatch, clearActivations = fal
 
 beforeAll(async () => {
   if (missing.length) return;
-  t = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "1000000", BF_MAX_FAILS: "1000" } });
+  t = await createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "1000000", BF_MAX_FAILS: "1000" } });
   const c = new KeywardClient(handleTransport(t.app), t.adminKey);
-  const productA = makeProduct(t.deps);
-  const productB = makeProduct(t.deps);
-  const planA = makePlan(t.deps, productA.id, { maxActivations: 5 });
-  const planB = makePlan(t.deps, productB.id, { maxActivations: 5 });
-  const issue = (productId: string, planId: string) => {
-    const { license, key } = makeLicense(t.deps, { productId, planId });
+  const productA = await makeProduct(t.deps);
+  const productB = await makeProduct(t.deps);
+  const planA = await makePlan(t.deps, productA.id, { maxActivations: 5 });
+  const planB = await makePlan(t.deps, productB.id, { maxActivations: 5 });
+  const issue = async (productId: string, planId: string) => {
+    const { license, key } = await makeLicense(t.deps, { productId, planId });
     return { id: license.id, key };
   };
-  const a = issue(productA.id, planA.id);
-  const b = issue(productB.id, planB.id);
-  const suspended = issue(productA.id, planA.id);
-  const revoked = issue(productA.id, planA.id);
-  const expired = issue(productA.id, planA.id);
-  const lapsed = issue(productA.id, planA.id);
+  const a = await issue(productA.id, planA.id);
+  const b = await issue(productB.id, planB.id);
+  const suspended = await issue(productA.id, planA.id);
+  const revoked = await issue(productA.id, planA.id);
+  const expired = await issue(productA.id, planA.id);
+  const lapsed = await issue(productA.id, planA.id);
   for (const [l, id] of [[a, "device-a"], [b, "device-b"], [suspended, "device-s"], [revoked, "device-r"], [expired, "device-e"], [lapsed, "device-v"]] as const) {
     await c.activateOk(l.key, id);
     // Each of these verifies before its state changes: the failure below is caused by the state alone.
     expect((await c.verify(l.key, id)).status).toBe(200);
   }
-  setState(suspended.id, { status: "suspended", priorStatus: "active" });
-  setState(revoked.id, { status: "revoked" }, true);
-  setState(expired.id, { status: "expired" });
-  setState(lapsed.id, { validUntil: new Date(t.clock.nowMs() - DAY) }); // still "active", past valid_until
+  await setState(suspended.id, { status: "suspended", priorStatus: "active" });
+  await setState(revoked.id, { status: "revoked" }, true);
+  await setState(expired.id, { status: "expired" });
+  await setState(lapsed.id, { validUntil: new Date(t.clock.nowMs() - DAY) }); // still "active", past valid_until
 
   licenseProbes = [
     { name: "missing key", body: wire.verifyBody(generateLicenseKey("KW"), "device-a") },

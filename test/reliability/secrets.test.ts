@@ -15,7 +15,7 @@ import { KeywardClient, handleTransport, missingFromTable, read, type RouteName 
 import { KEY_PURPOSES, type KeyPurpose } from "../../src/crypto/hkdf";
 import { openSeed } from "../../src/modules/keys/service";
 
-const t = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "1000000", BF_MAX_FAILS: "1000" } });
+const t = await createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "1000000", BF_MAX_FAILS: "1000" } });
 afterAll(() => t.close().catch(() => undefined));
 
 const have = (name: RouteName) => missingFromTable(t.app.routes.map((r) => `${r.method} ${r.path}`), [name]).length === 0;
@@ -80,13 +80,13 @@ test("database and WAL hold no plaintext secret after a full scenario", async ()
   const features = [{ name: "calls", quotaLimit: 100 }];
   let planId: string;
   if (step("adminPlans")) planId = (await c.createPlan({ productId: product.id, name: "Pro", maxActivations: 5, features })).id;
-  else planId = makePlan(t.deps, product.id, { maxActivations: 5 }, [{ name: "calls", valueType: "quota", value: "", quotaLimit: 100, quotaPeriod: null }]).id;
+  else planId = (await makePlan(t.deps, product.id, { maxActivations: 5 }, [{ name: "calls", valueType: "quota", value: "", quotaLimit: 100, quotaPeriod: null }])).id;
   const licenses: { id: string; key: string }[] = [];
   for (let i = 0; i < 3; i++) {
     const email = i === 0 ? canaryEmail : `owner${i}@example.com`;
     if (step("adminLicenses")) licenses.push(await c.createLicense({ productId: product.id, planId, email }));
     else {
-      const { license, key } = makeLicense(t.deps, { productId: product.id, planId, email });
+      const { license, key } = await makeLicense(t.deps, { productId: product.id, planId, email });
       licenses.push({ id: license.id, key });
     }
   }
@@ -124,7 +124,7 @@ test("database and WAL hold no plaintext secret after a full scenario", async ()
   }
 
   // API keys: the harness's own admin key, one through the admin API, a product-bound one.
-  const apiKeys = [t.adminKey, await c.createApiKey({ name: "ci", scopes: ["releases:write"] }), t.apiKey(["licenses:write"], product.id)];
+  const apiKeys = [t.adminKey, await c.createApiKey({ name: "ci", scopes: ["releases:write"] }), await t.apiKey(["licenses:write"], product.id)];
   for (const k of apiKeys) secrets.push(stringSecret(`API key ${k.slice(0, 10)}…`, k, [k.slice(10)]));
 
   // A published release makes the product's release signing key exist.
@@ -135,7 +135,7 @@ test("database and WAL hold no plaintext secret after a full scenario", async ()
   // Key material: master key, every HKDF subkey, every signing seed (token and release keys).
   secrets.push(bytesSecret("master key", Buffer.from(t.deps.config.masterKeyHex!, "hex")));
   for (const purpose of Object.keys(KEY_PURPOSES) as KeyPurpose[]) secrets.push(bytesSecret(`subkey ${purpose}`, t.deps.secrets.subkey(purpose)));
-  const signingKeys = [...t.deps.repos.signingKeys.list("token", null), ...t.deps.repos.signingKeys.list("release", product.id)];
+  const signingKeys = [...(await t.deps.repos.signingKeys.list("token", null)), ...(await t.deps.repos.signingKeys.list("release", product.id))];
   expect(signingKeys.filter((k) => k.purpose === "token").length).toBeGreaterThanOrEqual(2); // rotation happened
   for (const k of signingKeys) secrets.push(bytesSecret(`${k.purpose} signing seed ${k.kid}`, openSeed(t.deps.secrets, k)));
 

@@ -7,7 +7,7 @@ import type { RunningServer } from "../../src/server";
 import { storageContract } from "./contract";
 
 storageContract("local", async () => {
-  const t = createTestApp();
+  const t = await createTestApp();
   const server = t.listen();
   return { storage: t.deps.storage, reach: (url) => url.replace(t.deps.config.baseUrl, server.url), close: () => t.close() };
 });
@@ -16,8 +16,8 @@ describe("local driver: URLs signed by Keyward", () => {
   let t: TestApp;
   let server: RunningServer;
   const reach = (url: string) => url.replace(t.deps.config.baseUrl, server.url);
-  beforeAll(() => {
-    t = createTestApp();
+  beforeAll(async () => {
+    t = await createTestApp();
     server = t.listen();
   });
   afterAll(() => t.close());
@@ -189,7 +189,7 @@ describe("local driver: URLs signed by Keyward", () => {
 
 describe("STORAGE_DRIVER=none", () => {
   test("every operation is 503 STORAGE_DISABLED and the local routes are not mounted", async () => {
-    const t = createTestApp({ env: { STORAGE_DRIVER: "none" } });
+    const t = await createTestApp({ env: { STORAGE_DRIVER: "none" } });
     try {
       const s = t.deps.storage;
       expect(s.driver).toBe("none");

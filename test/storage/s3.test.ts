@@ -7,7 +7,7 @@ import { storageContract } from "./contract";
 
 storageContract("s3 (s3rver)", async () => {
   const s3 = await startS3rver();
-  const t = createTestApp({ env: s3.env });
+  const t = await createTestApp({ env: s3.env });
   return {
     storage: t.deps.storage,
     reach: (url) => url,

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { loadConfig } from "../../src/config";
-import { createDeps } from "../../src/container";
+import { createDeps, sqliteHandleOf } from "../../src/container";
 import { createApp } from "../../src/app";
 import { startServer, type RunningServer } from "../../src/server";
 import { fixedClock, type FixedClock } from "../../src/shared/clock";
@@ -13,6 +13,7 @@ import { createLogger } from "../../src/shared/logger";
 import { SYSTEM_ACTOR, type Scope } from "../../src/shared/actor";
 import { createApiKey } from "../../src/modules/api-keys/service";
 import type { Deps } from "../../src/deps";
+import type { DbHandle } from "../../src/db/client";
 
 export interface TestResponse<T = any> {
   status: number;
@@ -36,7 +37,9 @@ export interface TestApp {
   clock: FixedClock;
   dataDir: string;
   adminKey: string;
-  apiKey(scopes: Scope[], productId?: string | null): string;
+  apiKey(scopes: Scope[], productId?: string | null): Promise<string>;
+  /** The SQLite handle behind deps (tests that inspect rows directly); throws on PostgreSQL. */
+  sqlite: DbHandle;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
   /** Starts a real listening server on 127.0.0.1 with an ephemeral port (same deps). */
   listen(): RunningServer;
@@ -55,15 +58,16 @@ export function testEnv(dataDir: string, env: Record<string, string> = {}): Reco
   };
 }
 
-export function createTestApp(opts: { env?: Record<string, string>; clock?: FixedClock; dataDir?: string } = {}): TestApp {
+export async function createTestApp(opts: { env?: Record<string, string>; clock?: FixedClock; dataDir?: string } = {}): Promise<TestApp> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "keyward-test-"));
   const config = loadConfig(testEnv(dataDir, opts.env));
   const clock = opts.clock ?? fixedClock();
-  const deps = createDeps(config, clock, createLogger(config.logLevel));
+  const deps = await createDeps(config, clock, createLogger(config.logLevel));
   const app = createApp(deps);
-  const apiKey = (scopes: Scope[], productId: string | null = null) =>
-    createApiKey(deps, SYSTEM_ACTOR, { name: `test ${scopes.join(",")}`, scopes, productId }).key;
-  const adminKey = apiKey(["admin"]);
+  const sqlite = sqliteHandleOf(deps.db);
+  const apiKey = async (scopes: Scope[], productId: string | null = null) =>
+    (await createApiKey(deps, SYSTEM_ACTOR, { name: `test ${scopes.join(",")}`, scopes, productId })).key;
+  const adminKey = await apiKey(["admin"]);
   const servers: RunningServer[] = [];
 
   return {
@@ -72,6 +76,10 @@ export function createTestApp(opts: { env?: Record<string, string>; clock?: Fixe
     clock,
     dataDir,
     adminKey,
+    get sqlite(): DbHandle {
+      if (!sqlite) throw new Error("this test inspects SQLite rows directly; it does not run on PostgreSQL");
+      return sqlite;
+    },
     apiKey,
     async request(method, path, o = {}) {
       const headers: Record<string, string> = { ...o.headers };
@@ -99,7 +107,7 @@ export function createTestApp(opts: { env?: Record<string, string>; clock?: Fixe
     },
     async close() {
       for (const s of servers) await s.stop().catch(() => undefined);
-      deps.db.close();
+      await deps.db.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -9,17 +9,17 @@ import type { Product } from "../../src/modules/products/repo";
 
 let seq = 0;
 
-export function makeProduct(deps: Deps, over: Partial<Parameters<typeof createProduct>[2]> = {}): Product {
+export async function makeProduct(deps: Deps, over: Partial<Parameters<typeof createProduct>[2]> = {}): Promise<Product> {
   seq += 1;
-  return createProduct(deps, SYSTEM_ACTOR, { name: `Product ${seq}`, slug: `product-${seq}-${newId().slice(-6)}`, ...over });
+  return await createProduct(deps, SYSTEM_ACTOR, { name: `Product ${seq}`, slug: `product-${seq}-${newId().slice(-6)}`, ...over });
 }
 
-export function makePlan(
+export async function makePlan(
   deps: Deps,
   productId: string,
   over: Partial<Plan> = {},
   features: Omit<PlanFeature, "id" | "planId" | "createdAt">[] = [],
-): Plan {
+): Promise<Plan> {
   const now = deps.clock.now();
   const plan: Plan = {
     id: newId(),
@@ -39,21 +39,21 @@ export function makePlan(
     updatedAt: now,
     ...over,
   };
-  return deps.repos.plans.create(
+  return await deps.repos.plans.create(
     plan,
     features.map((f) => ({ ...f, id: newId(), planId: plan.id, createdAt: now })),
     { actor: SYSTEM_ACTOR, action: "plan.create", entityType: "plan", entityId: plan.id, productId, changes: null, at: now },
   );
 }
 
-export function makeLicense(deps: Deps, input: Partial<IssueLicenseInput> & Pick<IssueLicenseInput, "productId" | "planId">) {
-  return issueLicense(deps, SYSTEM_ACTOR, { email: `user${++seq}@example.com`, ...input });
+export async function makeLicense(deps: Deps, input: Partial<IssueLicenseInput> & Pick<IssueLicenseInput, "productId" | "planId">) {
+  return await issueLicense(deps, SYSTEM_ACTOR, { email: `user${++seq}@example.com`, ...input });
 }
 
 /** A product, a plan and a license in one call. */
-export function makeCatalog(deps: Deps, planOver: Partial<Plan> = {}, features: Parameters<typeof makePlan>[3] = []) {
-  const product = makeProduct(deps);
-  const plan = makePlan(deps, product.id, planOver, features);
-  const { license, key } = makeLicense(deps, { productId: product.id, planId: plan.id });
+export async function makeCatalog(deps: Deps, planOver: Partial<Plan> = {}, features: Parameters<typeof makePlan>[3] = []) {
+  const product = await makeProduct(deps);
+  const plan = await makePlan(deps, product.id, planOver, features);
+  const { license, key } = await makeLicense(deps, { productId: product.id, planId: plan.id });
   return { product, plan, license, key };
 }

@@ -27,12 +27,12 @@ export function post<T = any>(t: TestApp, path: string, body: unknown, headers: 
   return t.request("POST", `/api/v1${path}`, { body, headers, key: null });
 }
 
-export function catalog(t: TestApp, planOver: Partial<Plan> = {}, features: FeatureSpec[] = []) {
-  return makeCatalog(t.deps, planOver, features);
+export async function catalog(t: TestApp, planOver: Partial<Plan> = {}, features: FeatureSpec[] = []) {
+  return await makeCatalog(t.deps, planOver, features);
 }
 
-export function patchLicense(t: TestApp, licenseId: string, patch: LicensePatch, opts: { clearActivations?: boolean } = {}) {
-  t.deps.repos.licenses.mutate(
+export async function patchLicense(t: TestApp, licenseId: string, patch: LicensePatch, opts: { clearActivations?: boolean } = {}) {
+  await t.deps.repos.licenses.mutate(
     licenseId,
     () => patch,
     t.clock.now(),
@@ -42,8 +42,8 @@ export function patchLicense(t: TestApp, licenseId: string, patch: LicensePatch,
 }
 
 /** An add-on attached to a license, through the catalog's add-on and license services. */
-export function attachAddon(t: TestApp, productId: string, licenseId: string, f: FeatureSpec) {
-  const addon = createAddon(t.deps, SYSTEM_ACTOR, {
+export async function attachAddon(t: TestApp, productId: string, licenseId: string, f: FeatureSpec) {
+  const addon = await createAddon(t.deps, SYSTEM_ACTOR, {
     productId,
     name: `addon-${newId().slice(-8)}`,
     featureName: f.name,
@@ -52,7 +52,7 @@ export function attachAddon(t: TestApp, productId: string, licenseId: string, f:
     quotaLimit: f.quotaLimit,
     quotaPeriod: f.quotaPeriod,
   });
-  attachLicenseAddon(t.deps, SYSTEM_ACTOR, licenseId, addon.id);
+  await attachLicenseAddon(t.deps, SYSTEM_ACTOR, licenseId, addon.id);
   return addon.id;
 }
 

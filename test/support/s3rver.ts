@@ -13,7 +13,7 @@ export interface RunningS3 {
   /** s3rver's built-in account; any other key id is refused. */
   accessKey: string;
   secretKey: string;
-  /** STORAGE_* variables for createTestApp({ env }). */
+  /** STORAGE_* variables for await createTestApp({ env }). */
   env: Record<string, string>;
   /** Takes the server down (a bucket that is down), keeping its port and objects for start(). */
   stop(): Promise<void>;

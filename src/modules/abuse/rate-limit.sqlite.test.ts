@@ -20,39 +20,39 @@ afterAll(() => {
 });
 
 describe("SQLite rate limiter shared by two nodes", () => {
-  test("one node's hits, once flushed, spend the other node's budget; other keys are independent", () => {
+  test("one node's hits, once flushed, spend the other node's budget; other keys are independent", async () => {
     const a = createSqliteRateLimiter(nodeA);
     const b = createSqliteRateLimiter(nodeB);
     const t0 = 100 * MIN;
-    for (let i = 0; i < 3; i++) expect(a.hit("ip-1", 5, MIN, t0 + i).allowed).toBe(true);
+    for (let i = 0; i < 3; i++) expect((await a.hit("ip-1", 5, MIN, t0 + i)).allowed).toBe(true);
     a.flush();
     // b meets ip-1 for the first time: it reads a's 3 from the table, so 2 remain.
-    expect(b.hit("ip-1", 5, MIN, t0 + 10).allowed).toBe(true);
-    expect(b.hit("ip-1", 5, MIN, t0 + 11).allowed).toBe(true);
-    const refused = b.hit("ip-1", 5, MIN, t0 + 12);
+    expect((await b.hit("ip-1", 5, MIN, t0 + 10)).allowed).toBe(true);
+    expect((await b.hit("ip-1", 5, MIN, t0 + 11)).allowed).toBe(true);
+    const refused = (await b.hit("ip-1", 5, MIN, t0 + 12));
     expect(refused).toEqual({ allowed: false, retryAfterSeconds: expect.any(Number) });
-    expect(b.hit("ip-2", 5, MIN, t0 + 13).allowed).toBe(true);
+    expect((await b.hit("ip-2", 5, MIN, t0 + 13)).allowed).toBe(true);
     // a reads ip-1 again once its numbers are a flush interval old, and then sees b's hits too.
     b.flush();
-    expect(a.hit("ip-1", 5, MIN, t0 + SHARED_FLUSH_INTERVAL_MS + 20).allowed).toBe(false);
+    expect((await a.hit("ip-1", 5, MIN, t0 + SHARED_FLUSH_INTERVAL_MS + 20)).allowed).toBe(false);
   });
 
-  test("a new window starts fresh, with the previous window weighted by its overlap", () => {
+  test("a new window starts fresh, with the previous window weighted by its overlap", async () => {
     const a = createSqliteRateLimiter(nodeA);
     const b = createSqliteRateLimiter(nodeB);
     const t0 = 200 * MIN;
-    for (let i = 0; i < 10; i++) expect(a.hit("k", 10, MIN, t0 + i).allowed).toBe(true);
+    for (let i = 0; i < 10; i++) expect((await a.hit("k", 10, MIN, t0 + i)).allowed).toBe(true);
     a.flush();
     // Half way into the next window, half of the previous 10 still weighs: 5 more fit on b.
     const half = t0 + MIN + MIN / 2;
     let allowed = 0;
-    for (let i = 0; i < 10; i++) if (b.hit("k", 10, MIN, half + i).allowed) allowed += 1;
+    for (let i = 0; i < 10; i++) if ((await b.hit("k", 10, MIN, half + i)).allowed) allowed += 1;
     expect(allowed).toBe(5);
     // Two windows later nothing weighs any more.
-    expect(b.hit("k", 10, MIN, t0 + 3 * MIN).allowed).toBe(true);
+    expect((await b.hit("k", 10, MIN, t0 + 3 * MIN)).allowed).toBe(true);
   });
 
-  test("flushing after the database closed loses the counts but never throws", () => {
+  test("flushing after the database closed loses the counts but never throws", async () => {
     const h = openDatabase(path);
     const c = createSqliteRateLimiter(h);
     c.hit("z", 5, MIN, 300 * MIN);

@@ -120,7 +120,7 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
   };
 
   return {
-    hit(key, limit, windowMs, nowMs) {
+    async hit(key, limit, windowMs, nowMs) {
       latestMs = Math.max(latestMs, nowMs);
       longestWindowMs = Math.max(longestWindowMs, windowMs);
       const start = nowMs - (nowMs % windowMs);

@@ -1,5 +1,5 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
-import { immediate, lazyStatement, type DbHandle } from "../../db/client";
+import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { bruteForceState } from "../../db/schema";
 import type { BruteForceRepo, BruteForceState } from "./repo";
 
@@ -8,8 +8,8 @@ export function createBruteForceRepo(handle: DbHandle): BruteForceRepo {
   const byIp = lazyStatement(() => db.select().from(bruteForceState).where(eq(bruteForceState.ip, sql.placeholder("ip"))).prepare());
   const get = (ip: string): BruteForceState | null => byIp().get({ ip }) ?? null;
   return {
-    get,
-    recordFailure(ip, decide, pruneBefore) {
+    get: lift(get),
+    async recordFailure(ip, decide, pruneBefore) {
       return immediate(handle, () => {
         const next = decide(get(ip));
         db.insert(bruteForceState)

@@ -11,10 +11,10 @@ export interface BruteForceState {
 
 export interface BruteForceRepo {
   /** One prepared read by primary key; activate calls it before every key lookup. */
-  get(ip: string): BruteForceState | null;
+  get(ip: string): Promise<BruteForceState | null>;
   /**
    * Atomic read-decide-write of one address's state; also prunes rows idle since `pruneBefore`.
    * Returns the new state.
    */
-  recordFailure(ip: string, decide: (current: BruteForceState | null) => BruteForceState, pruneBefore: Date): BruteForceState;
+  recordFailure(ip: string, decide: (current: BruteForceState | null) => BruteForceState, pruneBefore: Date): Promise<BruteForceState>;
 }

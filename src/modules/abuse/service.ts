@@ -16,8 +16,8 @@ function policy(deps: Deps): BruteForcePolicy {
 }
 
 /** 429 LOCKED_OUT with Retry-After while the address is locked; checked before any key lookup. */
-export function assertNotLockedOut(deps: Deps, ip: string, now: Date): void {
-  const remainingMs = lockoutRemainingMs(deps.repos.bruteForce.get(ip), now);
+export async function assertNotLockedOut(deps: Deps, ip: string, now: Date): Promise<void> {
+  const remainingMs = lockoutRemainingMs(await deps.repos.bruteForce.get(ip), now);
   if (remainingMs > 0) {
     const seconds = Math.ceil(remainingMs / SECOND);
     throw new AppError("LOCKED_OUT", {
@@ -29,7 +29,7 @@ export function assertNotLockedOut(deps: Deps, ip: string, now: Date): void {
 }
 
 /** Counts one failed lookup (unknown, malformed or other-product key) against the address. */
-export function recordFailedLookup(deps: Deps, ip: string, now: Date): void {
+export async function recordFailedLookup(deps: Deps, ip: string, now: Date): Promise<void> {
   const p = policy(deps);
-  deps.repos.bruteForce.recordFailure(ip, (current) => afterFailure(ip, current, now, p), new Date(now.getTime() - REPEAT_MEMORY_MS));
+  await deps.repos.bruteForce.recordFailure(ip, (current) => afterFailure(ip, current, now, p), new Date(now.getTime() - REPEAT_MEMORY_MS));
 }

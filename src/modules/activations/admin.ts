@@ -8,8 +8,8 @@ import { ActivationParams } from "./model";
 export function activationAdminRoutes(deps: Deps, guard: AdminGuard) {
   return new Elysia({ name: "keyward/activations/admin" }).use(guard).delete(
     "/admin/licenses/:id/activations/:activation_id",
-    ({ actor, params }) => {
-      removeActivation(deps, actor, params.id, params.activation_id);
+    async ({ actor, params }) => {
+      await removeActivation(deps, actor, params.id, params.activation_id);
       return ok({});
     },
     {

@@ -15,7 +15,7 @@ export function activationRoutes(deps: Deps) {
   return new Elysia({ name: "keyward/activations" })
     .post(
       "/license/activate",
-      ({ body, request }) =>
+      async ({ body, request }) =>
         idempotent(
           deps,
           request,
@@ -47,7 +47,7 @@ export function activationRoutes(deps: Deps) {
     )
     .post(
       "/license/verify",
-      ({ body }) => ok(presentVerify(verify(deps, { licenseKey: body.license_key, productId: body.product_id, identifier: body.identifier }))),
+      async ({ body }) => ok(presentVerify(await verify(deps, { licenseKey: body.license_key, productId: body.product_id, identifier: body.identifier }))),
       {
         body: m.VerifyBody,
         response: { 200: Envelope(VerifyResponse), ...errors(404) },
@@ -59,8 +59,8 @@ export function activationRoutes(deps: Deps) {
     )
     .post(
       "/license/deactivate",
-      ({ body }) => {
-        deactivate(deps, { licenseKey: body.license_key, productId: body.product_id, identifier: body.identifier });
+      async ({ body }) => {
+        await deactivate(deps, { licenseKey: body.license_key, productId: body.product_id, identifier: body.identifier });
         return ok({ status: "deactivated" as const });
       },
       {

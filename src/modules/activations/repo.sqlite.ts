@@ -2,17 +2,18 @@ import { and, asc, count, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { activations } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
-import { createLicenseAccessRepo } from "../license-api/repo.sqlite";
+import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import { createGrantReaders } from "../entitlements/repo.sqlite";
 import type { FeatureGrant } from "../entitlements/repo";
 import type { QuotaPeriod } from "../plans/repo";
 import type { LicenseStatus } from "../licenses/repo";
+import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
 
 export function createActivationRepo(handle: DbHandle): ActivationRepo {
   const { db } = handle;
-  const access = createLicenseAccessRepo(handle);
+  const access = createLicenseAccessReaders(handle);
   const grantReaders = createGrantReaders(handle);
   // Verify's whole read in one statement. Measured here (bun:sqlite): each JOIN adds ~3 µs per
   // execution while a correlated scalar subquery on an index adds ~0.2 µs, so license, activation,
@@ -59,7 +60,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
   };
 
   return {
-    activate(input, check, record) {
+    async activate(input, check, record) {
       return immediate(handle, (): ActivateOutcome => {
         const current = access.findById(input.licenseId);
         check(current);
@@ -70,7 +71,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
           const label = input.label ?? existing.label;
           db.update(activations).set({ label, lastSeenAt: input.at }).where(eq(activations.id, existing.id)).run();
           const outcome: ActivatedOutcome = { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: lic };
-          record?.(outcome);
+          if (record) storeOutcome(handle, record(outcome));
           return outcome;
         }
         const max = lic.plan.maxActivations;
@@ -86,11 +87,11 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
         };
         db.insert(activations).values(activation).run();
         const outcome: ActivatedOutcome = { kind: "activated", activation, access: lic };
-        record?.(outcome);
+        if (record) storeOutcome(handle, record(outcome));
         return outcome;
       });
     },
-    findForVerify(hash, identifier) {
+    async findForVerify(hash, identifier) {
       const row = verifyRow().get(hash, identifier);
       if (!row || row.activation === null || row.plan === null) return null;
       const [activationId, lastSeenAt] = JSON.parse(row.activation) as [string, number | null];
@@ -117,10 +118,10 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
         grants,
       } satisfies VerifyLookup;
     },
-    touch(id, at, notSeenSince) {
+    async touch(id, at, notSeenSince) {
       p.touch().run({ id, at: at.getTime(), notSeenSince: notSeenSince.getTime() });
     },
-    deactivate(licenseId, identifier) {
+    async deactivate(licenseId, identifier) {
       const gone = db
         .delete(activations)
         .where(and(eq(activations.licenseId, licenseId), eq(activations.identifier, identifier)))
@@ -128,10 +129,10 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
         .all();
       return gone.length > 0;
     },
-    listByLicense(licenseId) {
+    async listByLicense(licenseId) {
       return db.select().from(activations).where(eq(activations.licenseId, licenseId)).orderBy(asc(activations.createdAt), asc(activations.id)).all();
     },
-    remove(licenseId, activationId, audit) {
+    async remove(licenseId, activationId, audit) {
       return immediate(handle, () => {
         const [removed] = db
           .delete(activations)

@@ -1,3 +1,4 @@
+import type { Recorder } from "../idempotency/repo";
 import type { AuditEntry } from "../audit/repo";
 import type { FeatureGrant } from "../entitlements/repo";
 import type { LicenseAccess } from "../license-api/repo";
@@ -40,14 +41,14 @@ export interface ActivationRepo {
    * `record`, when given, runs inside the same transaction after the write (the Idempotency-Key
    * outcome is stored there, so a crash cannot separate the two); throwing from it undoes the write.
    */
-  activate(input: NewActivation, check: (current: LicenseAccess | null) => void, record?: (outcome: ActivatedOutcome) => void): ActivateOutcome;
+  activate(input: NewActivation, check: (current: LicenseAccess | null) => void, record?: Recorder<ActivatedOutcome>): Promise<ActivateOutcome>;
   /** Hot path: one prepared statement; null when the key is unknown or the identifier is not activated. */
-  findForVerify(keyHash: string, identifier: string): VerifyLookup | null;
+  findForVerify(keyHash: string, identifier: string): Promise<VerifyLookup | null>;
   /** Sets last_seen_at unless it was set after `notSeenSince` (another node may have just done it). */
-  touch(activationId: string, at: Date, notSeenSince: Date): void;
+  touch(activationId: string, at: Date, notSeenSince: Date): Promise<void>;
   /** Frees the slot; false when the identifier was not activated. */
-  deactivate(licenseId: string, identifier: string): boolean;
-  listByLicense(licenseId: string): Activation[];
+  deactivate(licenseId: string, identifier: string): Promise<boolean>;
+  listByLicense(licenseId: string): Promise<Activation[]>;
   /** Admin removal with its audit row in the same transaction; null when not found on this license. */
-  remove(licenseId: string, activationId: string, audit: (removed: Activation) => AuditEntry): Activation | null;
+  remove(licenseId: string, activationId: string, audit: (removed: Activation) => AuditEntry): Promise<Activation | null>;
 }

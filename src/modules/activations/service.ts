@@ -21,6 +21,7 @@ import {
 import type { LicenseAccess } from "../license-api/repo";
 import { lastSeenDue, onlineTokenClaims } from "./domain";
 import type { ActivatedOutcome, Activation, IdentifierType } from "./repo";
+import type { Recorder } from "../idempotency/repo";
 
 /** Signs a fresh online token with the active key (its KeyObject is built once, never per request). */
 function issueToken(deps: Deps, access: LicenseAccess, identifier: string, features: Record<string, boolean | string>, now: Date): string {
@@ -37,8 +38,8 @@ function issueToken(deps: Deps, access: LicenseAccess, identifier: string, featu
   return signToken(key.signer, claims);
 }
 
-function tokenFeatures(deps: Deps, access: LicenseAccess): Record<string, boolean | string> {
-  return featureValues(licenseEntitlements(deps, access));
+async function tokenFeatures(deps: Deps, access: LicenseAccess): Promise<Record<string, boolean | string>> {
+  return featureValues(await licenseEntitlements(deps, access));
 }
 
 export interface ActivateInput extends PublicLicenseInput {
@@ -59,19 +60,22 @@ export interface ActivateResult {
  * `record` (Idempotency-Key) receives the result, token included, inside the activation's write
  * transaction: the activation and the stored outcome commit together.
  */
-export function activate(deps: Deps, input: ActivateInput, record?: (result: ActivateResult) => void): ActivateResult {
+export async function activate(deps: Deps, input: ActivateInput, record?: Recorder<ActivateResult>): Promise<ActivateResult> {
   const now = deps.clock.now();
   // Checked before the key lookup, so a locked-out address learns nothing about any key.
-  assertNotLockedOut(deps, input.ip, now);
-  const found = findLicense(deps, input);
+  await assertNotLockedOut(deps, input.ip, now);
+  const found = await findLicense(deps, input);
   if (!found) {
-    recordFailedLookup(deps, input.ip, now);
+    await recordFailedLookup(deps, input.ip, now);
     throw licenseNotFound();
   }
+  // The token's features are read before the write transaction (the token is signed inside it when
+  // an Idempotency-Key stores the outcome there, and a transaction callback cannot await).
+  const features = await tokenFeatures(deps, found);
   let result: ActivateResult | undefined;
   const finish = (o: ActivatedOutcome): ActivateResult =>
-    (result = { status: o.kind, licenseId: o.access.license.id, token: issueToken(deps, o.access, input.identifier, tokenFeatures(deps, o.access), now) });
-  const outcome = deps.repos.activations.activate(
+    (result = { status: o.kind, licenseId: o.access.license.id, token: issueToken(deps, o.access, input.identifier, features, now) });
+  const outcome = await deps.repos.activations.activate(
     { licenseId: found.license.id, identifier: input.identifier, identifierType: input.identifierType, label: input.label, at: now },
     (current) => {
       if (!current) throw licenseNotFound(); // deleted between lookup and transaction
@@ -106,10 +110,10 @@ export interface VerifyResult {
  * The hot path: prepared indexed reads of license, activation, plan and features, one Ed25519
  * signature, and a write only when last_seen_at is due.
  */
-export function verify(deps: Deps, input: VerifyInput): VerifyResult {
+export async function verify(deps: Deps, input: VerifyInput): Promise<VerifyResult> {
   const now = deps.clock.now();
   const hash = keyHashOf(deps, input.licenseKey);
-  const found = hash === null ? null : deps.repos.activations.findForVerify(hash, input.identifier);
+  const found = hash === null ? null : await deps.repos.activations.findForVerify(hash, input.identifier);
   // Spec design rule 4: missing key, malformed key, another product's key, an identifier never
   // activated, and every unusable state (suspended, revoked, expired, canceled, past grace) all get
   // the one identical 404, so verify cannot be used to probe which keys exist or what state they are in.
@@ -118,28 +122,28 @@ export function verify(deps: Deps, input: VerifyInput): VerifyResult {
   }
   const intervalMs = deps.config.lastSeenIntervalSeconds * SECOND;
   if (lastSeenDue(found.activation.lastSeenAt, now, intervalMs)) {
-    deps.repos.activations.touch(found.activation.id, now, new Date(now.getTime() - intervalMs));
+    await deps.repos.activations.touch(found.activation.id, now, new Date(now.getTime() - intervalMs));
   }
   // The lookup already carries the feature grants (one statement); no second read.
   const features = featureValues(mergeGrants(found.grants, found.plan.quotaPeriod));
   return { access: found, features, token: issueToken(deps, found, input.identifier, features, now) };
 }
 
-export function deactivate(deps: Deps, input: VerifyInput): void {
-  const access = requireUsableLicense(deps, input, deps.clock.now());
+export async function deactivate(deps: Deps, input: VerifyInput): Promise<void> {
+  const access = await requireUsableLicense(deps, input, deps.clock.now());
   // Same collapse as verify (spec: design rule 4): an unknown identifier is indistinguishable from an unknown key.
-  if (!deps.repos.activations.deactivate(access.license.id, input.identifier)) throw licenseNotFound();
+  if (!(await deps.repos.activations.deactivate(access.license.id, input.identifier))) throw licenseNotFound();
 }
 
 /** Admin view of a license's activations (for the license detail route). */
-export function listActivations(deps: Deps, licenseId: string): Activation[] {
-  return deps.repos.activations.listByLicense(licenseId);
+export async function listActivations(deps: Deps, licenseId: string): Promise<Activation[]> {
+  return await deps.repos.activations.listByLicense(licenseId);
 }
 
 /** Admin removal of one activation; frees its slot. Audited in the same transaction. */
-export function removeActivation(deps: Deps, actor: Actor, licenseId: string, activationId: string): Activation {
-  const license = getLicense(deps, actor, licenseId); // 404, or 403 PRODUCT_SCOPE_MISMATCH for a bound key
-  const removed = deps.repos.activations.remove(license.id, activationId, (a) => ({
+export async function removeActivation(deps: Deps, actor: Actor, licenseId: string, activationId: string): Promise<Activation> {
+  const license = await getLicense(deps, actor, licenseId); // 404, or 403 PRODUCT_SCOPE_MISMATCH for a bound key
+  const removed = await deps.repos.activations.remove(license.id, activationId, (a) => ({
     actor,
     action: "activation.remove",
     entityType: "license",

@@ -15,8 +15,8 @@ export function addonAdminRoutes(deps: Deps, guard: AdminGuard) {
     .use(guard)
     .post(
       "/admin/addons",
-      ({ actor, body, set }) => {
-        const addon = createAddon(deps, actor, {
+      async ({ actor, body, set }) => {
+        const addon = await createAddon(deps, actor, {
           productId: body.product_id,
           name: body.name,
           featureName: body.feature_name,
@@ -35,13 +35,13 @@ export function addonAdminRoutes(deps: Deps, guard: AdminGuard) {
         detail: detail("Create an add-on (one extra feature sold separately)"),
       },
     )
-    .get("/admin/addons", ({ actor, query }) => ok({ items: listAddons(deps, actor, query.product_id).map(presentAddon) }), {
+    .get("/admin/addons", async ({ actor, query }) => ok({ items: (await listAddons(deps, actor, query.product_id)).map(presentAddon) }), {
       scopes: READ,
       query: ListAddonsQuery,
       response: { 200: Envelope(t.Object({ items: t.Array(AddonSchema) })), ...errors(401, 403) },
       detail: detail("List add-ons, optionally of one product; a product-bound key sees only its product"),
     })
-    .get("/admin/addons/:id", ({ actor, params }) => ok(presentAddon(getAddon(deps, actor, params.id))), {
+    .get("/admin/addons/:id", async ({ actor, params }) => ok(presentAddon(await getAddon(deps, actor, params.id))), {
       scopes: READ,
       params: AddonIdParams,
       response: { 200: Envelope(AddonSchema), ...errors(401, 403, 404) },
@@ -49,10 +49,10 @@ export function addonAdminRoutes(deps: Deps, guard: AdminGuard) {
     })
     .patch(
       "/admin/addons/:id",
-      ({ actor, params, body }) =>
+      async ({ actor, params, body }) =>
         ok(
           presentAddon(
-            updateAddon(deps, actor, params.id, {
+            await updateAddon(deps, actor, params.id, {
               name: body.name,
               featureName: body.feature_name,
               valueType: body.value_type,
@@ -72,8 +72,8 @@ export function addonAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .delete(
       "/admin/addons/:id",
-      ({ actor, params }) => {
-        deleteAddon(deps, actor, params.id);
+      async ({ actor, params }) => {
+        await deleteAddon(deps, actor, params.id);
         return ok({});
       },
       {

@@ -1,5 +1,5 @@
 import { asc, eq } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { lift, immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { addons, licenseAddons } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
@@ -14,7 +14,7 @@ export function createAddonRepo(handle: DbHandle): AddonRepo {
     return r ? toAddon(r) : null;
   };
   return {
-    create(addon, audit) {
+    async create(addon, audit) {
       try {
         return immediate(handle, () => {
           db.insert(addons).values(addon).run();
@@ -25,12 +25,12 @@ export function createAddonRepo(handle: DbHandle): AddonRepo {
         rethrowConstraint(e, { unique: `The product already has an add-on named "${addon.name}".`, foreignKey: "Unknown product." });
       }
     },
-    findById,
-    list({ productId }) {
+    findById: lift(findById),
+    async list({ productId }) {
       const q = db.select().from(addons);
       return (productId ? q.where(eq(addons.productId, productId)) : q).orderBy(asc(addons.createdAt), asc(addons.id)).all().map(toAddon);
     },
-    update(id, decide, at, audit) {
+    async update(id, decide, at, audit) {
       try {
         return immediate(handle, () => {
           const before = findById(id);
@@ -47,7 +47,7 @@ export function createAddonRepo(handle: DbHandle): AddonRepo {
         rethrowConstraint(e, { unique: "The product already has an add-on with this name." });
       }
     },
-    delete(id, audit) {
+    async delete(id, audit) {
       try {
         return immediate(handle, () => {
           const before = findById(id);
@@ -61,7 +61,7 @@ export function createAddonRepo(handle: DbHandle): AddonRepo {
         rethrowConstraint(e, { foreignKey: "Licenses still have this add-on attached; detach it first." });
       }
     },
-    forLicense(licenseId) {
+    async forLicense(licenseId) {
       return db
         .select({ addon: addons })
         .from(licenseAddons)

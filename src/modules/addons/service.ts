@@ -34,9 +34,9 @@ const audit = (deps: Deps, actor: Actor, action: string, a: Pick<Addon, "id" | "
 
 const notFound = () => new AppError("NOT_FOUND", { message: "Add-on not found." });
 
-export function createAddon(deps: Deps, actor: Actor, input: CreateAddonInput): Addon {
+export async function createAddon(deps: Deps, actor: Actor, input: CreateAddonInput): Promise<Addon> {
   assertProductAccess(actor, input.productId);
-  if (!deps.repos.products.findById(input.productId)) throw validationError({ product_id: "unknown product" });
+  if (!await deps.repos.products.findById(input.productId)) throw validationError({ product_id: "unknown product" });
   const now = deps.clock.now();
   const addon: Addon = {
     id: newId(),
@@ -47,24 +47,24 @@ export function createAddon(deps: Deps, actor: Actor, input: CreateAddonInput): 
     createdAt: now,
     updatedAt: now,
   };
-  return deps.repos.addons.create(addon, audit(deps, actor, "addon.create", addon, createdChanges(addonAuditView(addon))));
+  return await deps.repos.addons.create(addon, audit(deps, actor, "addon.create", addon, createdChanges(addonAuditView(addon))));
 }
 
 /** 404 when missing, 403 PRODUCT_SCOPE_MISMATCH for a bound key's other products. */
-export function getAddon(deps: Deps, actor: Actor, id: string): Addon {
-  const addon = deps.repos.addons.findById(id);
+export async function getAddon(deps: Deps, actor: Actor, id: string): Promise<Addon> {
+  const addon = await deps.repos.addons.findById(id);
   if (!addon) throw notFound();
   assertProductAccess(actor, addon.productId);
   return addon;
 }
 
-export function listAddons(deps: Deps, actor: Actor, productId: string | undefined): Addon[] {
-  return deps.repos.addons.list({ productId: scopedProductFilter(actor, productId) });
+export async function listAddons(deps: Deps, actor: Actor, productId: string | undefined): Promise<Addon[]> {
+  return await deps.repos.addons.list({ productId: scopedProductFilter(actor, productId) });
 }
 
-export function updateAddon(deps: Deps, actor: Actor, id: string, input: UpdateAddonInput): Addon {
-  getAddon(deps, actor, id);
-  const updated = deps.repos.addons.update(
+export async function updateAddon(deps: Deps, actor: Actor, id: string, input: UpdateAddonInput): Promise<Addon> {
+  await getAddon(deps, actor, id);
+  const updated = await deps.repos.addons.update(
     id,
     (current) => {
       // Validate the merged definition: changing value_type usually means new value/quota fields too.
@@ -88,8 +88,8 @@ export function updateAddon(deps: Deps, actor: Actor, id: string, input: UpdateA
 }
 
 /** 409 CONFLICT while any license has the add-on attached. */
-export function deleteAddon(deps: Deps, actor: Actor, id: string): void {
-  getAddon(deps, actor, id);
-  const gone = deps.repos.addons.delete(id, (before) => audit(deps, actor, "addon.delete", before, deletedChanges(addonAuditView(before))));
+export async function deleteAddon(deps: Deps, actor: Actor, id: string): Promise<void> {
+  await getAddon(deps, actor, id);
+  const gone = await deps.repos.addons.delete(id, (before) => audit(deps, actor, "addon.delete", before, deletedChanges(addonAuditView(before))));
   if (!gone) throw notFound();
 }

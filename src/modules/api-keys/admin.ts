@@ -40,8 +40,8 @@ export function apiKeyAdminRoutes(deps: Deps, guard: AdminGuard) {
     .use(guard)
     .post(
       "/admin/api-keys",
-      ({ actor, body, set }) => {
-        const { record, key } = createApiKey(deps, actor, {
+      async ({ actor, body, set }) => {
+        const { record, key } = await createApiKey(deps, actor, {
           name: body.name,
           scopes: body.scopes,
           productId: body.product_id ?? null,
@@ -66,12 +66,12 @@ export function apiKeyAdminRoutes(deps: Deps, guard: AdminGuard) {
         detail: detail("Create an API key (the key is returned once)"),
       },
     )
-    .get("/admin/api-keys", ({ actor }) => ok({ items: listApiKeys(deps, actor).map(presentApiKey) }), {
+    .get("/admin/api-keys", async ({ actor }) => ok({ items: (await listApiKeys(deps, actor)).map(presentApiKey) }), {
       scopes: ["admin"],
       response: { 200: Envelope(t.Object({ items: t.Array(ApiKeySchema) })), ...errors(401, 403) },
       detail: detail("List API keys"),
     })
-    .post("/admin/api-keys/:id/revoke", ({ actor, params }) => ok(presentApiKey(revokeApiKey(deps, actor, params.id))), {
+    .post("/admin/api-keys/:id/revoke", async ({ actor, params }) => ok(presentApiKey(await revokeApiKey(deps, actor, params.id))), {
       scopes: ["admin"],
       params: t.Object({ id: t.String({ format: "uuid" }) }),
       response: { 200: Envelope(ApiKeySchema), ...errors(401, 403, 404) },

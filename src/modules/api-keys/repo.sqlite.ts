@@ -1,5 +1,5 @@
 import { desc, eq, sql } from "drizzle-orm";
-import { immediate, lazyStatement, type DbHandle } from "../../db/client";
+import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { apiKeys } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
 import type { Scope } from "../../shared/actor";
@@ -17,22 +17,22 @@ export function createApiKeyRepo(handle: DbHandle): ApiKeyRepo {
     return r ? toRecord(r) : null;
   };
   return {
-    create(record, audit) {
+    async create(record, audit) {
       return immediate(handle, () => {
         db.insert(apiKeys).values(record).run();
         if (audit) writeAudit(db, audit);
         return record;
       });
     },
-    findByHash(hash) {
+    async findByHash(hash) {
       const r = byHash().get({ hash });
       return r ? toRecord(r) : null;
     },
-    findById,
-    list() {
+    findById: lift(findById),
+    async list() {
       return db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)).all().map(toRecord);
     },
-    revoke(id, at, audit) {
+    async revoke(id, at, audit) {
       return immediate(handle, () => {
         const current = findById(id);
         if (!current) return null;
@@ -43,7 +43,7 @@ export function createApiKeyRepo(handle: DbHandle): ApiKeyRepo {
         return findById(id);
       });
     },
-    touch(id, at) {
+    async touch(id, at) {
       db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run();
     },
   };

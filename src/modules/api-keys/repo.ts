@@ -14,10 +14,10 @@ export interface ApiKeyRecord {
 }
 
 export interface ApiKeyRepo {
-  create(record: ApiKeyRecord, audit: AuditEntry | null): ApiKeyRecord;
-  findByHash(hash: string): ApiKeyRecord | null;
-  findById(id: string): ApiKeyRecord | null;
-  list(): ApiKeyRecord[];
-  revoke(id: string, at: Date, audit: AuditEntry): ApiKeyRecord | null;
-  touch(id: string, at: Date): void;
+  create(record: ApiKeyRecord, audit: AuditEntry | null): Promise<ApiKeyRecord>;
+  findByHash(hash: string): Promise<ApiKeyRecord | null>;
+  findById(id: string): Promise<ApiKeyRecord | null>;
+  list(): Promise<ApiKeyRecord[]>;
+  revoke(id: string, at: Date, audit: AuditEntry): Promise<ApiKeyRecord | null>;
+  touch(id: string, at: Date): Promise<void>;
 }

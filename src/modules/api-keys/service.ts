@@ -35,10 +35,10 @@ export interface CreateApiKeyInput {
   productId: string | null;
 }
 
-export function createApiKey(deps: Deps, actor: Actor, input: CreateApiKeyInput): { record: ApiKeyRecord; key: string } {
+export async function createApiKey(deps: Deps, actor: Actor, input: CreateApiKeyInput): Promise<{ record: ApiKeyRecord; key: string }> {
   assertSystemWide(actor);
   const scopes = [...new Set(input.scopes)].filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
-  if (input.productId !== null && !deps.repos.products.findById(input.productId)) {
+  if (input.productId !== null && !await deps.repos.products.findById(input.productId)) {
     throw new AppError("VALIDATION_ERROR", { details: { fields: { product_id: "unknown product" } } });
   }
   const key = randomKey();
@@ -63,19 +63,19 @@ export function createApiKey(deps: Deps, actor: Actor, input: CreateApiKeyInput)
     changes: { name: input.name, scopes, product_id: input.productId },
     at: now,
   };
-  deps.repos.apiKeys.create(record, audit);
+  await deps.repos.apiKeys.create(record, audit);
   return { record, key };
 }
 
-export function listApiKeys(deps: Deps, actor: Actor): ApiKeyRecord[] {
+export async function listApiKeys(deps: Deps, actor: Actor): Promise<ApiKeyRecord[]> {
   assertSystemWide(actor);
-  return deps.repos.apiKeys.list();
+  return await deps.repos.apiKeys.list();
 }
 
-export function revokeApiKey(deps: Deps, actor: Actor, id: string): ApiKeyRecord {
+export async function revokeApiKey(deps: Deps, actor: Actor, id: string): Promise<ApiKeyRecord> {
   assertSystemWide(actor);
   const now = deps.clock.now();
-  const r = deps.repos.apiKeys.revoke(id, now, {
+  const r = await deps.repos.apiKeys.revoke(id, now, {
     actor,
     action: "api_key.revoke",
     entityType: "api_key",
@@ -90,16 +90,16 @@ export function revokeApiKey(deps: Deps, actor: Actor, id: string): ApiKeyRecord
 
 /** The guard's resolver for `Authorization: Bearer kw_…`. */
 export function apiKeyResolver(deps: Deps): CredentialResolver {
-  return (request: Request): Credential | null => {
+  return async (request: Request): Promise<Credential | null> => {
     const token = bearerToken(request);
     if (token === null) return null;
     // Shape check first: garbage never reaches the database. The lookup is by keyed hash, so no
     // timing difference reveals how much of a key matched.
-    const record = KEY_SHAPE.test(token) ? deps.repos.apiKeys.findByHash(hashApiKey(deps, token)) : null;
+    const record = KEY_SHAPE.test(token) ? await deps.repos.apiKeys.findByHash(hashApiKey(deps, token)) : null;
     if (!record || record.revokedAt) throw new AppError("UNAUTHORIZED", { message: "Invalid API key." });
     const now = deps.clock.now();
     // last_used_at is informative; write it at most once a minute per key to keep reads write-free.
-    if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() > MINUTE) deps.repos.apiKeys.touch(record.id, now);
+    if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() > MINUTE) await deps.repos.apiKeys.touch(record.id, now);
     return { type: "api_key", id: record.id, scopes: new Set(record.scopes), productId: record.productId };
   };
 }

@@ -40,9 +40,9 @@ const present = (r: AuditRecord) => ({
 export function auditAdminRoutes(deps: Deps, guard: AdminGuard) {
   return new Elysia({ name: "keyward/audit/admin" }).use(guard).get(
     "/admin/audit",
-    ({ actor, query }) => {
+    async ({ actor, query }) => {
       assertSystemWide(actor);
-      const page = deps.repos.audit.list({
+      const page = await deps.repos.audit.list({
         entityType: query.entity_type,
         entityId: query.entity_id,
         action: query.action,

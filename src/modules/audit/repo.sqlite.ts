@@ -10,7 +10,7 @@ const toRecord = (r: Row): AuditRecord => ({ ...r, changes: r.changes ?? null })
 export function createAuditRepo(handle: DbHandle): AuditRepo {
   const { db } = handle;
   return {
-    list(f) {
+    async list(f) {
       const where: SQL[] = [];
       if (f.entityType) where.push(eq(auditLog.entityType, f.entityType));
       if (f.entityId) where.push(eq(auditLog.entityId, f.entityId));

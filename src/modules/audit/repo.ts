@@ -37,5 +37,5 @@ export interface AuditFilter {
 }
 
 export interface AuditRepo {
-  list(filter: AuditFilter): { items: AuditRecord[]; nextCursor: string | null };
+  list(filter: AuditFilter): Promise<{ items: AuditRecord[]; nextCursor: string | null }>;
 }

@@ -40,24 +40,24 @@ const supportExpired = (supportUntil: Date) =>
     details: { support_until: supportUntil.toISOString() },
   });
 
-function findLicense(deps: Deps, key: string): License | null {
-  return deps.repos.licenses.findByKeyHash(licenseKeyHash(deps, normalizeLicenseKey(key)));
+async function findLicense(deps: Deps, key: string): Promise<License | null> {
+  return await deps.repos.licenses.findByKeyHash(licenseKeyHash(deps, normalizeLicenseKey(key)));
 }
 
-function usable(deps: Deps, license: License): boolean {
-  const plan = deps.repos.plans.findById(license.planId);
+async function usable(deps: Deps, license: License): Promise<boolean> {
+  const plan = await deps.repos.plans.findById(license.planId);
   return isUsable(license, plan?.graceDays ?? 0, deps.clock.now());
 }
 
 /** Pinned: that exact version (any channel); latest: newest covered release in the fallback chain. */
-function resolveRelease(
+async function resolveRelease(
   deps: Deps,
   product: Product,
   q: { platform: Platform; channel: Channel; version?: string },
   supportUntil: Date | null,
-): { release: Release; artifact: Artifact } {
+): Promise<{ release: Release; artifact: Artifact }> {
   if (q.version) {
-    const release = deps.repos.releases.findByVersion(product.id, q.version);
+    const release = await deps.repos.releases.findByVersion(product.id, q.version);
     // A draft is invisible everywhere (spec "Release"): it answers exactly like a missing version.
     if (!release || release.status === "draft") throw releaseNotFound(`Version ${q.version} is not published.`);
     if (release.status === "yanked") throw yanked(release.version);
@@ -67,10 +67,10 @@ function resolveRelease(
     return { release, artifact };
   }
   const query = { productId: product.id, channels: CHANNEL_FALLBACK[q.channel], platform: q.platform, limit: 1 };
-  const [covered] = deps.repos.releases.feed({ ...query, publishedBefore: supportUntil });
+  const [covered] = await deps.repos.releases.feed({ ...query, publishedBefore: supportUntil });
   if (covered) return covered;
   // Releases exist but all were published after support ended: say so rather than "none exist".
-  if (supportUntil !== null && deps.repos.releases.feed({ ...query, publishedBefore: null }).length > 0) {
+  if (supportUntil !== null && (await deps.repos.releases.feed({ ...query, publishedBefore: null })).length > 0) {
     throw supportExpired(supportUntil);
   }
   throw releaseNotFound();
@@ -91,12 +91,12 @@ async function presign(deps: Deps, artifact: Artifact): Promise<PresignedRequest
  */
 export async function licenseDownload(deps: Deps, input: DownloadInput): Promise<ResolvedDownload> {
   assertStorage(deps);
-  const license = findLicense(deps, input.licenseKey);
+  const license = await findLicense(deps, input.licenseKey);
   if (!license) throw new AppError("LICENSE_NOT_FOUND");
-  if (!usable(deps, license)) throw new AppError("LICENSE_INACTIVE", { message: "The license is not active." });
-  const product = deps.repos.products.findById(license.productId);
+  if (!await usable(deps, license)) throw new AppError("LICENSE_INACTIVE", { message: "The license is not active." });
+  const product = await deps.repos.products.findById(license.productId);
   if (!product) throw new AppError("LICENSE_NOT_FOUND");
-  const found = resolveRelease(deps, product, input, license.supportUntil);
+  const found = await resolveRelease(deps, product, input, license.supportUntil);
   return { ...found, presigned: await presign(deps, found.artifact) };
 }
 
@@ -109,9 +109,9 @@ export async function artifactRedirect(
   deps: Deps,
   input: { slug: string; artifactId: string; licenseKey: string | null },
 ): Promise<PresignedRequest> {
-  const product = productBySlug(deps, input.slug);
+  const product = await productBySlug(deps, input.slug);
   assertStorage(deps);
-  const found = deps.repos.releases.findArtifact(input.artifactId);
+  const found = await deps.repos.releases.findArtifact(input.artifactId);
   // Another product's artifact, a draft, or a half-uploaded one: all invisible, all the same 404.
   if (!found || found.release.productId !== product.id || found.release.status === "draft" || found.artifact.status !== "finalized") {
     throw releaseNotFound("No published artifact matches.");
@@ -123,12 +123,12 @@ export async function artifactRedirect(
         message: "This product's downloads require a license key (query license_key or Authorization: License <key>).",
       });
     }
-    const license = findLicense(deps, input.licenseKey);
+    const license = await findLicense(deps, input.licenseKey);
     // Unknown key, another product's key and an unusable license all answer the same 404: this URL
     // is public and embedded in cached feeds, so it must not become an oracle for probing keys or
     // their states (the same collapse as verify, spec design rule 4).
-    if (!license || license.productId !== product.id || !usable(deps, license)) throw new AppError("LICENSE_NOT_FOUND");
+    if (!license || license.productId !== product.id || !await usable(deps, license)) throw new AppError("LICENSE_NOT_FOUND");
     if (!coveredBySupport(found.release, license.supportUntil)) throw supportExpired(license.supportUntil!);
   }
-  return presign(deps, found.artifact);
+  return await presign(deps, found.artifact);
 }

@@ -8,7 +8,7 @@ import { presentEntitlements } from "./present";
 export function entitlementRoutes(deps: Deps) {
   return new Elysia({ name: "keyward/entitlements" }).post(
     "/license/entitlements",
-    ({ body }) => ok(presentEntitlements(getEntitlements(deps, { licenseKey: body.license_key, productId: body.product_id, feature: body.feature }))),
+    async ({ body }) => ok(presentEntitlements(await getEntitlements(deps, { licenseKey: body.license_key, productId: body.product_id, feature: body.feature }))),
     {
       body: EntitlementsBody,
       response: { 200: Envelope(EntitlementsResponse), ...errors(404) },

@@ -68,6 +68,6 @@ export function createGrantReaders(handle: DbHandle) {
 export function createEntitlementRepo(handle: DbHandle): EntitlementRepo {
   const readers = createGrantReaders(handle);
   return {
-    grants: (planId, licenseId) => [...readers.planGrants(planId), ...readers.addonGrants(licenseId)],
+    grants: async (planId, licenseId) => [...readers.planGrants(planId), ...readers.addonGrants(licenseId)],
   };
 }

@@ -15,5 +15,5 @@ export interface EntitlementRepo {
    * Plan features (any order), then the license's add-on features ordered by attach time, then
    * add-on id. Verify reads this on every call.
    */
-  grants(planId: string, licenseId: string): FeatureGrant[];
+  grants(planId: string, licenseId: string): Promise<FeatureGrant[]>;
 }

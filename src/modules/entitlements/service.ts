@@ -8,8 +8,8 @@ import { periodEnd, periodKey, remaining } from "../usage/domain";
 import { mergeGrants, type Entitlement } from "./domain";
 
 /** Merged plan + add-on features of a license, by name. */
-export function licenseEntitlements(deps: Deps, access: LicenseAccess): Map<string, Entitlement> {
-  return mergeGrants(deps.repos.entitlements.grants(access.plan.id, access.license.id), access.plan.quotaPeriod);
+export async function licenseEntitlements(deps: Deps, access: LicenseAccess): Promise<Map<string, Entitlement>> {
+  return mergeGrants(await deps.repos.entitlements.grants(access.plan.id, access.license.id), access.plan.quotaPeriod);
 }
 
 export interface FeatureView extends Entitlement {
@@ -32,8 +32,8 @@ export function viewOf(e: Entitlement, used: number | null, now: Date): FeatureV
   };
 }
 
-export function featureView(deps: Deps, licenseId: string, e: Entitlement, now: Date): FeatureView {
-  const used = e.valueType === "quota" ? deps.repos.usage.used(licenseId, e.name, periodKey(e.period, now)) : null;
+export async function featureView(deps: Deps, licenseId: string, e: Entitlement, now: Date): Promise<FeatureView> {
+  const used = e.valueType === "quota" ? await deps.repos.usage.used(licenseId, e.name, periodKey(e.period, now)) : null;
   return viewOf(e, used, now);
 }
 
@@ -54,15 +54,15 @@ export interface EntitlementsResult {
   features: FeatureView[];
 }
 
-export function getEntitlements(deps: Deps, input: EntitlementsInput): EntitlementsResult {
+export async function getEntitlements(deps: Deps, input: EntitlementsInput): Promise<EntitlementsResult> {
   const now = deps.clock.now();
   // An unusable license answers the collapsed 404, as verify does; otherwise entitlements would
   // reveal which keys are suspended, revoked or expired (spec: design rule 4).
-  const access = requireUsableLicense(deps, input, now);
-  const all = licenseEntitlements(deps, access);
+  const access = await requireUsableLicense(deps, input, now);
+  const all = await licenseEntitlements(deps, access);
   const selected =
     input.feature === undefined
       ? [...all.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       : [all.get(input.feature) ?? absentFeature(input.feature, access.plan.quotaPeriod)];
-  return { access, features: selected.map((e) => featureView(deps, access.license.id, e, now)) };
+  return { access, features: await Promise.all(selected.map((e) => featureView(deps, access.license.id, e, now))) };
 }

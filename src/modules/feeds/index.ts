@@ -30,8 +30,8 @@ export function feedRoutes(deps: Deps) {
   return new Elysia({ name: "keyward/feeds" })
     .get(
       "/releases/:slug/feed.xml",
-      ({ params, query }) => {
-        const body = renderedFeed(deps, cache, feedInput(params.slug, query, "feed.xml"), renderAppcast);
+      async ({ params, query }) => {
+        const body = await renderedFeed(deps, cache, feedInput(params.slug, query, "feed.xml"), renderAppcast);
         return new Response(body, {
           headers: { "content-type": "application/rss+xml; charset=utf-8", "cache-control": CACHE },
         });
@@ -50,8 +50,8 @@ export function feedRoutes(deps: Deps) {
     )
     .get(
       "/releases/:slug/feed.json",
-      ({ params, query }) => {
-        const body = renderedFeed(deps, cache, feedInput(params.slug, query, "feed.json"), (view) => JSON.stringify(renderFeedJson(view)));
+      async ({ params, query }) => {
+        const body = await renderedFeed(deps, cache, feedInput(params.slug, query, "feed.json"), (view) => JSON.stringify(renderFeedJson(view)));
         return new Response(body, { headers: { "content-type": "application/json;charset=utf-8", "cache-control": CACHE } });
       },
       {
@@ -63,8 +63,8 @@ export function feedRoutes(deps: Deps) {
     )
     .get(
       "/releases/:slug/upgrade.json",
-      ({ params, query }) => {
-        const found = latestUpdate(
+      async ({ params, query }) => {
+        const found = await latestUpdate(
           deps,
           {
             slug: params.slug,

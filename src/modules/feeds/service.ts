@@ -21,14 +21,14 @@ export interface FeedInput {
   format: "feed.xml" | "feed.json" | "upgrade.json";
 }
 
-export function productBySlug(deps: Deps, slug: string): Product {
-  const product = deps.repos.products.findBySlug(slug);
+export async function productBySlug(deps: Deps, slug: string): Promise<Product> {
+  const product = await deps.repos.products.findBySlug(slug);
   if (!product) throw new AppError("NOT_FOUND", { message: "Unknown product." });
   return product;
 }
 
-export function buildFeed(deps: Deps, input: FeedInput): FeedView {
-  return feedOf(deps, productBySlug(deps, input.slug), input);
+export async function buildFeed(deps: Deps, input: FeedInput): Promise<FeedView> {
+  return await feedOf(deps, await productBySlug(deps, input.slug), input);
 }
 
 /**
@@ -36,21 +36,21 @@ export function buildFeed(deps: Deps, input: FeedInput): FeedView {
  * itself are unchanged (see cache.ts). Feeds that embed a license key in their download URLs
  * (licensed products) are per customer and never cached.
  */
-export function renderedFeed(deps: Deps, cache: FeedCache, input: FeedInput, render: (view: FeedView) => string): string {
-  const product = productBySlug(deps, input.slug);
+export async function renderedFeed(deps: Deps, cache: FeedCache, input: FeedInput, render: (view: FeedView) => string): Promise<string> {
+  const product = await productBySlug(deps, input.slug);
   const perCustomer = product.distribution === "licensed" && input.licenseKey !== undefined;
   const key = perCustomer
     ? null
     : [product.id, product.releaseGeneration, input.format, input.platform, input.channel, input.limit].join("|");
   const hit = key === null ? undefined : cache.get(key);
   if (hit !== undefined) return hit;
-  const body = render(feedOf(deps, product, input));
+  const body = render(await feedOf(deps, product, input));
   if (key !== null) cache.set(key, body);
   return body;
 }
 
-function feedOf(deps: Deps, product: Product, input: FeedInput): FeedView {
-  const entries = deps.repos.releases.feed({
+async function feedOf(deps: Deps, product: Product, input: FeedInput): Promise<FeedView> {
+  const entries = await deps.repos.releases.feed({
     productId: product.id,
     channels: CHANNEL_FALLBACK[input.channel],
     platform: input.platform,
@@ -74,8 +74,8 @@ function feedOf(deps: Deps, product: Product, input: FeedInput): FeedView {
  * upgrade.json: the single newest entry, or null (→ 204, Tauri's "no update", §2.3). With
  * `currentVersion` (Tauri's {{current_version}}), an entry that is not newer is no update either.
  */
-export function latestUpdate(deps: Deps, input: Omit<FeedInput, "limit" | "format">, currentVersion?: string): { view: FeedView; entry: FeedEntry } | null {
-  const view = buildFeed(deps, { ...input, limit: 1, format: "upgrade.json" });
+export async function latestUpdate(deps: Deps, input: Omit<FeedInput, "limit" | "format">, currentVersion?: string): Promise<{ view: FeedView; entry: FeedEntry } | null> {
+  const view = await buildFeed(deps, { ...input, limit: 1, format: "upgrade.json" });
   const entry = view.entries[0];
   if (!entry) return null;
   if (currentVersion !== undefined && compareVersions(entry.release.version, currentVersion) <= 0) return null;

@@ -10,7 +10,7 @@ import { presentFloatingSession } from "./present";
 export function floatingAdminRoutes(deps: Deps, guard: AdminGuard) {
   return new Elysia({ name: "keyward/floating/admin" }).use(guard).get(
     "/admin/licenses/:id/floating-sessions",
-    ({ actor, params }) => ok({ items: adminFloatingSessions(deps, actor, params.id).map(presentFloatingSession) }),
+    async ({ actor, params }) => ok({ items: (await adminFloatingSessions(deps, actor, params.id)).map(presentFloatingSession) }),
     {
       scopes: ["licenses:write"],
       params: t.Object({ id: Uuid }),

@@ -13,7 +13,7 @@ export function floatingRoutes(deps: Deps) {
   return new Elysia({ name: "keyward/floating" })
     .post(
       "/license/floating/checkout",
-      ({ body, request }) =>
+      async ({ body, request }) =>
         idempotent(
           deps,
           request,
@@ -34,7 +34,7 @@ export function floatingRoutes(deps: Deps) {
     )
     .post(
       "/license/floating/heartbeat",
-      ({ body }) => ok(presentSession(heartbeat(deps, { licenseKey: body.license_key, productId: body.product_id, identifier: body.identifier }))),
+      async ({ body }) => ok(presentSession(await heartbeat(deps, { licenseKey: body.license_key, productId: body.product_id, identifier: body.identifier }))),
       {
         body: m.SessionBody,
         response: { 200: Envelope(SessionResponse), ...errors(404) },
@@ -46,7 +46,7 @@ export function floatingRoutes(deps: Deps) {
     )
     .post(
       "/license/floating/checkin",
-      ({ body }) => ok(presentCheckin(checkin(deps, { licenseKey: body.license_key, productId: body.product_id, identifier: body.identifier }))),
+      async ({ body }) => ok(presentCheckin(await checkin(deps, { licenseKey: body.license_key, productId: body.product_id, identifier: body.identifier }))),
       {
         body: m.SessionBody,
         response: { 200: Envelope(CheckinResponse), ...errors(404) },

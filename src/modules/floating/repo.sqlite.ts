@@ -1,22 +1,23 @@
 import { and, asc, count, eq, gt, lte } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
 import { floatingSessions } from "../../db/schema";
-import { createLicenseAccessRepo } from "../license-api/repo.sqlite";
+import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
+import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import type { CheckoutOk, CheckoutOutcome, FloatingRepo, FloatingSession } from "./repo";
 
 export function createFloatingRepo(handle: DbHandle): FloatingRepo {
   const { db } = handle;
-  const access = createLicenseAccessRepo(handle);
+  const access = createLicenseAccessReaders(handle);
   const live = (licenseId: string, at: Date) => and(eq(floatingSessions.licenseId, licenseId), gt(floatingSessions.expiresAt, at));
   const liveOf = (licenseId: string, identifier: string, at: Date) => and(live(licenseId, at), eq(floatingSessions.identifier, identifier));
   const countLive = (licenseId: string, at: Date) =>
     db.select({ n: count() }).from(floatingSessions).where(live(licenseId, at)).get()!.n;
 
   return {
-    checkout(input, decide, record) {
+    async checkout(input, decide, record) {
       const ok = (outcome: CheckoutOk): CheckoutOutcome => {
-        record?.(outcome);
+        if (record) storeOutcome(handle, record(outcome));
         return outcome;
       };
       return immediate(handle, (): CheckoutOutcome => {
@@ -47,19 +48,19 @@ export function createFloatingRepo(handle: DbHandle): FloatingRepo {
         return ok({ kind: "ok", session, active: active + 1, max });
       });
     },
-    heartbeat(licenseId, identifier, at, expiresAt) {
+    async heartbeat(licenseId, identifier, at, expiresAt) {
       return immediate(handle, () => {
         const [session] = db.update(floatingSessions).set({ heartbeatAt: at, expiresAt }).where(liveOf(licenseId, identifier, at)).returning().all();
         return session ? { session, active: countLive(licenseId, at) } : null;
       });
     },
-    checkin(licenseId, identifier, at) {
+    async checkin(licenseId, identifier, at) {
       return immediate(handle, () => {
         const [session] = db.delete(floatingSessions).where(liveOf(licenseId, identifier, at)).returning().all();
         return session ? { session, active: countLive(licenseId, at) } : null;
       });
     },
-    listActive(licenseId, at) {
+    async listActive(licenseId, at) {
       return db.select().from(floatingSessions).where(live(licenseId, at)).orderBy(asc(floatingSessions.createdAt), asc(floatingSessions.id)).all();
     },
   };

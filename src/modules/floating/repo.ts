@@ -1,3 +1,4 @@
+import type { Recorder } from "../idempotency/repo";
 import type { LicenseAccess } from "../license-api/repo";
 
 export interface FloatingSession {
@@ -31,11 +32,11 @@ export interface FloatingRepo {
   checkout(
     input: { licenseId: string; identifier: string; label: string | null; at: Date },
     decide: (current: LicenseAccess | null) => FloatingLimits,
-    record?: (outcome: CheckoutOk) => void,
-  ): CheckoutOutcome;
+    record?: Recorder<CheckoutOk>,
+  ): Promise<CheckoutOutcome>;
   /** Extends a live session to `expiresAt`; null when there is none (expired sessions stay dead). */
-  heartbeat(licenseId: string, identifier: string, at: Date, expiresAt: Date): { session: FloatingSession; active: number } | null;
+  heartbeat(licenseId: string, identifier: string, at: Date, expiresAt: Date): Promise<{ session: FloatingSession; active: number } | null>;
   /** Releases a live session; null when there is none. */
-  checkin(licenseId: string, identifier: string, at: Date): { session: FloatingSession; active: number } | null;
-  listActive(licenseId: string, at: Date): FloatingSession[];
+  checkin(licenseId: string, identifier: string, at: Date): Promise<{ session: FloatingSession; active: number } | null>;
+  listActive(licenseId: string, at: Date): Promise<FloatingSession[]>;
 }

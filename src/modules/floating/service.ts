@@ -7,6 +7,7 @@ import { getLicense } from "../licenses/service";
 import { isUsableAccess, licenseNotFound, requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
 import type { LicenseAccess } from "../license-api/repo";
 import type { FloatingLimits, FloatingSession } from "./repo";
+import type { Recorder } from "../idempotency/repo";
 
 export interface FloatingInput extends PublicLicenseInput {
   identifier: string;
@@ -36,11 +37,11 @@ function limitsFor(access: LicenseAccess | null, now: Date): FloatingLimits {
  * `record` (Idempotency-Key) receives the view inside the checkout's write transaction: the session
  * and the stored outcome commit together.
  */
-export function checkout(deps: Deps, input: FloatingInput & { label: string | null }, record?: (view: FloatingView) => void): FloatingView {
+export async function checkout(deps: Deps, input: FloatingInput & { label: string | null }, record?: Recorder<FloatingView>): Promise<FloatingView> {
   const now = deps.clock.now();
-  const access = requireUsableLicense(deps, input, now);
+  const access = await requireUsableLicense(deps, input, now);
   limitsFor(access, now);
-  const outcome = deps.repos.floating.checkout(
+  const outcome = await deps.repos.floating.checkout(
     { licenseId: access.license.id, identifier: input.identifier, label: input.label, at: now },
     (current) => limitsFor(current, now),
     record && ((o) => record({ session: o.session, active: o.active, max: o.max })),
@@ -59,29 +60,29 @@ export function checkout(deps: Deps, input: FloatingInput & { label: string | nu
  * no live session for the identifier (never opened, released, or expired) is the same 404 as an
  * unknown key. An expired session is never revived (DECISIONS: Floating): the client checks out again.
  */
-export function heartbeat(deps: Deps, input: FloatingInput): FloatingView {
+export async function heartbeat(deps: Deps, input: FloatingInput): Promise<FloatingView> {
   const now = deps.clock.now();
-  const access = requireUsableLicense(deps, input, now);
+  const access = await requireUsableLicense(deps, input, now);
   const expiresAt = new Date(now.getTime() + access.plan.floatingTimeout * MINUTE);
-  const r = deps.repos.floating.heartbeat(access.license.id, input.identifier, now, expiresAt);
+  const r = await deps.repos.floating.heartbeat(access.license.id, input.identifier, now, expiresAt);
   if (!r) throw licenseNotFound();
   return { ...r, max: access.plan.maxActivations };
 }
 
-export function checkin(deps: Deps, input: FloatingInput): FloatingView {
+export async function checkin(deps: Deps, input: FloatingInput): Promise<FloatingView> {
   const now = deps.clock.now();
-  const access = requireUsableLicense(deps, input, now);
-  const r = deps.repos.floating.checkin(access.license.id, input.identifier, now);
+  const access = await requireUsableLicense(deps, input, now);
+  const r = await deps.repos.floating.checkin(access.license.id, input.identifier, now);
   if (!r) throw licenseNotFound();
   return { ...r, max: access.plan.maxActivations };
 }
 
 /** Live sessions of a license, oldest first; for the admin license detail (lead merges it there). */
-export function listActiveFloatingSessions(deps: Deps, licenseId: string): FloatingSession[] {
-  return deps.repos.floating.listActive(licenseId, deps.clock.now());
+export async function listActiveFloatingSessions(deps: Deps, licenseId: string): Promise<FloatingSession[]> {
+  return await deps.repos.floating.listActive(licenseId, deps.clock.now());
 }
 
-export function adminFloatingSessions(deps: Deps, actor: Actor, licenseId: string): FloatingSession[] {
-  getLicense(deps, actor, licenseId); // 404 NOT_FOUND, or 403 PRODUCT_SCOPE_MISMATCH for a bound key
-  return listActiveFloatingSessions(deps, licenseId);
+export async function adminFloatingSessions(deps: Deps, actor: Actor, licenseId: string): Promise<FloatingSession[]> {
+  await getLicense(deps, actor, licenseId); // 404 NOT_FOUND, or 403 PRODUCT_SCOPE_MISMATCH for a bound key
+  return await listActiveFloatingSessions(deps, licenseId);
 }

@@ -16,8 +16,8 @@ export function healthRoutes(deps: Deps) {
   return new Elysia({ name: "keyward/health" })
     .get(
       "/health",
-      () => {
-        checkLiveness(deps);
+      async () => {
+        await checkLiveness(deps);
         return ok({ status: "ok" as const, database: "ok" as const });
       },
       {

@@ -18,9 +18,9 @@ export interface Readiness {
   storage: CheckStatus;
 }
 
-export function checkLiveness(deps: Deps): void {
+export async function checkLiveness(deps: Deps): Promise<void> {
   try {
-    deps.db.ping();
+    await deps.db.ping();
   } catch (e) {
     deps.logger.error("health check: database unavailable", { error: e });
     throw new AppError("INTERNAL_ERROR", { message: "Database unavailable." });
@@ -47,7 +47,7 @@ async function probeStorage(deps: Deps, timeoutMs: number): Promise<StorageReadi
 export async function checkReadiness(deps: Deps, timeoutMs = STORAGE_PROBE_TIMEOUT_MS): Promise<Readiness> {
   let database: CheckStatus = "ok";
   try {
-    deps.db.ping();
+    await deps.db.ping();
   } catch (e) {
     database = "down";
     deps.logger.warn("readiness: database unavailable", { error: e });

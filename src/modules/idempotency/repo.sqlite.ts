@@ -1,17 +1,35 @@
 import { and, eq, lt } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { lift, immediate, type DbHandle } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
-import type { IdempotencyRepo, IdempotencyScope } from "./repo";
+import { ClaimLostError, type ClaimCompletion, type IdempotencyRepo, type IdempotencyScope } from "./repo";
+
+const pkOf = (s: IdempotencyScope) =>
+  and(eq(idempotencyKeys.key, s.key), eq(idempotencyKeys.route, s.route), eq(idempotencyKeys.scope, s.scope));
+
+/** Completes the claim if it is still in flight; one statement, so it joins an open transaction. */
+export function completeClaim(handle: DbHandle, c: ClaimCompletion): boolean {
+  const done = handle.db
+    .update(idempotencyKeys)
+    .set({ state: "done", responseStatus: c.status, responseSealed: c.responseSealed, completedAt: c.at })
+    .where(and(pkOf(c.scope), eq(idempotencyKeys.state, "in_flight"), eq(idempotencyKeys.createdAt, c.claimedAt)))
+    .returning({ key: idempotencyKeys.key })
+    .all();
+  return done.length === 1;
+}
+
+/** For an effect's transaction: stores the outcome or throws ClaimLostError, rolling the effect back. */
+export function storeOutcome(handle: DbHandle, c: ClaimCompletion): void {
+  if (!completeClaim(handle, c)) throw new ClaimLostError();
+}
 
 export function createIdempotencyRepo(handle: DbHandle): IdempotencyRepo {
   const { db } = handle;
-  const pk = (s: IdempotencyScope) =>
-    and(eq(idempotencyKeys.key, s.key), eq(idempotencyKeys.route, s.route), eq(idempotencyKeys.scope, s.scope));
+  const pk = pkOf;
   const prune = (before: Date) =>
     db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, before)).returning({ key: idempotencyKeys.key }).all().length;
 
   return {
-    claim(s, bodyHash, at, expiredBefore, staleBefore) {
+    async claim(s, bodyHash, at, expiredBefore, staleBefore) {
       return immediate(handle, () => {
         prune(expiredBefore);
         // The claim itself is one INSERT guarded by the primary key: of N concurrent requests with the
@@ -33,22 +51,14 @@ export function createIdempotencyRepo(handle: DbHandle): IdempotencyRepo {
         return { kind: "replay" as const, status: existing.responseStatus!, responseSealed: existing.responseSealed! };
       });
     },
-    complete(s, claimedAt, status, responseSealed, at) {
-      // One statement and no transaction of its own: on this single connection it joins the caller's
-      // open transaction (the effect's), so both commit together.
-      const done = db
-        .update(idempotencyKeys)
-        .set({ state: "done", responseStatus: status, responseSealed, completedAt: at })
-        .where(and(pk(s), eq(idempotencyKeys.state, "in_flight"), eq(idempotencyKeys.createdAt, claimedAt)))
-        .returning({ key: idempotencyKeys.key })
-        .all();
-      return done.length === 1;
+    async complete(c) {
+      return completeClaim(handle, c);
     },
-    release(s, claimedAt) {
+    async release(s, claimedAt) {
       db.delete(idempotencyKeys)
         .where(and(pk(s), eq(idempotencyKeys.state, "in_flight"), eq(idempotencyKeys.createdAt, claimedAt)))
         .run();
     },
-    prune,
+    prune: lift(prune),
   };
 }

@@ -6,6 +6,32 @@ export interface IdempotencyScope {
   scope: string;
 }
 
+/**
+ * The outcome an effect stores on its Idempotency-Key claim. The repository method that writes the
+ * effect stores it in the same transaction (DECISIONS: Idempotency), on either engine.
+ */
+export interface ClaimCompletion {
+  scope: IdempotencyScope;
+  claimedAt: Date;
+  status: number;
+  responseSealed: string;
+  at: Date;
+}
+
+/**
+ * Given to an effect's repository method: presents the effect's outcome as the completion to store.
+ * The method throws ClaimLostError (rolling the effect back) when the claim is no longer in flight.
+ */
+export type Recorder<T> = (outcome: T) => ClaimCompletion;
+
+/** The claim was taken over (stale) or already completed: the effect's transaction rolls back. */
+export class ClaimLostError extends Error {
+  constructor() {
+    super("The Idempotency-Key claim is no longer in flight.");
+    this.name = "ClaimLostError";
+  }
+}
+
 export type ClaimResult =
   | { kind: "claimed" }
   | { kind: "conflict" }
@@ -20,15 +46,15 @@ export interface IdempotencyRepo {
    * created_at): a takeover re-stamps the row with a later instant, so the original claimer's
    * `complete` and `release` no longer match it.
    */
-  claim(s: IdempotencyScope, bodyHash: string, at: Date, expiredBefore: Date, staleBefore: Date): ClaimResult;
+  claim(s: IdempotencyScope, bodyHash: string, at: Date, expiredBefore: Date, staleBefore: Date): Promise<ClaimResult>;
   /**
-   * Stores the outcome of the claim made at `claimedAt`; false when that claim is no longer in flight
-   * (taken over, or already completed). Called INSIDE the effect's transaction (one write statement,
-   * no transaction of its own), so the outcome commits or rolls back together with the effect.
+   * Stores the outcome of a claim that had no effect (a refusal, or a run that wrote nothing); false
+   * when that claim is no longer in flight (taken over, or already completed). Outcomes of effects
+   * are stored by the effect's own repository method through a Recorder instead.
    */
-  complete(s: IdempotencyScope, claimedAt: Date, status: number, responseSealed: string, at: Date): boolean;
+  complete(c: ClaimCompletion): Promise<boolean>;
   /** Frees the claim made at `claimedAt` if still in flight (5xx, transient refusal, collapsed 404). */
-  release(s: IdempotencyScope, claimedAt: Date): void;
+  release(s: IdempotencyScope, claimedAt: Date): Promise<void>;
   /** Deletes rows created before `before`; returns how many. */
-  prune(before: Date): number;
+  prune(before: Date): Promise<number>;
 }

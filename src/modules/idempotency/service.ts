@@ -1,6 +1,6 @@
 // Idempotency-Key for the public routes that change state: activate, usage, floating checkout
 // (spec: design rule 5, Limits, Errors; DECISIONS: Idempotency). One reusable wrapper: the route
-// passes its name, the license key, a synchronous `run` and its presenter; this claims the key, runs
+// passes its name, the license key, its `run` and its presenter; this claims the key, runs
 // once, stores the outcome in the effect's own transaction and replays it to every retry with
 // `Idempotent-Replayed: true`.
 import type { Deps } from "../../deps";
@@ -12,15 +12,15 @@ import { requestContext } from "../../http/request-context";
 import { errorBodyJson } from "../../http/error-handler";
 import { keyHashOf } from "../license-api/access";
 import { crashPoint } from "../../shared/fault";
-import type { IdempotencyScope } from "./repo";
+import { ClaimLostError, type ClaimCompletion, type IdempotencyScope, type Recorder } from "./repo";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
 /** Spec: Limits — replay window 24 hours; older rows are pruned. */
 export const IDEMPOTENCY_WINDOW_MS = DAY;
 /**
- * Our handlers run synchronously (SQLite + signing, no awaits), so a claim is normally completed
- * within milliseconds. An in-flight claim older than this was left by a process that died mid-request;
+ * A claim is normally completed within milliseconds (a few indexed reads, one write transaction
+ * and a signature). An in-flight claim older than this was left by a process that died mid-request;
  * it is taken over instead of answering 409 for a whole day. A takeover cannot apply an effect twice:
  * the original, should it still be running, finds its claim re-stamped when it stores its outcome
  * inside its effect's transaction, and that transaction rolls back.
@@ -66,16 +66,16 @@ function replay(deps: Deps, s: IdempotencyScope, status: number, sealed: string)
  * (STALE_CLAIM_MS) belongs to the new claimer, and the late original's effect is rolled back with
  * 409 IDEMPOTENCY_IN_FLIGHT instead of applying a second time.
  */
-export function idempotent<R, B>(
+export async function idempotent<R, B>(
   deps: Deps,
   request: Request,
   route: string,
   licenseKey: string,
-  run: (record?: (result: NoInfer<R>) => void) => R,
+  run: (record?: Recorder<NoInfer<R>>) => Promise<R>,
   present: (result: R) => B,
-): B | Response {
+): Promise<B> {
   const key = request.headers.get(IDEMPOTENCY_HEADER);
-  if (key === null) return present(run());
+  if (key === null) return present(await run());
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
     throw new AppError("INVALID_IDEMPOTENCY_KEY", {
       message: `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`,
@@ -85,12 +85,12 @@ export function idempotent<R, B>(
   // The scope holds the key's lookup hash, never the key. A string that cannot be a license key can
   // have no effect to protect (it gets the collapsed 404): no claim, no row.
   const scope = keyHashOf(deps, licenseKey);
-  if (scope === null) return present(run());
+  if (scope === null) return present(await run());
   const s: IdempotencyScope = { key, route, scope };
   const bodyHash = sha256Hex(requestContext(request).rawBody ?? "");
   const claimedAt = deps.clock.now();
   const repo = deps.repos.idempotency;
-  const claim = repo.claim(
+  const claim = await repo.claim(
     s,
     bodyHash,
     claimedAt,
@@ -105,47 +105,46 @@ export function idempotent<R, B>(
     case "in_flight":
       throw inFlight();
     case "replay":
-      return replay(deps, s, claim.status, claim.responseSealed);
+      // A replay is the stored bytes as a Response, which Elysia sends as-is (no response schema
+      // applies to a Response); typed as B so the route keeps its declared response types.
+      return replay(deps, s, claim.status, claim.responseSealed) as unknown as B;
     case "claimed":
       break;
   }
 
   const sealed = (body: string) => seal(deps.secrets.subkey("idempotencyResponseEncryption"), body, aad(s));
   let recorded: { body: B } | null = null;
-  let lost = false;
-  // Called by the repository inside the effect's transaction; throwing rolls the effect back.
-  const record = (result: R) => {
+  // Called by the repository inside the effect's transaction, which stores what it returns on the
+  // claim row (or throws ClaimLostError and rolls the effect back when the claim was taken over).
+  const record = (result: R): ClaimCompletion => {
     const body = present(result);
-    if (!repo.complete(s, claimedAt, 200, sealed(JSON.stringify(body)), deps.clock.now())) {
-      lost = true;
-      throw inFlight();
-    }
     recorded = { body };
+    return { scope: s, claimedAt, status: 200, responseSealed: sealed(JSON.stringify(body)), at: deps.clock.now() };
   };
   // Outcomes of requests that changed nothing, stored after the fact: a crash before this store
   // only means the retry runs again, which is harmless when there was no effect.
-  const store = (status: number, body: string) => {
+  const store = async (status: number, body: string) => {
     try {
-      if (!repo.complete(s, claimedAt, status, sealed(body), deps.clock.now())) {
+      if (!(await repo.complete({ scope: s, claimedAt, status, responseSealed: sealed(body), at: deps.clock.now() }))) {
         deps.logger.warn("idempotency: the claim was taken over before the outcome was stored", { route });
       }
     } catch (e) {
       deps.logger.error("idempotency: storing the outcome failed", { route, error: e });
-      repo.release(s, claimedAt);
+      await repo.release(s, claimedAt);
     }
   };
 
   let result: R;
   try {
-    result = run(record);
+    result = await run(record);
   } catch (e) {
     // A lost claim belongs to whoever took it over: leave its row alone.
-    if (!lost) {
-      if (isAppError(e) && e.status >= 400 && e.status < 500 && !NOT_STORED.has(e.code)) {
-        store(e.status, errorBodyJson(e.code, e.message, e.details));
-      } else {
-        repo.release(s, claimedAt);
-      }
+    if (e instanceof ClaimLostError) throw inFlight();
+    recorded = null;
+    if (isAppError(e) && e.status >= 400 && e.status < 500 && !NOT_STORED.has(e.code)) {
+      await store(e.status, errorBodyJson(e.code, e.message, e.details));
+    } else {
+      await repo.release(s, claimedAt);
     }
     throw e;
   }
@@ -155,7 +154,7 @@ export function idempotent<R, B>(
   if (done) return done.body;
   // `run` succeeded without a write to attach the outcome to (no effect): store it now.
   const body = present(result);
-  store(200, JSON.stringify(body));
+  await store(200, JSON.stringify(body));
   return body;
 }
 
@@ -167,6 +166,6 @@ function inFlight(): AppError {
 }
 
 /** Deletes keys older than the replay window (also done on every claim); for a periodic job. */
-export function pruneIdempotencyKeys(deps: Deps): number {
-  return deps.repos.idempotency.prune(new Date(deps.clock.nowMs() - IDEMPOTENCY_WINDOW_MS));
+export async function pruneIdempotencyKeys(deps: Deps): Promise<number> {
+  return await deps.repos.idempotency.prune(new Date(deps.clock.nowMs() - IDEMPOTENCY_WINDOW_MS));
 }

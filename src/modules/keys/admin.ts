@@ -6,8 +6,8 @@ import { Envelope, errors, ok } from "../../http/envelope";
 export function keyAdminRoutes(deps: Deps, guard: AdminGuard) {
   return new Elysia({ name: "keyward/keys/admin" }).use(guard).post(
     "/admin/signing-keys/rotate",
-    ({ actor }) => {
-      const k = deps.tokenKeys.rotate(actor);
+    async ({ actor }) => {
+      const k = await deps.tokenKeys.rotate(actor);
       return ok({ kid: k.kid, public_key: k.publicKeyHex, created_at: k.createdAt.toISOString() });
     },
     {

@@ -13,7 +13,7 @@ export function keyRoutes(deps: Deps) {
         summary: "The active token-signing public key, as hex and SPKI PEM, with its kid",
       },
     })
-    .get("/license/keys", () => ok({ keys: deps.tokenKeys.list().map(presentTrustedKey) }), {
+    .get("/license/keys", async () => ok({ keys: (await deps.tokenKeys.list()).map(presentTrustedKey) }), {
       response: { 200: Envelope(t.Object({ keys: t.Array(TrustedKeySchema) })), ...errors() },
       detail: {
         tags: ["License"],

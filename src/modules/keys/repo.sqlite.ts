@@ -1,5 +1,5 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { lift, immediate, type DbHandle } from "../../db/client";
 import { signingKeys } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
 import type { SigningKeyPurpose, SigningKeyRecord, SigningKeyRepo } from "./repo";
@@ -32,15 +32,15 @@ export function createSigningKeyRepo(handle: DbHandle): SigningKeyRepo {
   };
 
   return {
-    findActive,
-    list(purpose, productId) {
+    findActive: lift(findActive),
+    async list(purpose, productId) {
       return db.select().from(signingKeys).where(scope(purpose, productId)).orderBy(desc(signingKeys.createdAt)).all().map(toRecord);
     },
-    findByKid(kid) {
+    async findByKid(kid) {
       const row = db.select().from(signingKeys).where(eq(signingKeys.kid, kid)).get();
       return row ? toRecord(row) : null;
     },
-    activate(next, { onlyIfNoneActive, audit }) {
+    async activate(next, { onlyIfNoneActive, audit }) {
       return immediate(handle, () => {
         const current = findActive(next.purpose, next.productId);
         if (current && onlyIfNoneActive) return current;

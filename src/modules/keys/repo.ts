@@ -16,13 +16,13 @@ export interface SigningKeyRecord {
 }
 
 export interface SigningKeyRepo {
-  findActive(purpose: SigningKeyPurpose, productId: string | null): SigningKeyRecord | null;
-  list(purpose: SigningKeyPurpose, productId: string | null): SigningKeyRecord[];
-  findByKid(kid: string): SigningKeyRecord | null;
+  findActive(purpose: SigningKeyPurpose, productId: string | null): Promise<SigningKeyRecord | null>;
+  list(purpose: SigningKeyPurpose, productId: string | null): Promise<SigningKeyRecord[]>;
+  findByKid(kid: string): Promise<SigningKeyRecord | null>;
   /**
    * Atomically retires the current active key of (purpose, product) and inserts `next` as active,
    * unless `onlyIfNoneActive` and one exists (first-start race): then the existing key is returned.
    * Activating a kid that already exists revives that row instead of inserting a duplicate.
    */
-  activate(next: SigningKeyRecord, opts: { onlyIfNoneActive: boolean; audit?: AuditEntry }): SigningKeyRecord;
+  activate(next: SigningKeyRecord, opts: { onlyIfNoneActive: boolean; audit?: AuditEntry }): Promise<SigningKeyRecord>;
 }

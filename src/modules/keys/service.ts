@@ -55,17 +55,31 @@ export function newSigningKeyRecord(
 }
 
 export interface TokenKeyring {
+  /** The active key as last seen by this node (hot path: no I/O). */
   active(): ActiveSigningKey;
-  list(): SigningKeyRecord[];
-  rotate(actor: Actor): SigningKeyRecord;
+  list(): Promise<SigningKeyRecord[]>;
+  rotate(actor: Actor): Promise<SigningKeyRecord>;
+  /**
+   * Re-reads the active key from the database and switches to it if another node rotated it. Run
+   * every `refreshMs` by a timer (createTokenKeyring), so a rotation anywhere is used everywhere
+   * within that time, without restarts.
+   */
+  refresh(): Promise<void>;
+  /** Stops the refresh timer (shutdown). */
+  stop(): void;
 }
 
-export function createTokenKeyring(deps: {
+/** How often each node re-reads the active token-signing key (one indexed read). */
+export const TOKEN_KEY_REFRESH_MS = 1000;
+
+export async function createTokenKeyring(deps: {
   repo: SigningKeyRepo;
   secrets: Secrets;
   clock: Clock;
   configuredSeedHex: string | null;
-}): TokenKeyring {
+  refreshMs?: number;
+  onRefreshError?: (error: unknown) => void;
+}): Promise<TokenKeyring> {
   const { repo, secrets, clock } = deps;
   const load = (record: SigningKeyRecord): ActiveSigningKey => ({
     kid: record.kid,
@@ -78,20 +92,42 @@ export function createTokenKeyring(deps: {
   if (deps.configuredSeedHex) {
     // LICENSE_SIGNING_KEY pins the key: it becomes the active one (a generated key is retired, still listed).
     const seed = new Uint8Array(Buffer.from(deps.configuredSeedHex, "hex"));
-    record = repo.activate(newSigningKeyRecord(secrets, seed, "token", null, clock.now()), { onlyIfNoneActive: false });
+    record = await repo.activate(newSigningKeyRecord(secrets, seed, "token", null, clock.now()), { onlyIfNoneActive: false });
   } else {
     record =
-      repo.findActive("token", null) ??
-      repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), { onlyIfNoneActive: true });
+      (await repo.findActive("token", null)) ??
+      (await repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), { onlyIfNoneActive: true }));
   }
   let current = load(record);
+
+  const refresh = async () => {
+    const latest = await repo.findActive("token", null);
+    if (latest && latest.kid !== current.kid) current = load(latest);
+  };
+  const refreshMs = deps.refreshMs ?? TOKEN_KEY_REFRESH_MS;
+  let running = false;
+  const timer =
+    refreshMs > 0
+      ? setInterval(() => {
+          if (running) return;
+          running = true;
+          refresh()
+            .catch((e) => deps.onRefreshError?.(e))
+            .finally(() => (running = false));
+        }, refreshMs)
+      : null;
+  timer?.unref?.();
 
   return {
     active: () => current,
     list: () => repo.list("token", null),
-    rotate(actor) {
+    refresh,
+    stop: () => {
+      if (timer) clearInterval(timer);
+    },
+    async rotate(actor) {
       assertSystemWide(actor);
-      const next = repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), {
+      const next = await repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), {
         onlyIfNoneActive: false,
         audit: {
           actor,

@@ -34,10 +34,10 @@ export function belongsToProduct(access: LicenseAccess, productId: string | unde
 }
 
 /** The license behind a key, or null when malformed, unknown or another product's key (activate's view). */
-export function findLicense(deps: Deps, input: PublicLicenseInput): LicenseAccess | null {
+export async function findLicense(deps: Deps, input: PublicLicenseInput): Promise<LicenseAccess | null> {
   const hash = keyHashOf(deps, input.licenseKey);
   if (hash === null) return null;
-  const access = deps.repos.licenseAccess.findByKeyHash(hash);
+  const access = await deps.repos.licenseAccess.findByKeyHash(hash);
   return access && belongsToProduct(access, input.productId) ? access : null;
 }
 
@@ -49,8 +49,8 @@ export function isUsableAccess(access: LicenseAccess, now: Date): boolean {
  * A usable license or the collapsed 404. Entitlements, usage and floating use this: if they answered
  * "suspended" or "expired" where verify answers 404, they would be the oracle verify refuses to be.
  */
-export function requireUsableLicense(deps: Deps, input: PublicLicenseInput, now: Date): LicenseAccess {
-  const access = findLicense(deps, input);
+export async function requireUsableLicense(deps: Deps, input: PublicLicenseInput, now: Date): Promise<LicenseAccess> {
+  const access = await findLicense(deps, input);
   if (!access || !isUsableAccess(access, now)) throw licenseNotFound();
   return access;
 }

@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import { lazyStatement, type DbHandle } from "../../db/client";
+import { lazyStatement, lift, type DbHandle } from "../../db/client";
 import { licenses, plans } from "../../db/schema";
 import type { LicenseAccess, LicenseAccessRepo, PublicLicense, PublicPlan } from "./repo";
 
@@ -33,7 +33,7 @@ const planColumns = {
  * (an indexed single-table read costs ~2-3 µs; the licenses⋈plans join cost ~15-20 µs per call),
  * and only the columns the public API uses.
  */
-export function createLicenseAccessRepo(handle: DbHandle) {
+export function createLicenseAccessReaders(handle: DbHandle) {
   const { db } = handle;
   const licenseByKeyHash = lazyStatement(() =>
     db.select(licenseColumns).from(licenses).where(eq(licenses.keyHash, sql.placeholder("hash"))).prepare(),
@@ -46,7 +46,12 @@ export function createLicenseAccessRepo(handle: DbHandle) {
     return plan ? { license, plan } : null;
   };
   return {
-    findByKeyHash: (hash) => withPlan(licenseByKeyHash().get({ hash })),
-    findById: (id) => withPlan(licenseById().get({ id })),
-  } satisfies LicenseAccessRepo;
+    findByKeyHash: (hash: string) => withPlan(licenseByKeyHash().get({ hash })),
+    findById: (id: string) => withPlan(licenseById().get({ id })),
+  };
+}
+
+export function createLicenseAccessRepo(handle: DbHandle): LicenseAccessRepo {
+  const readers = createLicenseAccessReaders(handle);
+  return { findByKeyHash: lift(readers.findByKeyHash), findById: lift(readers.findById) };
 }

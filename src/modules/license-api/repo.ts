@@ -21,6 +21,6 @@ export interface LicenseAccess {
 
 export interface LicenseAccessRepo {
   /** Hot path: two prepared indexed single-table reads (license by unique key_hash, plan by id). */
-  findByKeyHash(keyHash: string): LicenseAccess | null;
-  findById(licenseId: string): LicenseAccess | null;
+  findByKeyHash(keyHash: string): Promise<LicenseAccess | null>;
+  findById(licenseId: string): Promise<LicenseAccess | null>;
 }

@@ -45,8 +45,8 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     .use(guard)
     .post(
       "/admin/licenses",
-      ({ actor, body, set }) => {
-        const created = createLicense(deps, actor, {
+      async ({ actor, body, set }) => {
+        const created = await createLicense(deps, actor, {
           productId: body.product_id,
           planId: body.plan_id,
           email: body.email,
@@ -68,8 +68,8 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .get(
       "/admin/licenses",
-      ({ actor, query }) => {
-        const page = listLicenses(deps, actor, {
+      async ({ actor, query }) => {
+        const page = await listLicenses(deps, actor, {
           productId: query.product_id,
           planId: query.plan_id,
           status: query.status,
@@ -89,26 +89,26 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
         detail: detail("List licenses, newest first, with filters and cursor pagination"),
       },
     )
-    .get("/admin/licenses/:id", ({ actor, params }) => ok(presentLicenseDetail(getLicenseDetail(deps, actor, params.id))), {
+    .get("/admin/licenses/:id", async ({ actor, params }) => ok(presentLicenseDetail(await getLicenseDetail(deps, actor, params.id))), {
       scopes: WRITE,
       params: LicenseIdParams,
       response: { 200: One, ...errors(401, 403, 404) },
       detail: detail("Fetch a license with its key, add-ons, effective features and activations"),
     })
     // Lifecycle actions (DECISIONS: License states); anything outside the table is 409 INVALID_TRANSITION.
-    .post("/admin/licenses/:id/revoke", ({ actor, params }) => ok(presentLicenseDetail(applyLicenseAction(deps, actor, params.id, "revoke"))), {
+    .post("/admin/licenses/:id/revoke", async ({ actor, params }) => ok(presentLicenseDetail(await applyLicenseAction(deps, actor, params.id, "revoke"))), {
       scopes: WRITE,
       params: LicenseIdParams,
       response: { 200: One, ...errors(401, 403, 404, 409) },
       detail: detail(ACTIONS.revoke),
     })
-    .post("/admin/licenses/:id/suspend", ({ actor, params }) => ok(presentLicenseDetail(applyLicenseAction(deps, actor, params.id, "suspend"))), {
+    .post("/admin/licenses/:id/suspend", async ({ actor, params }) => ok(presentLicenseDetail(await applyLicenseAction(deps, actor, params.id, "suspend"))), {
       scopes: WRITE,
       params: LicenseIdParams,
       response: { 200: One, ...errors(401, 403, 404, 409) },
       detail: detail(ACTIONS.suspend),
     })
-    .post("/admin/licenses/:id/reinstate", ({ actor, params }) => ok(presentLicenseDetail(applyLicenseAction(deps, actor, params.id, "reinstate"))), {
+    .post("/admin/licenses/:id/reinstate", async ({ actor, params }) => ok(presentLicenseDetail(await applyLicenseAction(deps, actor, params.id, "reinstate"))), {
       scopes: WRITE,
       params: LicenseIdParams,
       response: { 200: One, ...errors(401, 403, 404, 409) },
@@ -116,7 +116,7 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     })
     .post(
       "/admin/licenses/:id/change-plan",
-      ({ actor, params, body }) => ok(presentLicenseDetail(changeLicensePlan(deps, actor, params.id, body.plan_id))),
+      async ({ actor, params, body }) => ok(presentLicenseDetail(await changeLicensePlan(deps, actor, params.id, body.plan_id))),
       {
         scopes: WRITE,
         params: LicenseIdParams,
@@ -127,7 +127,7 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .post(
       "/admin/licenses/:id/valid-until",
-      ({ actor, params, body }) => ok(presentLicenseDetail(setLicenseValidUntil(deps, actor, params.id, toInstant("valid_until", body.valid_until)))),
+      async ({ actor, params, body }) => ok(presentLicenseDetail(await setLicenseValidUntil(deps, actor, params.id, toInstant("valid_until", body.valid_until)))),
       {
         scopes: WRITE,
         params: LicenseIdParams,
@@ -138,8 +138,8 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .post(
       "/admin/licenses/:id/support-until",
-      ({ actor, params, body }) =>
-        ok(presentLicenseDetail(setLicenseSupportUntil(deps, actor, params.id, toInstant("support_until", body.support_until)))),
+      async ({ actor, params, body }) =>
+        ok(presentLicenseDetail(await setLicenseSupportUntil(deps, actor, params.id, toInstant("support_until", body.support_until)))),
       {
         scopes: WRITE,
         params: LicenseIdParams,
@@ -150,7 +150,7 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .post(
       "/admin/licenses/:id/addons",
-      ({ actor, params, body }) => ok(presentLicenseDetail(attachLicenseAddon(deps, actor, params.id, body.addon_id))),
+      async ({ actor, params, body }) => ok(presentLicenseDetail(await attachLicenseAddon(deps, actor, params.id, body.addon_id))),
       {
         scopes: WRITE,
         params: LicenseIdParams,
@@ -161,7 +161,7 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .delete(
       "/admin/licenses/:id/addons/:addon_id",
-      ({ actor, params }) => ok(presentLicenseDetail(detachLicenseAddon(deps, actor, params.id, params.addon_id))),
+      async ({ actor, params }) => ok(presentLicenseDetail(await detachLicenseAddon(deps, actor, params.id, params.addon_id))),
       {
         scopes: WRITE,
         params: LicenseAddonParams,

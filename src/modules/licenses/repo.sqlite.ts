@@ -1,5 +1,5 @@
 import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
-import { immediate, lazyStatement, type DbHandle } from "../../db/client";
+import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
@@ -25,7 +25,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
   ];
 
   return {
-    create(license, addonIds, audit) {
+    async create(license, addonIds, audit) {
       try {
         return immediate(handle, () => {
           db.insert(licenses).values(license).run();
@@ -39,12 +39,12 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         rethrowConstraint(e, { unique: "License key collision; retry.", foreignKey: "Unknown product, plan or add-on." });
       }
     },
-    findById,
-    findByKeyHash(hash) {
+    findById: lift(findById),
+    async findByKeyHash(hash) {
       const r = byKeyHash().get({ hash });
       return r ? toLicense(r) : null;
     },
-    list(f) {
+    async list(f) {
       const where: SQL[] = [];
       if (f.productId) where.push(eq(licenses.productId, f.productId));
       if (f.planId) where.push(eq(licenses.planId, f.planId));
@@ -77,7 +77,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         .all();
       return { items: rows.slice(0, f.limit).map(toLicense), hasMore: rows.length > f.limit };
     },
-    mutate(id, decide, at, audit, opts = {}) {
+    async mutate(id, decide, at, audit, opts = {}) {
       try {
         return immediate(handle, () => {
           const before = findById(id);
@@ -93,10 +93,10 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         rethrowConstraint(e, { foreignKey: "The plan no longer exists." });
       }
     },
-    addonIds(licenseId) {
+    async addonIds(licenseId) {
       return db.select({ id: licenseAddons.addonId }).from(licenseAddons).where(eq(licenseAddons.licenseId, licenseId)).all().map((r) => r.id);
     },
-    attachAddon(licenseId, addonId, at, guard, audit) {
+    async attachAddon(licenseId, addonId, at, guard, audit) {
       try {
         return immediate(handle, () => {
           const current = findById(licenseId);
@@ -116,7 +116,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         rethrowConstraint(e, { foreignKey: "The add-on no longer exists." });
       }
     },
-    detachAddon(licenseId, addonId, guard, audit) {
+    async detachAddon(licenseId, addonId, guard, audit) {
       return immediate(handle, () => {
         const current = findById(licenseId);
         if (!current) return null;

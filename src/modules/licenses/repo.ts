@@ -39,11 +39,11 @@ export interface LicenseListFilter {
 }
 
 export interface LicenseRepo {
-  create(license: License, addonIds: string[], audit: AuditEntry): License;
-  findById(id: string): License | null;
+  create(license: License, addonIds: string[], audit: AuditEntry): Promise<License>;
+  findById(id: string): Promise<License | null>;
   /** Hot path (activate/verify): one prepared, indexed read. */
-  findByKeyHash(keyHash: string): License | null;
-  list(filter: LicenseListFilter): { items: License[]; hasMore: boolean };
+  findByKeyHash(keyHash: string): Promise<License | null>;
+  list(filter: LicenseListFilter): Promise<{ items: License[]; hasMore: boolean }>;
   /**
    * Atomic read-decide-write: `decide` sees the current row inside the write transaction and returns
    * the patch (or throws an AppError to refuse). `clearActivations` drops activations and floating
@@ -55,15 +55,15 @@ export interface LicenseRepo {
     at: Date,
     audit: (before: License, patch: LicensePatch) => AuditEntry,
     opts?: { clearActivations?: boolean },
-  ): License | null;
-  addonIds(licenseId: string): string[];
+  ): Promise<License | null>;
+  addonIds(licenseId: string): Promise<string[]>;
   /**
    * Attaches an add-on atomically: `guard` sees the current license inside the transaction and may
    * throw to refuse. Returns false when it was already attached (nothing written, no audit row),
    * null when the license does not exist.
    */
-  attachAddon(licenseId: string, addonId: string, at: Date, guard: (current: License) => void, audit: AuditEntry): boolean | null;
+  attachAddon(licenseId: string, addonId: string, at: Date, guard: (current: License) => void, audit: AuditEntry): Promise<boolean | null>;
   /** Like attachAddon; false when the add-on was not attached, null when the license does not exist. */
-  detachAddon(licenseId: string, addonId: string, guard: (current: License) => void, audit: AuditEntry): boolean | null;
+  detachAddon(licenseId: string, addonId: string, guard: (current: License) => void, audit: AuditEntry): Promise<boolean | null>;
 }
 

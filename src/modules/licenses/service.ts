@@ -50,22 +50,22 @@ const audit = (deps: Deps, actor: Actor, action: string, license: Pick<License, 
 });
 
 /** Add-ons named at issue time must exist and belong to the license's product. */
-function productAddons(deps: Deps, productId: string, ids: readonly string[], field: string): string[] {
+async function productAddons(deps: Deps, productId: string, ids: readonly string[], field: string): Promise<string[]> {
   const unique = [...new Set(ids)];
   for (const id of unique) {
-    const addon = deps.repos.addons.findById(id);
+    const addon = await deps.repos.addons.findById(id);
     if (!addon || addon.productId !== productId) throw validationError({ [field]: `unknown add-on ${id} for this product` });
   }
   return unique;
 }
 
-export function issueLicense(deps: Deps, actor: Actor, input: IssueLicenseInput): { license: License; key: string } {
+export async function issueLicense(deps: Deps, actor: Actor, input: IssueLicenseInput): Promise<{ license: License; key: string }> {
   assertProductAccess(actor, input.productId);
-  const product = deps.repos.products.findById(input.productId);
+  const product = await deps.repos.products.findById(input.productId);
   if (!product) throw validationError({ product_id: "unknown product" });
-  const plan = deps.repos.plans.findById(input.planId);
+  const plan = await deps.repos.plans.findById(input.planId);
   if (!plan || plan.productId !== product.id) throw validationError({ plan_id: "unknown plan for this product" });
-  const addonIds = productAddons(deps, product.id, input.addonIds ?? [], "addon_ids");
+  const addonIds = await productAddons(deps, product.id, input.addonIds ?? [], "addon_ids");
   const now = deps.clock.now();
   const trial = plan.licenseType === "trial";
   const id = newId();
@@ -92,7 +92,7 @@ export function issueLicense(deps: Deps, actor: Actor, input: IssueLicenseInput)
     createdAt: now,
     updatedAt: now,
   };
-  const created = deps.repos.licenses.create(
+  const created = await deps.repos.licenses.create(
     license,
     addonIds,
     audit(deps, actor, "license.issue", license, createdChanges({ ...licenseAuditView(license), addon_ids: addonIds })),
@@ -101,8 +101,8 @@ export function issueLicense(deps: Deps, actor: Actor, input: IssueLicenseInput)
 }
 
 /** Admin fetch: 404 NOT_FOUND when missing, 403 PRODUCT_SCOPE_MISMATCH for a bound key's other products. */
-export function getLicense(deps: Deps, actor: Actor, id: string): License {
-  const license = deps.repos.licenses.findById(id);
+export async function getLicense(deps: Deps, actor: Actor, id: string): Promise<License> {
+  const license = await deps.repos.licenses.findById(id);
   if (!license) throw new AppError("NOT_FOUND", { message: "License not found." });
   assertProductAccess(actor, license.productId);
   return license;
@@ -120,28 +120,28 @@ export interface LicenseDetail {
   floatingSessions: FloatingSession[];
 }
 
-function detailOf(deps: Deps, license: License, key?: string): LicenseDetail {
-  const plan = deps.repos.plans.findById(license.planId)!; // licenses → plans is ON DELETE RESTRICT
-  const addons = deps.repos.addons.forLicense(license.id);
+async function detailOf(deps: Deps, license: License, key?: string): Promise<LicenseDetail> {
+  const plan = (await deps.repos.plans.findById(license.planId))!; // licenses → plans is ON DELETE RESTRICT
+  const addons = await deps.repos.addons.forLicense(license.id);
   return {
     license,
     key: key ?? revealLicenseKey(deps, license),
     plan,
     addons,
-    features: mergeFeatures(plan.quotaPeriod, deps.repos.plans.features(plan.id), addons),
-    activations: deps.repos.activations.listByLicense(license.id),
-    floatingSessions: deps.repos.floating.listActive(license.id, deps.clock.now()),
+    features: mergeFeatures(plan.quotaPeriod, await deps.repos.plans.features(plan.id), addons),
+    activations: await deps.repos.activations.listByLicense(license.id),
+    floatingSessions: await deps.repos.floating.listActive(license.id, deps.clock.now()),
   };
 }
 
 /** POST /admin/licenses: issue, then answer with the full admin view (including the new key). */
-export function createLicense(deps: Deps, actor: Actor, input: IssueLicenseInput): LicenseDetail {
-  const { license, key } = issueLicense(deps, actor, input);
-  return detailOf(deps, license, key);
+export async function createLicense(deps: Deps, actor: Actor, input: IssueLicenseInput): Promise<LicenseDetail> {
+  const { license, key } = await issueLicense(deps, actor, input);
+  return await detailOf(deps, license, key);
 }
 
-export function getLicenseDetail(deps: Deps, actor: Actor, id: string): LicenseDetail {
-  return detailOf(deps, getLicense(deps, actor, id));
+export async function getLicenseDetail(deps: Deps, actor: Actor, id: string): Promise<LicenseDetail> {
+  return await detailOf(deps, await getLicense(deps, actor, id));
 }
 
 export interface ListLicensesInput {
@@ -161,11 +161,11 @@ export interface LicensePage {
   nextCursor: string | null;
 }
 
-export function listLicenses(deps: Deps, actor: Actor, q: ListLicensesInput): LicensePage {
+export async function listLicenses(deps: Deps, actor: Actor, q: ListLicensesInput): Promise<LicensePage> {
   const productId = scopedProductFilter(actor, q.productId);
   if (q.planId) {
     // A bound key may not probe another product's plans through the filter either.
-    const plan = deps.repos.plans.findById(q.planId);
+    const plan = await deps.repos.plans.findById(q.planId);
     if (plan) assertProductAccess(actor, plan.productId);
   }
   const search = q.search?.trim() || undefined;
@@ -184,15 +184,15 @@ export function listLicenses(deps: Deps, actor: Actor, q: ListLicensesInput): Li
     cursor: q.cursor ? decodeCursor(q.cursor) : undefined,
     limit: q.limit ?? 50,
   };
-  const page = deps.repos.licenses.list(filter);
+  const page = await deps.repos.licenses.list(filter);
   const planNames = new Map<string, string>();
-  const planName = (planId: string) => {
-    if (!planNames.has(planId)) planNames.set(planId, deps.repos.plans.findById(planId)?.name ?? "");
+  const planName = async (planId: string) => {
+    if (!planNames.has(planId)) planNames.set(planId, (await deps.repos.plans.findById(planId))?.name ?? "");
     return planNames.get(planId)!;
   };
   const last = page.items[page.items.length - 1];
   return {
-    items: page.items.map((license) => ({ license, planName: planName(license.planId) })),
+    items: await Promise.all(page.items.map(async (license) => ({ license, planName: await planName(license.planId) }))),
     nextCursor: page.hasMore && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null,
   };
 }
@@ -201,16 +201,16 @@ export function listLicenses(deps: Deps, actor: Actor, q: ListLicensesInput): Li
  * One atomic read-decide-write on a license with its audit row (changes = before/after of the
  * changed wire fields). 404/403 are decided first, outside the transaction, on the loaded row.
  */
-function mutateLicense(
+async function mutateLicense(
   deps: Deps,
   actor: Actor,
   id: string,
   action: string,
   decide: (current: License) => LicensePatch,
   opts: { clearActivations?: boolean } = {},
-): LicenseDetail {
-  getLicense(deps, actor, id);
-  const updated = deps.repos.licenses.mutate(
+): Promise<LicenseDetail> {
+  await getLicense(deps, actor, id);
+  const updated = await deps.repos.licenses.mutate(
     id,
     decide,
     deps.clock.now(),
@@ -218,30 +218,30 @@ function mutateLicense(
     opts,
   );
   if (!updated) throw new AppError("NOT_FOUND", { message: "License not found." });
-  return detailOf(deps, updated);
+  return await detailOf(deps, updated);
 }
 
 /** revoke | suspend | reinstate per the transition table in domain.ts; revoke drops activations. */
-export function applyLicenseAction(deps: Deps, actor: Actor, id: string, action: LicenseAction): LicenseDetail {
-  return mutateLicense(deps, actor, id, `license.${action}`, (current) => transition(current, action), {
+export async function applyLicenseAction(deps: Deps, actor: Actor, id: string, action: LicenseAction): Promise<LicenseDetail> {
+  return await mutateLicense(deps, actor, id, `license.${action}`, (current) => transition(current, action), {
     clearActivations: action === "revoke",
   });
 }
 
 /** Moves a license to another plan of the same product; status and dates stay as they are. */
-export function changeLicensePlan(deps: Deps, actor: Actor, id: string, planId: string): LicenseDetail {
-  const license = getLicense(deps, actor, id);
-  const plan = deps.repos.plans.findById(planId);
+export async function changeLicensePlan(deps: Deps, actor: Actor, id: string, planId: string): Promise<LicenseDetail> {
+  const license = await getLicense(deps, actor, id);
+  const plan = await deps.repos.plans.findById(planId);
   if (!plan || plan.productId !== license.productId) throw validationError({ plan_id: "unknown plan for this license's product" });
-  return mutateLicense(deps, actor, id, "license.change_plan", (current) => {
+  return await mutateLicense(deps, actor, id, "license.change_plan", (current) => {
     assertNotRevoked(current, "change the plan of");
     return { planId: plan.id };
   });
 }
 
 /** Sets (or with null clears) the expiry. Reinstating an expired license is a separate action. */
-export function setLicenseValidUntil(deps: Deps, actor: Actor, id: string, validUntil: Date | null): LicenseDetail {
-  return mutateLicense(deps, actor, id, "license.set_valid_until", (current) => {
+export async function setLicenseValidUntil(deps: Deps, actor: Actor, id: string, validUntil: Date | null): Promise<LicenseDetail> {
+  return await mutateLicense(deps, actor, id, "license.set_valid_until", (current) => {
     assertNotRevoked(current, "change the expiry of");
     const error = trialExpiryError(current, validUntil);
     if (error) throw validationError({ valid_until: error });
@@ -250,18 +250,18 @@ export function setLicenseValidUntil(deps: Deps, actor: Actor, id: string, valid
 }
 
 /** Sets (or with null clears: unlimited) the end of the support/updates window. */
-export function setLicenseSupportUntil(deps: Deps, actor: Actor, id: string, supportUntil: Date | null): LicenseDetail {
-  return mutateLicense(deps, actor, id, "license.set_support_until", (current) => {
+export async function setLicenseSupportUntil(deps: Deps, actor: Actor, id: string, supportUntil: Date | null): Promise<LicenseDetail> {
+  return await mutateLicense(deps, actor, id, "license.set_support_until", (current) => {
     assertNotRevoked(current, "change the support window of");
     return { supportUntil };
   });
 }
 
 /** Attaches an add-on of the license's product (400 otherwise); attaching twice is a no-op. */
-export function attachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): LicenseDetail {
-  const license = getLicense(deps, actor, id);
-  productAddons(deps, license.productId, [addonId], "addon_id");
-  const result = deps.repos.licenses.attachAddon(
+export async function attachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): Promise<LicenseDetail> {
+  const license = await getLicense(deps, actor, id);
+  await productAddons(deps, license.productId, [addonId], "addon_id");
+  const result = await deps.repos.licenses.attachAddon(
     id,
     addonId,
     deps.clock.now(),
@@ -269,12 +269,12 @@ export function attachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId
     audit(deps, actor, "license.addon.attach", license, createdChanges({ addon_id: addonId })),
   );
   if (result === null) throw new AppError("NOT_FOUND", { message: "License not found." });
-  return getLicenseDetail(deps, actor, id);
+  return await getLicenseDetail(deps, actor, id);
 }
 
-export function detachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): LicenseDetail {
-  const license = getLicense(deps, actor, id);
-  const result = deps.repos.licenses.detachAddon(
+export async function detachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): Promise<LicenseDetail> {
+  const license = await getLicense(deps, actor, id);
+  const result = await deps.repos.licenses.detachAddon(
     id,
     addonId,
     (current) => assertNotRevoked(current, "detach an add-on from"),
@@ -282,5 +282,5 @@ export function detachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId
   );
   if (result === null) throw new AppError("NOT_FOUND", { message: "License not found." });
   if (result === false) throw new AppError("NOT_FOUND", { message: "The add-on is not attached to this license." });
-  return getLicenseDetail(deps, actor, id);
+  return await getLicenseDetail(deps, actor, id);
 }

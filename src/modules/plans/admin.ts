@@ -50,9 +50,9 @@ export function planAdminRoutes(deps: Deps, guard: AdminGuard) {
     .use(guard)
     .post(
       "/admin/plans",
-      ({ actor, body, set }) => {
+      async ({ actor, body, set }) => {
         const { product_id, features, ...fields } = body;
-        const created = createPlan(deps, actor, {
+        const created = await createPlan(deps, actor, {
           productId: product_id,
           name: body.name,
           licenseType: body.license_type,
@@ -69,19 +69,19 @@ export function planAdminRoutes(deps: Deps, guard: AdminGuard) {
         detail: detail("Create a plan, optionally with its features"),
       },
     )
-    .get("/admin/plans", ({ actor, query }) => ok({ items: listPlans(deps, actor, query.product_id).map(presentPlan) }), {
+    .get("/admin/plans", async ({ actor, query }) => ok({ items: (await listPlans(deps, actor, query.product_id)).map(presentPlan) }), {
       scopes: READ,
       query: ListPlansQuery,
       response: { 200: Envelope(t.Object({ items: t.Array(PlanSchema) })), ...errors(401, 403) },
       detail: detail("List plans, optionally of one product (by UUID); a product-bound key sees only its product"),
     })
-    .get("/admin/plans/:id", ({ actor, params }) => ok(presentPlan(getPlanWithFeatures(deps, actor, params.id))), {
+    .get("/admin/plans/:id", async ({ actor, params }) => ok(presentPlan(await getPlanWithFeatures(deps, actor, params.id))), {
       scopes: READ,
       params: PlanIdParams,
       response: { 200: Envelope(PlanSchema), ...errors(401, 403, 404) },
       detail: detail("Fetch a plan with its features"),
     })
-    .patch("/admin/plans/:id", ({ actor, params, body }) => ok(presentPlan(updatePlan(deps, actor, params.id, planPatch(body)))), {
+    .patch("/admin/plans/:id", async ({ actor, params, body }) => ok(presentPlan(await updatePlan(deps, actor, params.id, planPatch(body)))), {
       scopes: ["admin"],
       params: PlanIdParams,
       body: UpdatePlanBody,
@@ -90,8 +90,8 @@ export function planAdminRoutes(deps: Deps, guard: AdminGuard) {
     })
     .delete(
       "/admin/plans/:id",
-      ({ actor, params }) => {
-        deletePlan(deps, actor, params.id);
+      async ({ actor, params }) => {
+        await deletePlan(deps, actor, params.id);
         return ok({});
       },
       {
@@ -103,7 +103,7 @@ export function planAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .put(
       "/admin/plans/:id/features/:name",
-      ({ actor, params, body }) => ok(presentFeature(upsertPlanFeature(deps, actor, params.id, params.name, featureSpec(body)))),
+      async ({ actor, params, body }) => ok(presentFeature(await upsertPlanFeature(deps, actor, params.id, params.name, featureSpec(body)))),
       {
         scopes: ["admin"],
         params: FeatureParams,
@@ -114,8 +114,8 @@ export function planAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .delete(
       "/admin/plans/:id/features/:name",
-      ({ actor, params }) => {
-        deletePlanFeature(deps, actor, params.id, params.name);
+      async ({ actor, params }) => {
+        await deletePlanFeature(deps, actor, params.id, params.name);
         return ok({});
       },
       {

@@ -1,5 +1,5 @@
 import { and, asc, eq } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { lift, immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { planFeatures, plans } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
@@ -23,7 +23,7 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
     return r ? toFeature(r) : null;
   };
   return {
-    create(plan, features, audit) {
+    async create(plan, features, audit) {
       try {
         return immediate(handle, () => {
           db.insert(plans).values(plan).run();
@@ -35,12 +35,12 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
         rethrowConstraint(e, { unique: "Feature names must be unique within a plan.", foreignKey: "Unknown product." });
       }
     },
-    findById,
-    list({ productId }) {
+    findById: lift(findById),
+    async list({ productId }) {
       const q = db.select().from(plans);
       return (productId ? q.where(eq(plans.productId, productId)) : q).orderBy(asc(plans.createdAt), asc(plans.id)).all().map(toPlan);
     },
-    update(id, patch, at, audit) {
+    async update(id, patch, at, audit) {
       return immediate(handle, () => {
         const before = findById(id);
         if (!before) return null;
@@ -50,7 +50,7 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
         return after;
       });
     },
-    delete(id, audit) {
+    async delete(id, audit) {
       try {
         return immediate(handle, () => {
           const before = findById(id);
@@ -64,10 +64,10 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
         rethrowConstraint(e, { foreignKey: "Licenses still use this plan." });
       }
     },
-    features(planId) {
+    async features(planId) {
       return db.select().from(planFeatures).where(eq(planFeatures.planId, planId)).orderBy(asc(planFeatures.name)).all().map(toFeature);
     },
-    upsertFeature(feature, audit) {
+    async upsertFeature(feature, audit) {
       return immediate(handle, () => {
         const before = findFeature(feature.planId, feature.name);
         db.insert(planFeatures)
@@ -82,7 +82,7 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
         return after;
       });
     },
-    deleteFeature(planId, name, audit) {
+    async deleteFeature(planId, name, audit) {
       return immediate(handle, () => {
         const before = findFeature(planId, name);
         if (!before) return false;

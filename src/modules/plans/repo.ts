@@ -41,16 +41,16 @@ export type PlanPatch = Partial<Omit<Plan, "id" | "productId" | "createdAt" | "u
 
 export interface PlanRepo {
   /** Throws CONFLICT on a duplicate feature name. */
-  create(plan: Plan, features: PlanFeature[], audit: AuditEntry): Plan;
-  findById(id: string): Plan | null;
-  list(filter: { productId?: string }): Plan[];
+  create(plan: Plan, features: PlanFeature[], audit: AuditEntry): Promise<Plan>;
+  findById(id: string): Promise<Plan | null>;
+  list(filter: { productId?: string }): Promise<Plan[]>;
   /** Returns null when the plan does not exist; `audit` sees the rows before and after, inside the transaction. */
-  update(id: string, patch: PlanPatch, at: Date, audit: (before: Plan, after: Plan) => AuditEntry): Plan | null;
+  update(id: string, patch: PlanPatch, at: Date, audit: (before: Plan, after: Plan) => AuditEntry): Promise<Plan | null>;
   /** Throws CONFLICT while licenses reference the plan. Returns false when it does not exist. */
-  delete(id: string, audit: (before: Plan) => AuditEntry): boolean;
-  features(planId: string): PlanFeature[];
+  delete(id: string, audit: (before: Plan) => AuditEntry): Promise<boolean>;
+  features(planId: string): Promise<PlanFeature[]>;
   /** Insert or replace the feature with this name; `audit` sees the replaced feature (null when new). */
-  upsertFeature(feature: PlanFeature, audit: (before: PlanFeature | null, after: PlanFeature) => AuditEntry): PlanFeature;
+  upsertFeature(feature: PlanFeature, audit: (before: PlanFeature | null, after: PlanFeature) => AuditEntry): Promise<PlanFeature>;
   /** Returns false when the plan has no feature of that name. */
-  deleteFeature(planId: string, name: string, audit: (before: PlanFeature) => AuditEntry): boolean;
+  deleteFeature(planId: string, name: string, audit: (before: PlanFeature) => AuditEntry): Promise<boolean>;
 }

@@ -43,9 +43,9 @@ const audit = (deps: Deps, actor: Actor, action: string, plan: Pick<Plan, "id" |
 
 const notFound = () => new AppError("NOT_FOUND", { message: "Plan not found." });
 
-export function createPlan(deps: Deps, actor: Actor, input: CreatePlanInput): PlanWithFeatures {
+export async function createPlan(deps: Deps, actor: Actor, input: CreatePlanInput): Promise<PlanWithFeatures> {
   assertProductAccess(actor, input.productId);
-  if (!deps.repos.products.findById(input.productId)) throw validationError({ product_id: "unknown product" });
+  if (!await deps.repos.products.findById(input.productId)) throw validationError({ product_id: "unknown product" });
   const now = deps.clock.now();
   const plan: Plan = {
     id: newId(),
@@ -70,7 +70,7 @@ export function createPlan(deps: Deps, actor: Actor, input: CreatePlanInput): Pl
     seen.add(f.name);
     return { id: newId(), planId: plan.id, name: f.name, ...normalizeFeature(f, `features.${i}.`), createdAt: now };
   });
-  const created = deps.repos.plans.create(
+  const created = await deps.repos.plans.create(
     plan,
     features,
     audit(deps, actor, "plan.create", plan, createdChanges({ ...presentPlanFields(plan), features: features.map(featureAuditView) })),
@@ -79,48 +79,47 @@ export function createPlan(deps: Deps, actor: Actor, input: CreatePlanInput): Pl
 }
 
 /** 404 when missing, 403 PRODUCT_SCOPE_MISMATCH for a bound key's other products. */
-export function getPlan(deps: Deps, actor: Actor, id: string): Plan {
-  const plan = deps.repos.plans.findById(id);
+export async function getPlan(deps: Deps, actor: Actor, id: string): Promise<Plan> {
+  const plan = await deps.repos.plans.findById(id);
   if (!plan) throw notFound();
   assertProductAccess(actor, plan.productId);
   return plan;
 }
 
-export function getPlanWithFeatures(deps: Deps, actor: Actor, id: string): PlanWithFeatures {
-  const plan = getPlan(deps, actor, id);
-  return { plan, features: deps.repos.plans.features(plan.id) };
+export async function getPlanWithFeatures(deps: Deps, actor: Actor, id: string): Promise<PlanWithFeatures> {
+  const plan = await getPlan(deps, actor, id);
+  return { plan, features: await deps.repos.plans.features(plan.id) };
 }
 
-export function listPlans(deps: Deps, actor: Actor, productId: string | undefined): PlanWithFeatures[] {
-  return deps.repos.plans
-    .list({ productId: scopedProductFilter(actor, productId) })
-    .map((plan) => ({ plan, features: deps.repos.plans.features(plan.id) }));
+export async function listPlans(deps: Deps, actor: Actor, productId: string | undefined): Promise<PlanWithFeatures[]> {
+  const plans = await deps.repos.plans.list({ productId: scopedProductFilter(actor, productId) });
+  return Promise.all(plans.map(async (plan) => ({ plan, features: await deps.repos.plans.features(plan.id) })));
 }
 
-export function updatePlan(deps: Deps, actor: Actor, id: string, patch: PlanPatch): PlanWithFeatures {
-  getPlan(deps, actor, id);
-  const updated = deps.repos.plans.update(id, patch, deps.clock.now(), (before, after) =>
+export async function updatePlan(deps: Deps, actor: Actor, id: string, patch: PlanPatch): Promise<PlanWithFeatures> {
+  await getPlan(deps, actor, id);
+  const updated = await deps.repos.plans.update(id, patch, deps.clock.now(), (before, after) =>
     audit(deps, actor, "plan.update", after, diffChanges(presentPlanFields(before), presentPlanFields(after))),
   );
   if (!updated) throw notFound();
-  return { plan: updated, features: deps.repos.plans.features(id) };
+  return { plan: updated, features: await deps.repos.plans.features(id) };
 }
 
 /** 409 CONFLICT while licenses use the plan (they reference it with ON DELETE RESTRICT). */
-export function deletePlan(deps: Deps, actor: Actor, id: string): void {
-  getPlan(deps, actor, id);
-  const features = deps.repos.plans.features(id);
-  const gone = deps.repos.plans.delete(id, (before) =>
+export async function deletePlan(deps: Deps, actor: Actor, id: string): Promise<void> {
+  await getPlan(deps, actor, id);
+  const features = await deps.repos.plans.features(id);
+  const gone = await deps.repos.plans.delete(id, (before) =>
     audit(deps, actor, "plan.delete", before, deletedChanges({ ...presentPlanFields(before), features: features.map(featureAuditView) })),
   );
   if (!gone) throw notFound();
 }
 
-export function upsertPlanFeature(deps: Deps, actor: Actor, planId: string, name: string, spec: FeatureSpec): PlanFeature {
-  const plan = getPlan(deps, actor, planId);
+export async function upsertPlanFeature(deps: Deps, actor: Actor, planId: string, name: string, spec: FeatureSpec): Promise<PlanFeature> {
+  const plan = await getPlan(deps, actor, planId);
   const now = deps.clock.now();
   const feature: PlanFeature = { id: newId(), planId: plan.id, name, ...normalizeFeature(spec), createdAt: now };
-  return deps.repos.plans.upsertFeature(feature, (before, after) =>
+  return await deps.repos.plans.upsertFeature(feature, (before, after) =>
     audit(
       deps,
       actor,
@@ -131,9 +130,9 @@ export function upsertPlanFeature(deps: Deps, actor: Actor, planId: string, name
   );
 }
 
-export function deletePlanFeature(deps: Deps, actor: Actor, planId: string, name: string): void {
-  const plan = getPlan(deps, actor, planId);
-  const gone = deps.repos.plans.deleteFeature(plan.id, name, (before) =>
+export async function deletePlanFeature(deps: Deps, actor: Actor, planId: string, name: string): Promise<void> {
+  const plan = await getPlan(deps, actor, planId);
+  const gone = await deps.repos.plans.deleteFeature(plan.id, name, (before) =>
     audit(deps, actor, "plan.feature.delete", plan, { feature: name, ...deletedChanges(featureAuditView(before)) }),
   );
   if (!gone) throw new AppError("NOT_FOUND", { message: `The plan has no feature "${name}".` });

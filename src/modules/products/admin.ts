@@ -13,7 +13,7 @@ const READ = ["licenses:write", "releases:write"] as const;
 export function productAdminRoutes(deps: Deps, guard: AdminGuard) {
   return new Elysia({ name: "keyward/products/admin" })
     .use(guard)
-    .get("/admin/products", ({ actor, query }) => ok({ items: listProducts(deps, actor, query.product_id).map(presentProduct) }), {
+    .get("/admin/products", async ({ actor, query }) => ok({ items: (await listProducts(deps, actor, query.product_id)).map(presentProduct) }), {
       scopes: READ,
       query: ListProductsQuery,
       response: { 200: Envelope(t.Object({ items: t.Array(ProductSchema) })), ...errors(401, 403) },
@@ -21,8 +21,8 @@ export function productAdminRoutes(deps: Deps, guard: AdminGuard) {
     })
     .post(
       "/admin/products",
-      ({ actor, body, set }) => {
-        const p = createProduct(deps, actor, {
+      async ({ actor, body, set }) => {
+        const p = await createProduct(deps, actor, {
           name: body.name,
           slug: body.slug,
           distribution: body.distribution,
@@ -39,7 +39,7 @@ export function productAdminRoutes(deps: Deps, guard: AdminGuard) {
         detail: detail("Create a product"),
       },
     )
-    .get("/admin/products/:id", ({ actor, params }) => ok(presentProduct(getProduct(deps, actor, params.id))), {
+    .get("/admin/products/:id", async ({ actor, params }) => ok(presentProduct(await getProduct(deps, actor, params.id))), {
       scopes: READ,
       params: IdParams,
       response: { 200: Envelope(ProductSchema), ...errors(401, 403, 404) },
@@ -47,10 +47,10 @@ export function productAdminRoutes(deps: Deps, guard: AdminGuard) {
     })
     .patch(
       "/admin/products/:id",
-      ({ actor, params, body }) =>
+      async ({ actor, params, body }) =>
         ok(
           presentProduct(
-            updateProduct(deps, actor, params.id, {
+            await updateProduct(deps, actor, params.id, {
               name: body.name,
               slug: body.slug,
               distribution: body.distribution,
@@ -69,8 +69,8 @@ export function productAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .delete(
       "/admin/products/:id",
-      ({ actor, params }) => {
-        deleteProduct(deps, actor, params.id);
+      async ({ actor, params }) => {
+        await deleteProduct(deps, actor, params.id);
         return ok({});
       },
       {

@@ -1,5 +1,5 @@
 import { asc, eq, sql } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { lift, immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { products } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
@@ -15,7 +15,7 @@ export function createProductRepo(handle: DbHandle): ProductRepo {
     return r ? toProduct(r) : null;
   };
   return {
-    create(product, audit) {
+    async create(product, audit) {
       try {
         return immediate(handle, () => {
           db.insert(products).values(product).run();
@@ -26,16 +26,16 @@ export function createProductRepo(handle: DbHandle): ProductRepo {
         rethrowConstraint(e, { unique: `The slug "${product.slug}" is already taken.` });
       }
     },
-    findById,
-    findBySlug(slug) {
+    findById: lift(findById),
+    async findBySlug(slug) {
       const r = db.select().from(products).where(eq(products.slug, slug)).get();
       return r ? toProduct(r) : null;
     },
-    list({ productId }) {
+    async list({ productId }) {
       const q = db.select().from(products);
       return (productId ? q.where(eq(products.id, productId)) : q).orderBy(asc(products.createdAt), asc(products.id)).all().map(toProduct);
     },
-    update(id, patch, at, audit) {
+    async update(id, patch, at, audit) {
       try {
         return immediate(handle, () => {
           const before = findById(id);
@@ -53,7 +53,7 @@ export function createProductRepo(handle: DbHandle): ProductRepo {
         rethrowConstraint(e, { unique: `The slug "${patch.slug}" is already taken.` });
       }
     },
-    delete(id, audit) {
+    async delete(id, audit) {
       try {
         return immediate(handle, () => {
           const gone = db.delete(products).where(eq(products.id, id)).returning({ id: products.id }).all();

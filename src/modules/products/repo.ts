@@ -21,12 +21,12 @@ export type ProductPatch = Partial<
 
 export interface ProductRepo {
   /** Throws AppError CONFLICT when the slug is taken. */
-  create(product: Product, audit: AuditEntry): Product;
-  findById(id: string): Product | null;
-  findBySlug(slug: string): Product | null;
-  list(filter: { productId?: string }): Product[];
+  create(product: Product, audit: AuditEntry): Promise<Product>;
+  findById(id: string): Promise<Product | null>;
+  findBySlug(slug: string): Promise<Product | null>;
+  list(filter: { productId?: string }): Promise<Product[]>;
   /** Returns null when the product does not exist. Throws CONFLICT on a taken slug. */
-  update(id: string, patch: ProductPatch, at: Date, audit: AuditEntry): Product | null;
+  update(id: string, patch: ProductPatch, at: Date, audit: AuditEntry): Promise<Product | null>;
   /** Throws CONFLICT while plans, licenses or releases still reference the product. */
-  delete(id: string, audit: AuditEntry): boolean;
+  delete(id: string, audit: AuditEntry): Promise<boolean>;
 }

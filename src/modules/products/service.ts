@@ -22,7 +22,7 @@ const audit = (deps: Deps, actor: Actor, action: string, p: { id: string }, chan
   at: deps.clock.now(),
 });
 
-export function createProduct(deps: Deps, actor: Actor, input: CreateProductInput): Product {
+export async function createProduct(deps: Deps, actor: Actor, input: CreateProductInput): Promise<Product> {
   // Creating a product is system-wide: a product-bound key cannot mint new products.
   assertSystemWide(actor);
   const now = deps.clock.now();
@@ -37,31 +37,31 @@ export function createProduct(deps: Deps, actor: Actor, input: CreateProductInpu
     createdAt: now,
     updatedAt: now,
   };
-  return deps.repos.products.create(product, audit(deps, actor, "product.create", product, { ...input }));
+  return await deps.repos.products.create(product, audit(deps, actor, "product.create", product, { ...input }));
 }
 
 /** Loads a product the actor may see: 404 when missing, 403 PRODUCT_SCOPE_MISMATCH for a bound key's other products. */
-export function getProduct(deps: Deps, actor: Actor, id: string): Product {
-  const product = deps.repos.products.findById(id);
+export async function getProduct(deps: Deps, actor: Actor, id: string): Promise<Product> {
+  const product = await deps.repos.products.findById(id);
   if (!product) throw new AppError("NOT_FOUND", { message: "Product not found." });
   assertProductAccess(actor, product.id);
   return product;
 }
 
-export function listProducts(deps: Deps, actor: Actor, productId?: string): Product[] {
-  return deps.repos.products.list({ productId: scopedProductFilter(actor, productId) });
+export async function listProducts(deps: Deps, actor: Actor, productId?: string): Promise<Product[]> {
+  return await deps.repos.products.list({ productId: scopedProductFilter(actor, productId) });
 }
 
-export function updateProduct(deps: Deps, actor: Actor, id: string, patch: ProductPatch): Product {
-  getProduct(deps, actor, id);
-  const updated = deps.repos.products.update(id, patch, deps.clock.now(), audit(deps, actor, "product.update", { id }, { ...patch }));
+export async function updateProduct(deps: Deps, actor: Actor, id: string, patch: ProductPatch): Promise<Product> {
+  await getProduct(deps, actor, id);
+  const updated = await deps.repos.products.update(id, patch, deps.clock.now(), audit(deps, actor, "product.update", { id }, { ...patch }));
   if (!updated) throw new AppError("NOT_FOUND", { message: "Product not found." });
   return updated;
 }
 
-export function deleteProduct(deps: Deps, actor: Actor, id: string): void {
-  getProduct(deps, actor, id);
-  if (!deps.repos.products.delete(id, audit(deps, actor, "product.delete", { id }, null))) {
+export async function deleteProduct(deps: Deps, actor: Actor, id: string): Promise<void> {
+  await getProduct(deps, actor, id);
+  if (!await deps.repos.products.delete(id, audit(deps, actor, "product.delete", { id }, null))) {
     throw new AppError("NOT_FOUND", { message: "Product not found." });
   }
 }

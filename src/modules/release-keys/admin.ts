@@ -13,7 +13,7 @@ export function releaseKeyAdminRoutes(deps: Deps, guard: AdminGuard) {
     .use(guard)
     .get(
       "/admin/products/:id/signing-keys",
-      ({ actor, params }) => ok({ items: listReleaseKeys(deps, actor, params.id).map(presentReleaseKey) }),
+      async ({ actor, params }) => ok({ items: (await listReleaseKeys(deps, actor, params.id)).map(presentReleaseKey) }),
       {
         // A releases:write key needs the public keys to configure the apps it publishes for.
         scopes: ["releases:write"],
@@ -24,7 +24,7 @@ export function releaseKeyAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .post(
       "/admin/products/:id/signing-keys/rotate",
-      ({ actor, params }) => ok(presentReleaseKey(rotateReleaseKey(deps, actor, params.id))),
+      async ({ actor, params }) => ok(presentReleaseKey(await rotateReleaseKey(deps, actor, params.id))),
       {
         scopes: ["admin"],
         params: ProductIdParams,

@@ -87,12 +87,12 @@ function newReleaseKeyRecord(deps: Deps, productId: string): SigningKeyRecord {
   return newSigningKeyRecord(deps.secrets, generateSeed(), "release", productId, deps.clock.now(), keyNumHex);
 }
 
-function activeRecord(deps: Deps, productId: string, actor: Actor): SigningKeyRecord {
-  const existing = deps.repos.signingKeys.findActive("release", productId);
+async function activeRecord(deps: Deps, productId: string, actor: Actor): Promise<SigningKeyRecord> {
+  const existing = await deps.repos.signingKeys.findActive("release", productId);
   if (existing) return existing;
   const next = newReleaseKeyRecord(deps, productId);
   // onlyIfNoneActive: two concurrent first uses keep one key (the repo re-checks inside its transaction).
-  return deps.repos.signingKeys.activate(next, {
+  return await deps.repos.signingKeys.activate(next, {
     onlyIfNoneActive: true,
     audit: {
       actor,
@@ -107,8 +107,8 @@ function activeRecord(deps: Deps, productId: string, actor: Actor): SigningKeyRe
 }
 
 /** The product's active release key, generated (and stored sealed) on first use. */
-export function getOrCreateReleaseKey(deps: Deps, productId: string, actor: Actor = SYSTEM_ACTOR): ReleaseSigningKey {
-  return toKey(activeRecord(deps, productId, actor));
+export async function getOrCreateReleaseKey(deps: Deps, productId: string, actor: Actor = SYSTEM_ACTOR): Promise<ReleaseSigningKey> {
+  return toKey(await activeRecord(deps, productId, actor));
 }
 
 /** "untrusted comment: minisign public key <KEYID>\n<base64 PubkeyStruct>\n" (update-formats.md §3.1). */
@@ -127,7 +127,7 @@ export async function signArtifact(deps: Deps, productId: string, input: SignArt
       details: { fields: { filename: "no control characters", version: "no control characters" } },
     });
   }
-  const loaded = load(deps, activeRecord(deps, productId, SYSTEM_ACTOR));
+  const loaded = load(deps, await activeRecord(deps, productId, SYSTEM_ACTOR));
   const minisign = minisignSignatureFile({
     signer: loaded.signer,
     keyNum: loaded.key.keyNum,
@@ -151,21 +151,20 @@ function toEntry(record: SigningKeyRecord): ReleaseKeyEntry {
 }
 
 /** Every release key of the product, active first then newest first; creates the first key if none. */
-export function listReleaseKeys(deps: Deps, actor: Actor, productId: string): ReleaseKeyEntry[] {
-  const product = getProduct(deps, actor, productId);
-  activeRecord(deps, product.id, actor);
-  return deps.repos.signingKeys
-    .list("release", product.id)
+export async function listReleaseKeys(deps: Deps, actor: Actor, productId: string): Promise<ReleaseKeyEntry[]> {
+  const product = await getProduct(deps, actor, productId);
+  await activeRecord(deps, product.id, actor);
+  return (await deps.repos.signingKeys.list("release", product.id))
     .map(toEntry)
     .sort((a, b) => Number(b.active) - Number(a.active) || b.createdAt.getTime() - a.createdAt.getTime());
 }
 
 /** Retires the active key (still listed) and activates a fresh one for future publishes. */
-export function rotateReleaseKey(deps: Deps, actor: Actor, productId: string): ReleaseKeyEntry {
-  const product = getProduct(deps, actor, productId);
-  const previous = deps.repos.signingKeys.findActive("release", product.id);
+export async function rotateReleaseKey(deps: Deps, actor: Actor, productId: string): Promise<ReleaseKeyEntry> {
+  const product = await getProduct(deps, actor, productId);
+  const previous = await deps.repos.signingKeys.findActive("release", product.id);
   const next = newReleaseKeyRecord(deps, product.id);
-  const record = deps.repos.signingKeys.activate(next, {
+  const record = await deps.repos.signingKeys.activate(next, {
     onlyIfNoneActive: false,
     audit: {
       actor,

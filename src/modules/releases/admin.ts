@@ -37,8 +37,8 @@ export function releaseAdminRoutes(deps: Deps, guard: AdminGuard) {
     .use(guard)
     .post(
       "/admin/products/:id/releases",
-      ({ actor, params, body, set }) => {
-        const release = createRelease(deps, actor, params.id, {
+      async ({ actor, params, body, set }) => {
+        const release = await createRelease(deps, actor, params.id, {
           version: body.version,
           channel: body.channel,
           notes: body.notes,
@@ -57,8 +57,8 @@ export function releaseAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .get(
       "/admin/products/:id/releases",
-      ({ actor, params, query }) => {
-        const page = listReleases(deps, actor, params.id, {
+      async ({ actor, params, query }) => {
+        const page = await listReleases(deps, actor, params.id, {
           status: query.status,
           channel: query.channel,
           cursor: query.cursor,
@@ -77,7 +77,7 @@ export function releaseAdminRoutes(deps: Deps, guard: AdminGuard) {
         detail: detail("List a product's releases, newest version first"),
       },
     )
-    .get("/admin/releases/:id", ({ actor, params }) => ok(presentRelease(getRelease(deps, actor, params.id))), {
+    .get("/admin/releases/:id", async ({ actor, params }) => ok(presentRelease(await getRelease(deps, actor, params.id))), {
       scopes: RELEASES,
       params: IdParams,
       response: { 200: Envelope(ReleaseSchema), ...errors(401, 403, 404) },
@@ -85,10 +85,10 @@ export function releaseAdminRoutes(deps: Deps, guard: AdminGuard) {
     })
     .patch(
       "/admin/releases/:id",
-      ({ actor, params, body }) =>
+      async ({ actor, params, body }) =>
         ok(
           presentRelease(
-            updateRelease(deps, actor, params.id, {
+            await updateRelease(deps, actor, params.id, {
               channel: body.channel,
               notes: body.notes,
               minimumOsVersion: body.minimum_os_version,
@@ -156,14 +156,14 @@ export function releaseAdminRoutes(deps: Deps, guard: AdminGuard) {
       response: { 200: Envelope(ReleaseSchema), ...errors(401, 403, 404, 409, 503) },
       detail: detail("Sign every artifact and publish atomically (409 unless every artifact is finalized, or when already published)"),
     })
-    .post("/admin/releases/:id/yank", ({ actor, params, body }) => ok(presentRelease(yankRelease(deps, actor, params.id, body.reason))), {
+    .post("/admin/releases/:id/yank", async ({ actor, params, body }) => ok(presentRelease(await yankRelease(deps, actor, params.id, body.reason))), {
       scopes: RELEASES,
       params: IdParams,
       body: YankBody,
       response: { 200: Envelope(ReleaseSchema), ...errors(401, 403, 404, 409) },
       detail: detail("Withdraw a published release from every feed and download at once"),
     })
-    .post("/admin/releases/:id/unyank", ({ actor, params }) => ok(presentRelease(unyankRelease(deps, actor, params.id))), {
+    .post("/admin/releases/:id/unyank", async ({ actor, params }) => ok(presentRelease(await unyankRelease(deps, actor, params.id))), {
       scopes: RELEASES,
       params: IdParams,
       response: { 200: Envelope(ReleaseSchema), ...errors(401, 403, 404, 409) },

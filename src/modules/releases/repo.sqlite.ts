@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
-import { immediate, lazyStatement, type DbHandle } from "../../db/client";
+import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { artifacts, products, releases } from "../../db/schema";
 import { AppError } from "../../shared/errors";
@@ -137,7 +137,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
   };
 
   return {
-    create(release, audit) {
+    async create(release, audit) {
       try {
         return immediate(handle, () => {
           db.insert(releases).values(release).run();
@@ -151,8 +151,8 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         });
       }
     },
-    findById,
-    findByVersion(productId, version) {
+    findById: lift(findById),
+    async findByVersion(productId, version) {
       const r = db
         .select()
         .from(releases)
@@ -160,7 +160,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         .get();
       return r ? withArtifacts(r) : null;
     },
-    list(f) {
+    async list(f) {
       const where: SQL[] = [eq(releases.productId, f.productId)];
       if (f.status) where.push(eq(releases.status, f.status));
       if (f.channel) where.push(eq(releases.channel, f.channel));
@@ -187,7 +187,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         hasMore: rows.length > f.limit,
       };
     },
-    findArtifact(id) {
+    async findArtifact(id) {
       const row = db
         .select({ r: releases, a: artifacts })
         .from(artifacts)
@@ -196,7 +196,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         .get();
       return row ? { artifact: toArtifact(row.a), release: toRelease(row.r) } : null;
     },
-    mutate(id, decide, at, audit) {
+    async mutate(id, decide, at, audit) {
       return immediate(handle, () => {
         const before = findById(id);
         if (!before) return null;
@@ -207,7 +207,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         return findById(id);
       });
     },
-    deleteDraft(id, audit) {
+    async deleteDraft(id, audit) {
       return immediate(handle, () => {
         const current = findById(id);
         if (!current) return null;
@@ -223,7 +223,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         return current.artifacts.map((a) => a.storageKey);
       });
     },
-    putArtifact(artifact, audit) {
+    async putArtifact(artifact, audit) {
       return immediate(handle, () => {
         const release = releaseById().get({ id: artifact.releaseId });
         if (!release) throw new AppError("NOT_FOUND", { message: "Release not found." });
@@ -246,7 +246,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         return { replaced: previous };
       });
     },
-    finalizeArtifact(id, storageKey, digest, at, audit) {
+    async finalizeArtifact(id, storageKey, digest, at, audit) {
       return immediate(handle, () => {
         const row = db
           .select({ a: artifacts, status: releases.status })
@@ -272,7 +272,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         return toArtifact(db.select().from(artifacts).where(eq(artifacts.id, id)).get()!);
       });
     },
-    publish(id, signatures, at, audit) {
+    async publish(id, signatures, at, audit) {
       return immediate(handle, () => {
         // The conditional flip is the arbiter between concurrent publishes: exactly one UPDATE
         // matches status = 'draft'; every other attempt sees 0 rows and writes nothing.
@@ -312,7 +312,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         return published;
       });
     },
-    feed(q) {
+    async feed(q) {
       const chain = Array.from({ length: CHANNEL_SLOTS }, (_, i) => q.channels[Math.min(i, q.channels.length - 1)]!);
       const params: Record<string, string | number> = {
         productId: q.productId,

@@ -81,15 +81,15 @@ export interface FeedQuery {
 
 export interface ReleaseRepo {
   /** Throws CONFLICT when the product already has this version (or one of equal precedence). */
-  create(release: Release, audit: AuditEntry): Release;
-  findById(id: string): ReleaseWithArtifacts | null;
-  findByVersion(productId: string, version: string): ReleaseWithArtifacts | null;
+  create(release: Release, audit: AuditEntry): Promise<Release>;
+  findById(id: string): Promise<ReleaseWithArtifacts | null>;
+  findByVersion(productId: string, version: string): Promise<ReleaseWithArtifacts | null>;
   /** Newest first by semver; `afterKey` continues after that version key. */
-  list(filter: { productId: string; status?: ReleaseStatus; channel?: Channel; afterKey?: string; limit: number }): {
+  list(filter: { productId: string; status?: ReleaseStatus; channel?: Channel; afterKey?: string; limit: number }): Promise<{
     items: ReleaseWithArtifacts[];
     hasMore: boolean;
-  };
-  findArtifact(id: string): { artifact: Artifact; release: Release } | null;
+  }>;
+  findArtifact(id: string): Promise<{ artifact: Artifact; release: Release } | null>;
   /**
    * Atomic read-decide-write on a release: `decide` sees the current row (with artifacts) inside the
    * write transaction and returns the patch or throws an AppError. Null when the release is missing.
@@ -99,25 +99,25 @@ export interface ReleaseRepo {
     decide: (current: ReleaseWithArtifacts) => ReleasePatch,
     at: Date,
     audit: (before: ReleaseWithArtifacts, patch: ReleasePatch) => AuditEntry,
-  ): ReleaseWithArtifacts | null;
+  ): Promise<ReleaseWithArtifacts | null>;
   /** Deletes a draft and its artifact rows; returns their storage keys. Null when missing; INVALID_TRANSITION if not a draft. */
-  deleteDraft(id: string, audit: AuditEntry): string[] | null;
+  deleteDraft(id: string, audit: AuditEntry): Promise<string[] | null>;
   /**
    * Adds the artifact to a draft, replacing the one for the same platform. Returns the replaced
    * artifact (its stored object is now orphaned). INVALID_TRANSITION when the release is not a draft.
    */
-  putArtifact(artifact: Artifact, audit: (replaced: Artifact | null) => AuditEntry): { replaced: Artifact | null };
+  putArtifact(artifact: Artifact, audit: (replaced: Artifact | null) => AuditEntry): Promise<{ replaced: Artifact | null }>;
   /**
    * Records the server-computed digest, only while the release is a draft and the artifact still
    * has this storage key (a concurrent replacement wins). Null when the artifact is gone.
    */
-  finalizeArtifact(id: string, storageKey: string, digest: ArtifactDigest, at: Date, audit: AuditEntry): Artifact | null;
+  finalizeArtifact(id: string, storageKey: string, digest: ArtifactDigest, at: Date, audit: AuditEntry): Promise<Artifact | null>;
   /**
    * ONE transaction: flips draft → published (`UPDATE … WHERE status = 'draft'`), stores every
    * signature, writes the audit row. Throws INVALID_TRANSITION when the release is no longer a draft
    * (a concurrent publish won) and CONFLICT when its artifacts changed after they were signed.
    */
-  publish(id: string, signatures: ArtifactSignatureRecord[], at: Date, audit: AuditEntry): ReleaseWithArtifacts;
+  publish(id: string, signatures: ArtifactSignatureRecord[], at: Date, audit: AuditEntry): Promise<ReleaseWithArtifacts>;
   /** Published releases with a finalized artifact for the platform, newest first by semver. */
-  feed(query: FeedQuery): FeedEntry[];
+  feed(query: FeedQuery): Promise<FeedEntry[]>;
 }

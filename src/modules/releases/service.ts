@@ -65,8 +65,8 @@ async function deleteObjects(deps: Deps, finalKeys: readonly string[]): Promise<
   );
 }
 
-export function createRelease(deps: Deps, actor: Actor, productId: string, input: CreateReleaseInput): ReleaseWithArtifacts {
-  const product = getProduct(deps, actor, productId);
+export async function createRelease(deps: Deps, actor: Actor, productId: string, input: CreateReleaseInput): Promise<ReleaseWithArtifacts> {
+  const product = await getProduct(deps, actor, productId);
   const now = deps.clock.now();
   const release: Release = {
     id: newId(),
@@ -83,7 +83,7 @@ export function createRelease(deps: Deps, actor: Actor, productId: string, input
     createdAt: now,
     updatedAt: now,
   };
-  const created = deps.repos.releases.create(
+  const created = await deps.repos.releases.create(
     release,
     audit(deps, actor, "release.create", { type: "release", id: release.id }, product.id, {
       version: release.version,
@@ -95,8 +95,8 @@ export function createRelease(deps: Deps, actor: Actor, productId: string, input
 }
 
 /** Admin fetch: 404 when missing, 403 PRODUCT_SCOPE_MISMATCH for a bound key's other products. */
-export function getRelease(deps: Deps, actor: Actor, id: string): ReleaseWithArtifacts {
-  const release = deps.repos.releases.findById(id);
+export async function getRelease(deps: Deps, actor: Actor, id: string): Promise<ReleaseWithArtifacts> {
+  const release = await deps.repos.releases.findById(id);
   if (!release) throw releaseNotFound();
   assertProductAccess(actor, release.productId);
   return release;
@@ -112,14 +112,14 @@ function decodeReleaseCursor(raw: string): string {
   return key;
 }
 
-export function listReleases(
+export async function listReleases(
   deps: Deps,
   actor: Actor,
   productId: string,
   q: { status?: ReleaseStatus; channel?: Channel; cursor?: string; limit: number },
-): { items: ReleaseWithArtifacts[]; nextCursor: string | null } {
-  const product = getProduct(deps, actor, productId);
-  const page = deps.repos.releases.list({
+): Promise<{ items: ReleaseWithArtifacts[]; nextCursor: string | null }> {
+  const product = await getProduct(deps, actor, productId);
+  const page = await deps.repos.releases.list({
     productId: product.id,
     status: q.status,
     channel: q.channel,
@@ -130,14 +130,14 @@ export function listReleases(
   return { items: page.items, nextCursor: page.hasMore && last ? Buffer.from(last.versionKey, "utf8").toString("base64url") : null };
 }
 
-export function updateRelease(
+export async function updateRelease(
   deps: Deps,
   actor: Actor,
   id: string,
   patch: Pick<ReleasePatch, "channel" | "notes" | "minimumOsVersion">,
-): ReleaseWithArtifacts {
-  const release = getRelease(deps, actor, id);
-  const updated = deps.repos.releases.mutate(
+): Promise<ReleaseWithArtifacts> {
+  const release = await getRelease(deps, actor, id);
+  const updated = await deps.repos.releases.mutate(
     id,
     (current) => {
       assertDraft(current, "update");
@@ -151,8 +151,8 @@ export function updateRelease(
 }
 
 export async function deleteRelease(deps: Deps, actor: Actor, id: string): Promise<void> {
-  const release = getRelease(deps, actor, id);
-  const keys = deps.repos.releases.deleteDraft(
+  const release = await getRelease(deps, actor, id);
+  const keys = await deps.repos.releases.deleteDraft(
     id,
     audit(deps, actor, "release.delete", { type: "release", id }, release.productId, { version: release.version }),
   );
@@ -166,7 +166,7 @@ export async function addArtifact(
   releaseId: string,
   input: AddArtifactInput,
 ): Promise<{ artifact: Artifact; upload: PresignedRequest }> {
-  const release = getRelease(deps, actor, releaseId);
+  const release = await getRelease(deps, actor, releaseId);
   assertDraft(release, "add_artifact");
   assertStorage(deps);
   const id = newId();
@@ -188,7 +188,7 @@ export async function addArtifact(
     createdAt: deps.clock.now(),
     finalizedAt: null,
   };
-  const { replaced } = deps.repos.releases.putArtifact(artifact, (previous) =>
+  const { replaced } = await deps.repos.releases.putArtifact(artifact, (previous) =>
     audit(deps, actor, "artifact.add", { type: "artifact", id }, release.productId, {
       release_id: releaseId,
       platform: input.platform,
@@ -215,7 +215,7 @@ export async function addArtifact(
  * After this, no upload URL can change what downloads serve: URLs only ever target the staging key.
  */
 export async function finalizeArtifact(deps: Deps, actor: Actor, artifactId: string, expectedSha256?: string): Promise<Artifact> {
-  const found = deps.repos.releases.findArtifact(artifactId);
+  const found = await deps.repos.releases.findArtifact(artifactId);
   if (!found) throw artifactNotFound();
   const { artifact, release } = found;
   assertProductAccess(actor, release.productId);
@@ -228,7 +228,7 @@ export async function finalizeArtifact(deps: Deps, actor: Actor, artifactId: str
       details: { expected_sha256: expectedSha256.toLowerCase(), actual_sha256: digest.sha256Hex },
     });
   }
-  const finalized = deps.repos.releases.finalizeArtifact(
+  const finalized = await deps.repos.releases.finalizeArtifact(
     artifactId,
     artifact.storageKey,
     { sha256: digest.sha256Hex, fileSize: digest.size, blake2b512: Buffer.from(digest.blake2b512).toString("hex") },
@@ -299,10 +299,10 @@ async function digestFinalObject(deps: Deps, artifact: Artifact) {
  * key of a release artifact accepts bytes only while that artifact is pending in a draft (domain
  * assertUploadOpen). Keys outside the release layouts are not the releases module's business.
  */
-export function assertArtifactUploadOpen(deps: Deps, key: string): void {
+export async function assertArtifactUploadOpen(deps: Deps, key: string): Promise<void> {
   const artifactId = artifactIdOfKey(key);
   if (artifactId === null) return;
-  const found = deps.repos.releases.findArtifact(artifactId);
+  const found = await deps.repos.releases.findArtifact(artifactId);
   if (!found || (key !== found.artifact.storageKey && key !== stagingKeyFor(found.artifact.storageKey))) {
     throw new AppError("NOT_FOUND", { message: "The artifact this upload URL was issued for no longer exists." });
   }
@@ -317,7 +317,7 @@ export function assertArtifactUploadOpen(deps: Deps, key: string): void {
  * rather than handed a success it did not cause.
  */
 export async function publishRelease(deps: Deps, actor: Actor, id: string): Promise<ReleaseWithArtifacts> {
-  const release = getRelease(deps, actor, id);
+  const release = await getRelease(deps, actor, id);
   assertPublishable(release, release.artifacts);
   assertStorage(deps);
   const at = deps.clock.now();
@@ -343,7 +343,7 @@ export async function publishRelease(deps: Deps, actor: Actor, id: string): Prom
       signingKid: sig.kid,
     });
   }
-  return deps.repos.releases.publish(
+  return await deps.repos.releases.publish(
     id,
     signatures,
     at,
@@ -354,9 +354,9 @@ export async function publishRelease(deps: Deps, actor: Actor, id: string): Prom
   );
 }
 
-export function yankRelease(deps: Deps, actor: Actor, id: string, reason: string): ReleaseWithArtifacts {
-  const release = getRelease(deps, actor, id);
-  const updated = deps.repos.releases.mutate(
+export async function yankRelease(deps: Deps, actor: Actor, id: string, reason: string): Promise<ReleaseWithArtifacts> {
+  const release = await getRelease(deps, actor, id);
+  const updated = await deps.repos.releases.mutate(
     id,
     (current) => yank(current, reason, deps.clock.now()),
     deps.clock.now(),
@@ -366,9 +366,9 @@ export function yankRelease(deps: Deps, actor: Actor, id: string, reason: string
   return updated;
 }
 
-export function unyankRelease(deps: Deps, actor: Actor, id: string): ReleaseWithArtifacts {
-  const release = getRelease(deps, actor, id);
-  const updated = deps.repos.releases.mutate(
+export async function unyankRelease(deps: Deps, actor: Actor, id: string): Promise<ReleaseWithArtifacts> {
+  const release = await getRelease(deps, actor, id);
+  const updated = await deps.repos.releases.mutate(
     id,
     (current) => unyank(current),
     deps.clock.now(),

@@ -10,12 +10,12 @@ const detail = (summary: string) => ({ tags: ["Admin: settings"], summary });
 export function settingsAdminRoutes(deps: Deps, guard: AdminGuard) {
   return new Elysia({ name: "keyward/settings/admin" })
     .use(guard)
-    .get("/admin/settings", ({ actor }) => ok(getSettings(deps, actor)), {
+    .get("/admin/settings", async ({ actor }) => ok(await getSettings(deps, actor)), {
       scopes: ["admin"],
       response: { 200: Envelope(SettingsSchema), ...errors(401, 403) },
       detail: detail("Read all system settings (defaults filled in)"),
     })
-    .patch("/admin/settings", ({ actor, body }) => ok(updateSettings(deps, actor, body)), {
+    .patch("/admin/settings", async ({ actor, body }) => ok(await updateSettings(deps, actor, body)), {
       scopes: ["admin"],
       body: UpdateSettingsBody,
       response: { 200: Envelope(SettingsSchema), ...errors(401, 403) },

@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { lift, immediate, type DbHandle } from "../../db/client";
 import { settings } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
 import type { SettingsRepo } from "./repo";
@@ -8,8 +8,8 @@ export function createSettingsRepo(handle: DbHandle): SettingsRepo {
   const { db } = handle;
   const all = () => Object.fromEntries(db.select().from(settings).all().map((r) => [r.key, r.value as unknown]));
   return {
-    all,
-    update(changes, at, audit) {
+    all: lift(all),
+    async update(changes, at, audit) {
       return immediate(handle, () => {
         const before = all();
         for (const [key, value] of Object.entries(changes)) {

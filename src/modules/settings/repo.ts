@@ -2,7 +2,7 @@ import type { AuditEntry } from "../audit/repo";
 
 /** Raw key → JSON value rows of the settings table; typing and defaults live in domain.ts. */
 export interface SettingsRepo {
-  all(): Record<string, unknown>;
+  all(): Promise<Record<string, unknown>>;
   /**
    * Writes `changes` atomically: a value upserts its key, null deletes it (back to the default).
    * `audit` sees the stored rows before and after, inside the transaction.
@@ -11,5 +11,5 @@ export interface SettingsRepo {
     changes: Record<string, unknown>,
     at: Date,
     audit: (before: Record<string, unknown>, after: Record<string, unknown>) => AuditEntry,
-  ): Record<string, unknown>;
+  ): Promise<Record<string, unknown>>;
 }

@@ -4,15 +4,15 @@ import { assertSystemWide, type Actor } from "../../shared/actor";
 import { diffChanges } from "../plans/changes";
 import { normalizeSettingsPatch, resolveSettings, type Settings, type SettingsPatch } from "./domain";
 
-export function getSettings(deps: Deps, actor: Actor): Settings {
+export async function getSettings(deps: Deps, actor: Actor): Promise<Settings> {
   assertSystemWide(actor);
-  return resolveSettings(deps.repos.settings.all());
+  return resolveSettings(await deps.repos.settings.all());
 }
 
-export function updateSettings(deps: Deps, actor: Actor, patch: SettingsPatch): Settings {
+export async function updateSettings(deps: Deps, actor: Actor, patch: SettingsPatch): Promise<Settings> {
   assertSystemWide(actor);
   const changes = normalizeSettingsPatch(patch);
-  const stored = deps.repos.settings.update(changes, deps.clock.now(), (before, after) => ({
+  const stored = await deps.repos.settings.update(changes, deps.clock.now(), (before, after) => ({
     actor,
     action: "settings.update",
     entityType: "settings",

@@ -48,7 +48,7 @@ export interface LocalStorage extends Storage {
    * Streams a body to a temp file, then renames it into place (readers never see a partial object).
    * `beforeCommit` runs once the body is on disk, just before the rename; if it throws, nothing lands.
    */
-  write(grant: LocalGrant, body: ReadableStream<Uint8Array> | null, beforeCommit?: () => void): Promise<ObjectInfo>;
+  write(grant: LocalGrant, body: ReadableStream<Uint8Array> | null, beforeCommit?: () => void | Promise<void>): Promise<ObjectInfo>;
   /** The object as a lazily read file; null when missing. */
   object(key: string): Promise<LocalObject | null>;
 }
@@ -207,7 +207,7 @@ export function createLocalStorage(opts: LocalStorageOptions): LocalStorage {
         await fh.sync();
         await fh.close();
         done = true;
-        beforeCommit?.();
+        await beforeCommit?.();
         await mkdir(dirname(target), { recursive: true });
         await rename(tmp, target);
         return { size };

@@ -33,7 +33,7 @@ export async function receiveUpload(
   // pending (issue 8 point 3). Asked before the body streams and again just before it is committed,
   // so an upload that was under way when finalize ran does not land either.
   const open = () => assertArtifactUploadOpen(deps, grant.key);
-  open();
+  await open();
   return storage.write(grant, input.body, open);
 }
 

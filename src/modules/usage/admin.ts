@@ -12,7 +12,7 @@ const Items = Envelope(t.Object({ items: t.Array(UsageCounterSchema) }));
 export function usageAdminRoutes(deps: Deps, guard: AdminGuard) {
   return new Elysia({ name: "keyward/usage/admin" })
     .use(guard)
-    .get("/admin/licenses/:id/usage", ({ actor, params }) => ok({ items: licenseUsage(deps, actor, params.id).map(presentCounter) }), {
+    .get("/admin/licenses/:id/usage", async ({ actor, params }) => ok({ items: (await licenseUsage(deps, actor, params.id)).map(presentCounter) }), {
       scopes: ["licenses:write"],
       params: LicenseIdParams,
       response: { 200: Items, ...errors(401, 403, 404) },
@@ -20,7 +20,7 @@ export function usageAdminRoutes(deps: Deps, guard: AdminGuard) {
     })
     .post(
       "/admin/licenses/:id/usage/reset",
-      ({ actor, params, body }) => ok({ items: resetUsage(deps, actor, params.id, body.feature).map(presentCounter) }),
+      async ({ actor, params, body }) => ok({ items: (await resetUsage(deps, actor, params.id, body.feature)).map(presentCounter) }),
       {
         scopes: ["licenses:write"],
         params: LicenseIdParams,

@@ -10,7 +10,7 @@ export function usageRoutes(deps: Deps) {
   return new Elysia({ name: "keyward/usage" })
     .post(
       "/license/usage",
-      ({ body, request }) =>
+      async ({ body, request }) =>
         idempotent(
           deps,
           request,
@@ -43,7 +43,7 @@ export function usageRoutes(deps: Deps) {
     )
     .post(
       "/license/usage/status",
-      ({ body }) => ok(presentUsageStatus(usageStatus(deps, { licenseKey: body.license_key, productId: body.product_id, feature: body.feature }))),
+      async ({ body }) => ok(presentUsageStatus(await usageStatus(deps, { licenseKey: body.license_key, productId: body.product_id, feature: body.feature }))),
       {
         body: UsageStatusBody,
         response: { 200: Envelope(UsageStatusResponse), ...errors(404) },

@@ -2,14 +2,15 @@ import { and, eq, sql } from "drizzle-orm";
 import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { usageCounters } from "../../db/schema";
 import { writeAudit } from "../audit/write.sqlite";
-import { createLicenseAccessRepo } from "../license-api/repo.sqlite";
+import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
+import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import { fits } from "./domain";
 import type { UsageCounter, UsageRepo } from "./repo";
 
 export function createUsageRepo(handle: DbHandle): UsageRepo {
   const { db } = handle;
-  const access = createLicenseAccessRepo(handle);
+  const access = createLicenseAccessReaders(handle);
   const key = { licenseId: sql.placeholder("licenseId"), feature: sql.placeholder("feature"), periodKey: sql.placeholder("periodKey") };
   const counter = lazyStatement(() =>
     db
@@ -35,7 +36,7 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
   );
 
   return {
-    consume(input, check, record) {
+    async consume(input, check, record) {
       return immediate(handle, () => {
         // Re-read inside the write transaction: a revoke or suspend that committed after the
         // caller's lookup must win over this report (same rule as activation).
@@ -47,14 +48,14 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
         bump().run(input.licenseId, input.feature, input.periodKey, next, at);
         event().run(newId(), input.licenseId, input.feature, input.periodKey, input.quantity, input.metadata == null ? null : JSON.stringify(input.metadata), at);
         const result = { accepted: true, used: next };
-        record?.(result);
+        if (record) storeOutcome(handle, record(result));
         return result;
       });
     },
-    used(licenseId, feature, periodKey) {
+    async used(licenseId, feature, periodKey) {
       return get(licenseId, feature, periodKey)?.used ?? 0;
     },
-    reset(licenseId, refs, audit) {
+    async reset(licenseId, refs, audit) {
       return immediate(handle, () => {
         const reset: UsageCounter[] = [];
         for (const r of refs) {

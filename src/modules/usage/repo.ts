@@ -1,3 +1,4 @@
+import type { Recorder } from "../idempotency/repo";
 import type { AuditEntry } from "../audit/repo";
 import type { LicenseAccess } from "../license-api/repo";
 
@@ -38,9 +39,9 @@ export interface UsageRepo {
    * Idempotency-Key outcome is stored there, so a crash cannot separate the two); throwing from it
    * undoes the increment and the event.
    */
-  consume(input: ConsumeInput, check: (current: LicenseAccess | null) => void, record?: (result: ConsumeResult) => void): ConsumeResult;
+  consume(input: ConsumeInput, check: (current: LicenseAccess | null) => void, record?: Recorder<ConsumeResult>): Promise<ConsumeResult>;
   /** Current value of one counter (0 when the period has no row yet). */
-  used(licenseId: string, feature: string, periodKey: string): number;
+  used(licenseId: string, feature: string, periodKey: string): Promise<number>;
   /** Deletes the given counters (admin reset) with an audit row listing what was reset. */
-  reset(licenseId: string, refs: CounterRef[], audit: (reset: UsageCounter[]) => AuditEntry): UsageCounter[];
+  reset(licenseId: string, refs: CounterRef[], audit: (reset: UsageCounter[]) => AuditEntry): Promise<UsageCounter[]>;
 }

@@ -1,6 +1,7 @@
 // Metered usage against quotas (spec: POST /license/usage, /license/usage/status; License rule 3;
 // Usage counter). Admin views and resets of the counters.
 import type { Deps } from "../../deps";
+import type { Recorder } from "../idempotency/repo";
 import { AppError, validationError } from "../../shared/errors";
 import type { Actor } from "../../shared/actor";
 import { getLicense } from "../licenses/service";
@@ -20,8 +21,8 @@ export type UsageView = FeatureView & { used: number };
  * answer, and only a caller holding a usable key gets this far: it learns nothing its own
  * entitlements call would not show (decision: 400 VALIDATION_ERROR, documented in docs/integration.md).
  */
-function quotaOf(deps: Deps, access: LicenseAccess, feature: string): Entitlement {
-  const e = licenseEntitlements(deps, access).get(feature);
+async function quotaOf(deps: Deps, access: LicenseAccess, feature: string): Promise<Entitlement> {
+  const e = (await licenseEntitlements(deps, access)).get(feature);
   if (!e || e.valueType !== "quota") {
     throw validationError({ feature: "not a quota feature of this license" }, `Feature "${feature}" is not a usage quota on this license.`);
   }
@@ -51,16 +52,16 @@ function checkedMetadata(metadata: unknown): Record<string, unknown> | null {
  * `record` (Idempotency-Key) receives the result inside the write transaction of an accepted report:
  * the counter, the event and the stored outcome commit together.
  */
-export function recordUsage(deps: Deps, input: RecordUsageInput, record?: (view: UsageView) => void): UsageView {
+export async function recordUsage(deps: Deps, input: RecordUsageInput, record?: Recorder<UsageView>): Promise<UsageView> {
   const metadata = checkedMetadata(input.metadata);
   const now = deps.clock.now();
-  const access = requireUsableLicense(deps, input, now);
-  const quota = quotaOf(deps, access, input.feature);
+  const access = await requireUsableLicense(deps, input, now);
+  const quota = await quotaOf(deps, access, input.feature);
   const key = periodKey(quota.period, now);
   // The counter as this report left it, from the same transaction (a re-read could include others).
   const viewAt = (used: number) => viewOf(quota, used, now) as UsageView;
   let view: UsageView | undefined;
-  const result = deps.repos.usage.consume({
+  const result = await deps.repos.usage.consume({
     licenseId: access.license.id,
     feature: quota.name,
     periodKey: key,
@@ -80,41 +81,39 @@ export function recordUsage(deps: Deps, input: RecordUsageInput, record?: (view:
   return view ?? viewAt(result.used);
 }
 
-export function usageStatus(deps: Deps, input: UsageInput): UsageView {
+export async function usageStatus(deps: Deps, input: UsageInput): Promise<UsageView> {
   const now = deps.clock.now();
-  const access = requireUsableLicense(deps, input, now);
-  return featureView(deps, access.license.id, quotaOf(deps, access, input.feature), now) as UsageView;
+  const access = await requireUsableLicense(deps, input, now);
+  return (await featureView(deps, access.license.id, await quotaOf(deps, access, input.feature), now)) as UsageView;
 }
 
-function quotaViews(deps: Deps, access: LicenseAccess, now: Date, only?: string): UsageView[] {
-  const quotas = [...licenseEntitlements(deps, access).values()].filter((e) => e.valueType === "quota");
+async function quotaViews(deps: Deps, access: LicenseAccess, now: Date, only?: string): Promise<UsageView[]> {
+  const quotas = [...(await licenseEntitlements(deps, access)).values()].filter((e) => e.valueType === "quota");
   if (only !== undefined && !quotas.some((q) => q.name === only)) {
     throw validationError({ feature: "not a quota feature of this license" });
   }
-  return quotas
-    .filter((q) => only === undefined || q.name === only)
-    .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .map((q) => featureView(deps, access.license.id, q, now) as UsageView);
+  const selected = quotas.filter((q) => only === undefined || q.name === only).sort((a, b) => (a.name < b.name ? -1 : 1));
+  return (await Promise.all(selected.map((q) => featureView(deps, access.license.id, q, now)))) as UsageView[];
 }
 
-function adminAccess(deps: Deps, actor: Actor, licenseId: string): LicenseAccess {
-  getLicense(deps, actor, licenseId); // 404 NOT_FOUND, or 403 PRODUCT_SCOPE_MISMATCH for a bound key
-  const access = deps.repos.licenseAccess.findById(licenseId);
+async function adminAccess(deps: Deps, actor: Actor, licenseId: string): Promise<LicenseAccess> {
+  await getLicense(deps, actor, licenseId); // 404 NOT_FOUND, or 403 PRODUCT_SCOPE_MISMATCH for a bound key
+  const access = await deps.repos.licenseAccess.findById(licenseId);
   if (!access) throw new AppError("NOT_FOUND", { message: "License not found." });
   return access;
 }
 
 /** Admin: every quota feature of the license with its current-period counter. */
-export function licenseUsage(deps: Deps, actor: Actor, licenseId: string): UsageView[] {
-  return quotaViews(deps, adminAccess(deps, actor, licenseId), deps.clock.now());
+export async function licenseUsage(deps: Deps, actor: Actor, licenseId: string): Promise<UsageView[]> {
+  return await quotaViews(deps, await adminAccess(deps, actor, licenseId), deps.clock.now());
 }
 
 /** Admin: resets the current-period counters (all quota features, or one). History rows of past periods stay. */
-export function resetUsage(deps: Deps, actor: Actor, licenseId: string, feature?: string): UsageView[] {
-  const access = adminAccess(deps, actor, licenseId);
+export async function resetUsage(deps: Deps, actor: Actor, licenseId: string, feature?: string): Promise<UsageView[]> {
+  const access = await adminAccess(deps, actor, licenseId);
   const now = deps.clock.now();
-  const targets = quotaViews(deps, access, now, feature);
-  deps.repos.usage.reset(
+  const targets = await quotaViews(deps, access, now, feature);
+  await deps.repos.usage.reset(
     licenseId,
     targets.map((t) => ({ feature: t.name, periodKey: t.periodKey })),
     (reset) => ({
@@ -127,5 +126,5 @@ export function resetUsage(deps: Deps, actor: Actor, licenseId: string, feature?
       at: now,
     }),
   );
-  return quotaViews(deps, access, now, feature);
+  return await quotaViews(deps, access, now, feature);
 }

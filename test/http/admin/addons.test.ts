@@ -6,9 +6,9 @@ import { V1, expectError, expectValidation, lastAudit } from "./helpers";
 
 let t: TestApp;
 let product: Product;
-beforeAll(() => {
-  t = createTestApp();
-  product = makeProduct(t.deps);
+beforeAll(async () => {
+  t = await createTestApp();
+  product = await makeProduct(t.deps);
 });
 afterAll(() => t.close());
 
@@ -26,7 +26,7 @@ describe("add-on catalog", () => {
     expect(a).toMatchObject({ product_id: product.id, name: "More sync", feature_name: "sync", value_type: "quota", value: "50", quota_limit: 50, quota_period: "daily" });
     expect((await t.request("GET", `${V1}/admin/addons/${a.id}`)).body.data).toEqual(a);
 
-    const other = makeProduct(t.deps);
+    const other = await makeProduct(t.deps);
     const list = await t.request("GET", `${V1}/admin/addons?product_id=${product.id}`);
     expect(list.status).toBe(200);
     expect(list.body.data.items.map((x: any) => x.id)).toContain(a.id);
@@ -72,9 +72,9 @@ describe("add-on catalog", () => {
   });
 
   test("DELETE: 409 while attached, 200 once detached, then 404", async () => {
-    const plan = makePlan(t.deps, product.id);
+    const plan = await makePlan(t.deps, product.id);
     const a = (await createAddon()).body.data;
-    const { license } = makeLicense(t.deps, { productId: product.id, planId: plan.id, addonIds: [a.id] });
+    const { license } = await makeLicense(t.deps, { productId: product.id, planId: plan.id, addonIds: [a.id] });
     expectError(await t.request("DELETE", `${V1}/admin/addons/${a.id}`), 409, "CONFLICT");
     expect((await t.request("DELETE", `${V1}/admin/licenses/${license.id}/addons/${a.id}`)).status).toBe(200);
     expect((await t.request("DELETE", `${V1}/admin/addons/${a.id}`)).status).toBe(200);
@@ -84,7 +84,7 @@ describe("add-on catalog", () => {
   });
 
   test("scopes: licenses:write reads but cannot write the catalog", async () => {
-    const key = t.apiKey(["licenses:write"]);
+    const key = await t.apiKey(["licenses:write"]);
     const a = (await createAddon()).body.data;
     expect((await t.request("GET", `${V1}/admin/addons/${a.id}`, { key })).status).toBe(200);
     expect((await t.request("GET", `${V1}/admin/addons`, { key })).status).toBe(200);
@@ -95,11 +95,11 @@ describe("add-on catalog", () => {
 
 describe("attaching add-ons to licenses and the merge rule", () => {
   test("attach merges into the license's features; quota limits add up; detach removes", async () => {
-    const plan = makePlan(t.deps, product.id, { quotaPeriod: "monthly" }, [
+    const plan = await makePlan(t.deps, product.id, { quotaPeriod: "monthly" }, [
       { name: "sync", valueType: "quota", value: "100", quotaLimit: 100, quotaPeriod: null },
       { name: "export.pdf", valueType: "bool", value: "false", quotaLimit: null, quotaPeriod: null },
     ]);
-    const { license } = makeLicense(t.deps, { productId: product.id, planId: plan.id });
+    const { license } = await makeLicense(t.deps, { productId: product.id, planId: plan.id });
     const more = (await createAddon({ quota_limit: 50 })).body.data;
     const pdf = (await createAddon({ feature_name: "export.pdf", value_type: "bool", value: "true", quota_limit: null })).body.data;
 
@@ -128,9 +128,9 @@ describe("attaching add-ons to licenses and the merge rule", () => {
   });
 
   test("an add-on of another product, or an unknown one, is a 400", async () => {
-    const plan = makePlan(t.deps, product.id);
-    const { license } = makeLicense(t.deps, { productId: product.id, planId: plan.id });
-    const other = makeProduct(t.deps);
+    const plan = await makePlan(t.deps, product.id);
+    const { license } = await makeLicense(t.deps, { productId: product.id, planId: plan.id });
+    const other = await makeProduct(t.deps);
     const foreign = (await createAddon({ product_id: other.id })).body.data;
     expectValidation(await t.request("POST", `${V1}/admin/licenses/${license.id}/addons`, { body: { addon_id: foreign.id } }), "addon_id");
     expectValidation(
@@ -147,10 +147,10 @@ describe("attaching add-ons to licenses and the merge rule", () => {
   });
 
   test("a revoked license is frozen: attach and detach are 409", async () => {
-    const plan = makePlan(t.deps, product.id);
+    const plan = await makePlan(t.deps, product.id);
     const a = (await createAddon()).body.data;
     const b = (await createAddon()).body.data;
-    const { license } = makeLicense(t.deps, { productId: product.id, planId: plan.id, addonIds: [a.id] });
+    const { license } = await makeLicense(t.deps, { productId: product.id, planId: plan.id, addonIds: [a.id] });
     expect((await t.request("POST", `${V1}/admin/licenses/${license.id}/revoke`)).status).toBe(200);
     expectError(await t.request("POST", `${V1}/admin/licenses/${license.id}/addons`, { body: { addon_id: b.id } }), 409, "INVALID_TRANSITION");
     expectError(await t.request("DELETE", `${V1}/admin/licenses/${license.id}/addons/${a.id}`), 409, "INVALID_TRANSITION");

@@ -12,10 +12,10 @@ import { V1, auditFor, expectError, expectValidation, lastAudit } from "./helper
 let t: TestApp;
 let product: Product;
 let plan: Plan;
-beforeAll(() => {
-  t = createTestApp();
-  product = makeProduct(t.deps);
-  plan = makePlan(t.deps, product.id);
+beforeAll(async () => {
+  t = await createTestApp();
+  product = await makeProduct(t.deps);
+  plan = await makePlan(t.deps, product.id);
 });
 afterAll(() => t.close());
 
@@ -34,10 +34,10 @@ const TABLE: Record<LicenseStatus, Record<Action, LicenseStatus | null>> = {
 };
 
 /** A fresh license put into `status` directly (states like past_due have no admin route leading to them). */
-function licenseIn(status: LicenseStatus) {
-  const { license, key } = makeLicense(t.deps, { productId: product.id, planId: plan.id, validUntil: new Date("2027-01-01T00:00:00Z") });
+async function licenseIn(status: LicenseStatus) {
+  const { license, key } = await makeLicense(t.deps, { productId: product.id, planId: plan.id, validUntil: new Date("2027-01-01T00:00:00Z") });
   if (status !== "active") {
-    t.deps.repos.licenses.mutate(license.id, () => ({ status, priorStatus: null }), t.clock.now(), () => ({
+    await t.deps.repos.licenses.mutate(license.id, () => ({ status, priorStatus: null }), t.clock.now(), () => ({
       actor: SYSTEM_ACTOR,
       action: "test.setup",
       entityType: "license",
@@ -51,7 +51,7 @@ function licenseIn(status: LicenseStatus) {
 }
 
 function addActivation(licenseId: string, identifier: string) {
-  t.deps.db.db.insert(activations).values({ id: newId(), licenseId, identifier, identifierType: "device", label: null, createdAt: t.clock.now(), lastSeenAt: null }).run();
+  t.sqlite.db.insert(activations).values({ id: newId(), licenseId, identifier, identifierType: "device", label: null, createdAt: t.clock.now(), lastSeenAt: null }).run();
 }
 
 const act = (id: string, action: Action) => t.request("POST", `${V1}/admin/licenses/${id}/${action}`);
@@ -61,7 +61,7 @@ describe("transition table over HTTP", () => {
     for (const action of ["revoke", "suspend", "reinstate"] as Action[]) {
       const expected = TABLE[from][action];
       test(`${action} from ${from} → ${expected ?? "409 INVALID_TRANSITION"}`, async () => {
-        const { license } = licenseIn(from);
+        const { license } = await licenseIn(from);
         const res = await act(license.id, action);
         if (expected === null) {
           expectError(res, 409, "INVALID_TRANSITION");
@@ -84,15 +84,15 @@ describe("transition table over HTTP", () => {
 
   test("suspend → reinstate returns to the state before the suspension", async () => {
     for (const prior of ["active", "trialing", "past_due"] as LicenseStatus[]) {
-      const { license } = licenseIn(prior);
+      const { license } = await licenseIn(prior);
       expect((await act(license.id, "suspend")).body.data.status).toBe("suspended");
       expect((await act(license.id, "reinstate")).body.data.status).toBe(prior);
     }
   });
 
   test("revoked is terminal: every action and edit afterwards is 409", async () => {
-    const other = makePlan(t.deps, product.id);
-    const { license } = licenseIn("active");
+    const other = await makePlan(t.deps, product.id);
+    const { license } = await licenseIn("active");
     expect((await act(license.id, "revoke")).status).toBe(200);
     for (const action of ["revoke", "suspend", "reinstate"] as Action[]) expectError(await act(license.id, action), 409, "INVALID_TRANSITION");
     expectError(await t.request("POST", `${V1}/admin/licenses/${license.id}/change-plan`, { body: { plan_id: other.id } }), 409, "INVALID_TRANSITION");
@@ -102,7 +102,7 @@ describe("transition table over HTTP", () => {
   });
 
   test("revoke drops the activations; suspend keeps them", async () => {
-    const { license } = licenseIn("active");
+    const { license } = await licenseIn("active");
     addActivation(license.id, "dev-1");
     addActivation(license.id, "dev-2");
     const suspended = await act(license.id, "suspend");
@@ -120,8 +120,8 @@ describe("transition table over HTTP", () => {
 
 describe("change-plan", () => {
   test("moves to another plan of the product; status and dates unchanged; audited", async () => {
-    const target = makePlan(t.deps, product.id, { name: "Bigger", graceDays: 7 });
-    const { license } = licenseIn("trialing");
+    const target = await makePlan(t.deps, product.id, { name: "Bigger", graceDays: 7 });
+    const { license } = await licenseIn("trialing");
     const res = await t.request("POST", `${V1}/admin/licenses/${license.id}/change-plan`, { body: { plan_id: target.id } });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ plan_id: target.id, plan_name: "Bigger", grace_days: 7, status: "trialing", valid_until: "2027-01-01T00:00:00.000Z" });
@@ -130,8 +130,8 @@ describe("change-plan", () => {
   });
 
   test("a plan of another product, an unknown plan or a bad body is 400", async () => {
-    const { license } = licenseIn("active");
-    const foreign = makePlan(t.deps, makeProduct(t.deps).id);
+    const { license } = await licenseIn("active");
+    const foreign = await makePlan(t.deps, (await makeProduct(t.deps)).id);
     const change = (body: unknown) => t.request("POST", `${V1}/admin/licenses/${license.id}/change-plan`, { body });
     expectValidation(await change({ plan_id: foreign.id }), "plan_id");
     expectValidation(await change({ plan_id: "01890000-0000-7000-8000-000000000000" }), "plan_id");
@@ -149,7 +149,7 @@ describe("change-plan", () => {
 
 describe("valid-until and support-until", () => {
   test("set and clear the expiry; audited with before/after", async () => {
-    const { license } = licenseIn("active");
+    const { license } = await licenseIn("active");
     const set = await t.request("POST", `${V1}/admin/licenses/${license.id}/valid-until`, { body: { valid_until: "2028-03-01T10:00:00-05:00" } });
     expect(set.status).toBe(200);
     expect(set.body.data.valid_until).toBe("2028-03-01T15:00:00.000Z");
@@ -164,7 +164,7 @@ describe("valid-until and support-until", () => {
   });
 
   test("a trial keeps an expiry; bad bodies are 400", async () => {
-    const { license } = licenseIn("trialing");
+    const { license } = await licenseIn("trialing");
     const post = (body: unknown) => t.request("POST", `${V1}/admin/licenses/${license.id}/valid-until`, { body });
     expectValidation(await post({ valid_until: null }), "valid_until");
     expectValidation(await post({}), "valid_until");
@@ -178,7 +178,7 @@ describe("valid-until and support-until", () => {
   });
 
   test("set and clear the support window", async () => {
-    const { license } = licenseIn("active");
+    const { license } = await licenseIn("active");
     const post = (body: unknown) => t.request("POST", `${V1}/admin/licenses/${license.id}/support-until`, { body });
     const set = await post({ support_until: "2027-11-21T08:00:00Z" });
     expect(set.status).toBe(200);

@@ -11,10 +11,10 @@ import { V1, expectError, expectValidation, lastAudit } from "./helpers";
 let t: TestApp;
 let product: Product;
 let plan: Plan;
-beforeAll(() => {
-  t = createTestApp();
-  product = makeProduct(t.deps);
-  plan = makePlan(t.deps, product.id, { name: "Standard", graceDays: 3 });
+beforeAll(async () => {
+  t = await createTestApp();
+  product = await makeProduct(t.deps);
+  plan = await makePlan(t.deps, product.id, { name: "Standard", graceDays: 3 });
 });
 afterAll(() => t.close());
 
@@ -57,7 +57,7 @@ describe("POST /admin/licenses", () => {
   });
 
   test("optional fields round-trip; add-ons are attached", async () => {
-    const addon = t.deps.repos.addons.create(
+    const addon = await t.deps.repos.addons.create(
       { id: newId(), productId: product.id, name: "PDF", featureName: "pdf", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null, createdAt: t.clock.now(), updatedAt: t.clock.now() },
       { actor: { type: "system", id: null, scopes: new Set(["admin"]), productId: null, ip: null, requestId: null }, action: "addon.create", entityType: "addon", entityId: null, productId: product.id, changes: null, at: t.clock.now() },
     );
@@ -80,7 +80,7 @@ describe("POST /admin/licenses", () => {
   });
 
   test("trial plans start trialing with valid_until = now + trial_days", async () => {
-    const trial = makePlan(t.deps, product.id, { licenseType: "trial", trialDays: 10 });
+    const trial = await makePlan(t.deps, product.id, { licenseType: "trial", trialDays: 10 });
     const res = await issue({ plan_id: trial.id });
     expect(res.status).toBe(201);
     expect(res.body.data.status).toBe("trialing");
@@ -92,8 +92,8 @@ describe("POST /admin/licenses", () => {
   });
 
   test("validation errors", async () => {
-    const other = makeProduct(t.deps);
-    const otherPlan = makePlan(t.deps, other.id);
+    const other = await makeProduct(t.deps);
+    const otherPlan = await makePlan(t.deps, other.id);
     expectValidation(await t.request("POST", `${V1}/admin/licenses`, { body: {} }), "product_id", "plan_id", "email");
     expectValidation(await issue({ email: "not-an-email" }), "email");
     expectValidation(await issue({ valid_until: "2026-11-21 10:00" }), "valid_until");
@@ -112,9 +112,9 @@ describe("POST /admin/licenses", () => {
 
 describe("GET /admin/licenses/:id", () => {
   test("lists the activation rows; 404 and 400", async () => {
-    const { license } = makeLicense(t.deps, { productId: product.id, planId: plan.id });
+    const { license } = await makeLicense(t.deps, { productId: product.id, planId: plan.id });
     const now = t.clock.now();
-    t.deps.db.db
+    t.sqlite.db
       .insert(activations)
       .values([
         { id: newId(), licenseId: license.id, identifier: "device-1", identifierType: "device", label: "Laptop", createdAt: now, lastSeenAt: now },
@@ -133,25 +133,25 @@ describe("GET /admin/licenses/:id", () => {
   });
 
   test("scopes: licenses:write reads and writes licenses; releases:write cannot", async () => {
-    const lw = t.apiKey(["licenses:write"]);
+    const lw = await t.apiKey(["licenses:write"]);
     const created = await t.request("POST", `${V1}/admin/licenses`, { key: lw, body: { product_id: product.id, plan_id: plan.id, email: "x@example.com" } });
     expect(created.status).toBe(201);
     expect((await t.request("GET", `${V1}/admin/licenses/${created.body.data.id}`, { key: lw })).status).toBe(200);
-    const rw = t.apiKey(["releases:write"]);
+    const rw = await t.apiKey(["releases:write"]);
     expectError(await t.request("GET", `${V1}/admin/licenses/${created.body.data.id}`, { key: rw }), 403, "INSUFFICIENT_SCOPE");
     expectError(await t.request("POST", `${V1}/admin/licenses/${created.body.data.id}/suspend`, { key: rw }), 403, "INSUFFICIENT_SCOPE");
-    expectError(await t.request("GET", `${V1}/admin/licenses`, { key: t.apiKey([]) }), 403, "INSUFFICIENT_SCOPE");
+    expectError(await t.request("GET", `${V1}/admin/licenses`, { key: await t.apiKey([]) }), 403, "INSUFFICIENT_SCOPE");
   });
 });
 
 describe("GET /admin/licenses", () => {
   test("filters", async () => {
-    const p = makeProduct(t.deps);
-    const planA = makePlan(t.deps, p.id);
-    const planB = makePlan(t.deps, p.id);
-    const a = makeLicense(t.deps, { productId: p.id, planId: planA.id, email: "Alice@Example.com", externalCustomerId: "cus_a" });
-    const b = makeLicense(t.deps, { productId: p.id, planId: planB.id, email: "bob@example.com", externalWorkspaceId: "ws_b" });
-    const c = makeLicense(t.deps, { productId: p.id, planId: planB.id, email: "carol@other.test" });
+    const p = await makeProduct(t.deps);
+    const planA = await makePlan(t.deps, p.id);
+    const planB = await makePlan(t.deps, p.id);
+    const a = await makeLicense(t.deps, { productId: p.id, planId: planA.id, email: "Alice@Example.com", externalCustomerId: "cus_a" });
+    const b = await makeLicense(t.deps, { productId: p.id, planId: planB.id, email: "bob@example.com", externalWorkspaceId: "ws_b" });
+    const c = await makeLicense(t.deps, { productId: p.id, planId: planB.id, email: "carol@other.test" });
     await t.request("POST", `${V1}/admin/licenses/${c.license.id}/suspend`);
     const ids = async (q: string) => {
       const res = await t.request("GET", `${V1}/admin/licenses?product_id=${p.id}&${q}`);
@@ -182,10 +182,10 @@ describe("GET /admin/licenses", () => {
   });
 
   test("search by exact license key: lower-case and space-padded input is normalized", async () => {
-    const p = makeProduct(t.deps);
-    const pl = makePlan(t.deps, p.id);
-    const target = makeLicense(t.deps, { productId: p.id, planId: pl.id });
-    makeLicense(t.deps, { productId: p.id, planId: pl.id });
+    const p = await makeProduct(t.deps);
+    const pl = await makePlan(t.deps, p.id);
+    const target = await makeLicense(t.deps, { productId: p.id, planId: pl.id });
+    await makeLicense(t.deps, { productId: p.id, planId: pl.id });
     for (const input of [target.key, target.key.toLowerCase(), `  ${target.key.toLowerCase()}  `]) {
       const res = await t.request("GET", `${V1}/admin/licenses?search=${encodeURIComponent(input)}`);
       expect(res.status).toBe(200);
@@ -198,13 +198,13 @@ describe("GET /admin/licenses", () => {
   });
 
   test("cursor pagination walks every license exactly once, newest first", async () => {
-    const p = makeProduct(t.deps);
-    const pl = makePlan(t.deps, p.id);
+    const p = await makeProduct(t.deps);
+    const pl = await makePlan(t.deps, p.id);
     const created: string[] = [];
     for (let i = 0; i < 23; i++) {
       // Some share a timestamp, some do not: the (created_at, id) order must hold either way.
       if (i % 4 === 0) t.clock.advance(1000);
-      created.push(makeLicense(t.deps, { productId: p.id, planId: pl.id }).license.id);
+      created.push((await makeLicense(t.deps, { productId: p.id, planId: pl.id })).license.id);
     }
     const seen: string[] = [];
     let cursor: string | null = null;

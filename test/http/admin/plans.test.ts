@@ -6,9 +6,9 @@ import { V1, expectError, expectValidation, lastAudit } from "./helpers";
 
 let t: TestApp;
 let product: Product;
-beforeAll(() => {
-  t = createTestApp();
-  product = makeProduct(t.deps);
+beforeAll(async () => {
+  t = await createTestApp();
+  product = await makeProduct(t.deps);
 });
 afterAll(() => t.close());
 
@@ -95,7 +95,7 @@ describe("POST /admin/plans", () => {
 
   test("a licenses:write key cannot create plans", async () => {
     const res = await t.request("POST", `${V1}/admin/plans`, {
-      key: t.apiKey(["licenses:write"]),
+      key: await t.apiKey(["licenses:write"]),
       body: { product_id: product.id, name: "x", license_type: "perpetual" },
     });
     expectError(res, 403, "INSUFFICIENT_SCOPE");
@@ -104,8 +104,8 @@ describe("POST /admin/plans", () => {
 
 describe("GET /admin/plans", () => {
   test("filters by product UUID; a slug is not matched", async () => {
-    const other = makeProduct(t.deps);
-    const mine = makePlan(t.deps, other.id, { name: "Mine" });
+    const other = await makeProduct(t.deps);
+    const mine = await makePlan(t.deps, other.id, { name: "Mine" });
     const res = await t.request("GET", `${V1}/admin/plans?product_id=${other.id}`);
     expect(res.status).toBe(200);
     expect(res.body.data.items.map((p: any) => p.id)).toEqual([mine.id]);
@@ -117,11 +117,11 @@ describe("GET /admin/plans", () => {
   });
 
   test("a licenses:write key may read plans", async () => {
-    const plan = makePlan(t.deps, product.id);
-    const key = t.apiKey(["licenses:write"]);
+    const plan = await makePlan(t.deps, product.id);
+    const key = await t.apiKey(["licenses:write"]);
     expect((await t.request("GET", `${V1}/admin/plans/${plan.id}`, { key })).status).toBe(200);
     expect((await t.request("GET", `${V1}/admin/plans?product_id=${product.id}`, { key })).status).toBe(200);
-    expectError(await t.request("GET", `${V1}/admin/plans/${plan.id}`, { key: t.apiKey(["releases:write"]) }), 403, "INSUFFICIENT_SCOPE");
+    expectError(await t.request("GET", `${V1}/admin/plans/${plan.id}`, { key: await t.apiKey(["releases:write"]) }), 403, "INSUFFICIENT_SCOPE");
   });
 
   test("GET one: 404 for an unknown id, 400 for a non-UUID", async () => {
@@ -132,7 +132,7 @@ describe("GET /admin/plans", () => {
 
 describe("PATCH /admin/plans/:id", () => {
   test("updates given fields and audits exactly what changed", async () => {
-    const plan = makePlan(t.deps, product.id, { maxActivations: 3 });
+    const plan = await makePlan(t.deps, product.id, { maxActivations: 3 });
     const res = await t.request("PATCH", `${V1}/admin/plans/${plan.id}`, { body: { max_activations: null, grace_days: 5, name: plan.name } });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ max_activations: null, grace_days: 5, name: plan.name });
@@ -141,7 +141,7 @@ describe("PATCH /admin/plans/:id", () => {
   });
 
   test("validation and 404", async () => {
-    const plan = makePlan(t.deps, product.id);
+    const plan = await makePlan(t.deps, product.id);
     expectValidation(await t.request("PATCH", `${V1}/admin/plans/${plan.id}`, { body: {} }));
     expectValidation(await t.request("PATCH", `${V1}/admin/plans/${plan.id}`, { body: { max_seats: 0 } }), "max_seats");
     expectValidation(await t.request("PATCH", `${V1}/admin/plans/${plan.id}`, { body: { product_id: product.id } }));
@@ -151,7 +151,7 @@ describe("PATCH /admin/plans/:id", () => {
 
 describe("DELETE /admin/plans/:id", () => {
   test("deletes an unused plan (with its features) and audits it", async () => {
-    const plan = makePlan(t.deps, product.id, {}, [{ name: "pdf", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }]);
+    const plan = await makePlan(t.deps, product.id, {}, [{ name: "pdf", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }]);
     const res = await t.request("DELETE", `${V1}/admin/plans/${plan.id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, data: {} });
@@ -163,8 +163,8 @@ describe("DELETE /admin/plans/:id", () => {
   });
 
   test("409 CONFLICT while a license uses the plan; no audit row", async () => {
-    const plan = makePlan(t.deps, product.id);
-    makeLicense(t.deps, { productId: product.id, planId: plan.id });
+    const plan = await makePlan(t.deps, product.id);
+    await makeLicense(t.deps, { productId: product.id, planId: plan.id });
     const res = await t.request("DELETE", `${V1}/admin/plans/${plan.id}`);
     expectError(res, 409, "CONFLICT");
     expect((await t.request("GET", `${V1}/admin/plans/${plan.id}`)).status).toBe(200);
@@ -177,7 +177,7 @@ describe("plan features", () => {
   const put = (planId: string, name: string, body: unknown) => t.request("PUT", `${V1}/admin/plans/${planId}/features/${name}`, { body });
 
   test("upsert creates, then replaces; the plan shows the features", async () => {
-    const plan = makePlan(t.deps, product.id);
+    const plan = await makePlan(t.deps, product.id);
     const created = await put(plan.id, "seats.max", { value_type: "int", value: "25" });
     expect(created.status).toBe(200);
     expect(created.body.data).toMatchObject({ name: "seats.max", value_type: "int", value: "25", quota_limit: null, quota_period: null });
@@ -196,7 +196,7 @@ describe("plan features", () => {
   });
 
   test("validation per value type and feature name", async () => {
-    const plan = makePlan(t.deps, product.id);
+    const plan = await makePlan(t.deps, product.id);
     expectValidation(await put(plan.id, "pdf", { value_type: "bool", value: "1" }), "value");
     expectValidation(await put(plan.id, "pdf", { value_type: "bool" }), "value");
     expectValidation(await put(plan.id, "n", { value_type: "int", value: "12abc" }), "value");
@@ -212,7 +212,7 @@ describe("plan features", () => {
   });
 
   test("delete removes a feature and audits it; unknown feature is 404", async () => {
-    const plan = makePlan(t.deps, product.id, {}, [{ name: "pdf", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }]);
+    const plan = await makePlan(t.deps, product.id, {}, [{ name: "pdf", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }]);
     const res = await t.request("DELETE", `${V1}/admin/plans/${plan.id}/features/pdf`);
     expect(res.status).toBe(200);
     expect((await t.request("GET", `${V1}/admin/plans/${plan.id}`)).body.data.features).toEqual([]);

@@ -12,25 +12,25 @@ import { V1, expectError } from "./helpers";
 let t: TestApp;
 let A: Product;
 let B: Product;
-beforeAll(() => {
-  t = createTestApp();
-  A = makeProduct(t.deps);
-  B = makeProduct(t.deps);
+beforeAll(async () => {
+  t = await createTestApp();
+  A = await makeProduct(t.deps);
+  B = await makeProduct(t.deps);
 });
 afterAll(() => t.close());
 
-function world(product: Product) {
-  const plan = makePlan(t.deps, product.id, {}, [{ name: "pdf", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }]);
-  const addon = createAddon(t.deps, SYSTEM_ACTOR, { productId: product.id, name: `Extra ${plan.id}`, featureName: "sync", valueType: "quota", quotaLimit: 5 });
-  const { license } = makeLicense(t.deps, { productId: product.id, planId: plan.id });
+async function world(product: Product) {
+  const plan = await makePlan(t.deps, product.id, {}, [{ name: "pdf", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }]);
+  const addon = await createAddon(t.deps, SYSTEM_ACTOR, { productId: product.id, name: `Extra ${plan.id}`, featureName: "sync", valueType: "quota", quotaLimit: 5 });
+  const { license } = await makeLicense(t.deps, { productId: product.id, planId: plan.id });
   return { plan, addon, license };
 }
 
 interface Case {
   name: string;
   method: string;
-  path: (w: ReturnType<typeof world>, p: Product) => string;
-  body?: (w: ReturnType<typeof world>, p: Product) => unknown;
+  path: (w: Awaited<ReturnType<typeof world>>, p: Product) => string;
+  body?: (w: Awaited<ReturnType<typeof world>>, p: Product) => unknown;
   /** Scopes a key needs for this route (admin covers all). */
   scopes: Scope[];
 }
@@ -66,8 +66,8 @@ describe("a key bound to product A on product B's resources", () => {
   for (const c of CASES) {
     for (const scope of new Set<Scope>(["admin", ...c.scopes])) {
       test(`${scope} key bound to A: ${c.name} → 403 PRODUCT_SCOPE_MISMATCH; nothing changes`, async () => {
-        const w = world(B);
-        const key = t.apiKey([scope], A.id);
+        const w = await world(B);
+        const key = await t.apiKey([scope], A.id);
         const before = (await t.request("GET", `${V1}/admin/audit?product_id=${B.id}&limit=200`)).body.data.items.length;
         const res = await t.request(c.method, `${V1}${c.path(w, B)}`, { key, body: c.body?.(w, B) });
         expectError(res, 403, "PRODUCT_SCOPE_MISMATCH");
@@ -79,8 +79,8 @@ describe("a key bound to product A on product B's resources", () => {
       // state reasons — deleting a plan in use, reinstating an active license — never 401/403;
       // the route fixtures prove the 2xx paths.)
       test(`${scope} key bound to A: ${c.name.replace(/\bB\b/g, "A")} → not refused`, async () => {
-        const w = world(A);
-        const key = t.apiKey([scope], A.id);
+        const w = await world(A);
+        const key = await t.apiKey([scope], A.id);
         const res = await t.request(c.method, `${V1}${c.path(w, A)}`, { key, body: c.body?.(w, A) });
         expect([401, 403]).not.toContain(res.status);
         expect(res.status).toBeLessThan(500);
@@ -92,9 +92,9 @@ describe("a key bound to product A on product B's resources", () => {
 describe("bound-key lists without a product filter see only their product", () => {
   for (const scope of ["admin", "licenses:write"] as Scope[]) {
     test(`${scope} key`, async () => {
-      const wa = world(A);
-      const wb = world(B);
-      const key = t.apiKey([scope], A.id);
+      const wa = await world(A);
+      const wb = await world(B);
+      const key = await t.apiKey([scope], A.id);
       const plans = (await t.request("GET", `${V1}/admin/plans`, { key })).body.data.items;
       expect(plans.length).toBeGreaterThan(0);
       expect(plans.every((p: any) => p.product_id === A.id)).toBe(true);
@@ -112,9 +112,9 @@ describe("bound-key lists without a product filter see only their product", () =
   }
 
   test("a bound key cannot attach B's add-on to A's license or move it to B's plan (400)", async () => {
-    const wa = world(A);
-    const wb = world(B);
-    const key = t.apiKey(["licenses:write"], A.id);
+    const wa = await world(A);
+    const wb = await world(B);
+    const key = await t.apiKey(["licenses:write"], A.id);
     const attach = await t.request("POST", `${V1}/admin/licenses/${wa.license.id}/addons`, { key, body: { addon_id: wb.addon.id } });
     expectError(attach, 400, "VALIDATION_ERROR");
     const move = await t.request("POST", `${V1}/admin/licenses/${wa.license.id}/change-plan`, { key, body: { plan_id: wb.plan.id } });

@@ -10,8 +10,8 @@ const DOC = join(import.meta.dir, "../../../docs/products.md");
 setDefaultTimeout(30_000); // builds apps: quick alone, slow on a loaded machine
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp();
+beforeAll(async () => {
+  t = await createTestApp();
 });
 afterAll(() => t.close());
 
@@ -40,9 +40,9 @@ describe("docs/products.md examples", () => {
 
 describe("docs/products.md rules", () => {
   test("delete: 409 while a plan exists; afterwards the product's bound API keys are gone too", async () => {
-    const product = makeProduct(t.deps);
-    const plan = makePlan(t.deps, product.id);
-    const bound = t.apiKey(["admin"], product.id);
+    const product = await makeProduct(t.deps);
+    const plan = await makePlan(t.deps, product.id);
+    const bound = await t.apiKey(["admin"], product.id);
     expect((await t.request("GET", "/api/v1/admin/products", { key: bound })).status).toBe(200);
 
     const refused = await t.request("DELETE", `/api/v1/admin/products/${product.id}`);
@@ -55,9 +55,9 @@ describe("docs/products.md rules", () => {
   });
 
   test("a bound key lists only its product, gets 403 for another, and cannot create products", async () => {
-    const mine = makeProduct(t.deps);
-    const other = makeProduct(t.deps);
-    const bound = t.apiKey(["admin"], mine.id);
+    const mine = await makeProduct(t.deps);
+    const other = await makeProduct(t.deps);
+    const bound = await t.apiKey(["admin"], mine.id);
     const list = await t.request("GET", "/api/v1/admin/products", { key: bound });
     expect(list.body.data.items.map((p: { id: string }) => p.id)).toEqual([mine.id]);
     const foreign = await t.request("GET", `/api/v1/admin/products/${other.id}`, { key: bound });
@@ -68,7 +68,7 @@ describe("docs/products.md rules", () => {
   });
 
   test("a slug is never an id; a renamed slug leaves the old feed URL a 404", async () => {
-    const p = makeProduct(t.deps, { slug: "old-slug" });
+    const p = await makeProduct(t.deps, { slug: "old-slug" });
     expect((await t.request("GET", "/api/v1/admin/products/old-slug")).status).toBe(400);
     expect((await t.request("GET", "/api/v1/releases/old-slug/feed.json?platform=linux-x64")).status).toBe(200);
     expect((await t.request("PATCH", `/api/v1/admin/products/${p.id}`, { body: { slug: "new-slug" } })).status).toBe(200);

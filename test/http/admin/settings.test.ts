@@ -4,8 +4,8 @@ import { makeProduct } from "../../support/factories";
 import { V1, expectError, expectValidation, lastAudit } from "./helpers";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp();
+beforeAll(async () => {
+  t = await createTestApp();
 });
 afterAll(() => t.close());
 
@@ -74,10 +74,10 @@ describe("settings", () => {
   });
 
   test("admin only and system-wide: scoped keys and product-bound admin keys are refused", async () => {
-    const lw = t.apiKey(["licenses:write"]);
+    const lw = await t.apiKey(["licenses:write"]);
     expectError(await t.request("GET", `${V1}/admin/settings`, { key: lw }), 403, "INSUFFICIENT_SCOPE");
     expectError(await t.request("PATCH", `${V1}/admin/settings`, { key: lw, body: { vendor_name: "x" } }), 403, "INSUFFICIENT_SCOPE");
-    const bound = t.apiKey(["admin"], makeProduct(t.deps).id);
+    const bound = await t.apiKey(["admin"], (await makeProduct(t.deps)).id);
     expectError(await t.request("GET", `${V1}/admin/settings`, { key: bound }), 403, "PRODUCT_SCOPE_MISMATCH");
     expectError(await t.request("PATCH", `${V1}/admin/settings`, { key: bound, body: { vendor_name: "x" } }), 403, "PRODUCT_SCOPE_MISMATCH");
     expectError(await t.request("GET", `${V1}/admin/settings`, { key: null }), 401, "UNAUTHORIZED");

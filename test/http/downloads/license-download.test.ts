@@ -21,11 +21,11 @@ const PUBLISHED = { "1.0.0": "2026-01-01T00:00:00.000Z", "1.1.0": "2026-03-01T00
 const bytesOf = (slug: string, v: string) => `${slug} ${v} linux build\n`;
 
 beforeAll(async () => {
-  t = createTestApp();
-  open = makeProduct(t.deps, { slug: "dl-open" });
-  licensed = makeProduct(t.deps, { slug: "dl-licensed", distribution: "licensed" });
-  openPlan = makePlan(t.deps, open.id, { graceDays: 3 });
-  licensedPlan = makePlan(t.deps, licensed.id);
+  t = await createTestApp();
+  open = await makeProduct(t.deps, { slug: "dl-open" });
+  licensed = await makeProduct(t.deps, { slug: "dl-licensed", distribution: "licensed" });
+  openPlan = await makePlan(t.deps, open.id, { graceDays: 3 });
+  licensedPlan = await makePlan(t.deps, licensed.id);
   for (const [version, at] of Object.entries(PUBLISHED)) {
     t.clock.set(at);
     await publishRelease(t, open.id, version, { platforms: ["linux-x64", "darwin-arm64"], bytes: () => bytesOf("dl-open", version) });
@@ -36,11 +36,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const license = (product: Product, plan: Plan, over: Partial<IssueLicenseInput> = {}) =>
-  makeLicense(t.deps, { productId: product.id, planId: plan.id, ...over });
+const license = async (product: Product, plan: Plan, over: Partial<IssueLicenseInput> = {}) =>
+  await makeLicense(t.deps, { productId: product.id, planId: plan.id, ...over });
 const download = (body: Record<string, unknown>) => t.request("POST", "/api/v1/license/download", { body });
-const suspend = (id: string) =>
-  t.deps.repos.licenses.mutate(id, () => ({ status: "suspended", priorStatus: "active" }), t.clock.now(), () => ({
+const suspend = async (id: string) =>
+  await t.deps.repos.licenses.mutate(id, () => ({ status: "suspended", priorStatus: "active" }), t.clock.now(), () => ({
     actor: SYSTEM_ACTOR,
     action: "license.suspend",
     entityType: "license",
@@ -52,7 +52,7 @@ const suspend = (id: string) =>
 
 describe("POST /license/download", () => {
   test("latest: url, expires_at, version, platform, sha256, file_size; the URL serves exactly those bytes", async () => {
-    const { key } = license(open, openPlan);
+    const { key } = await license(open, openPlan);
     const res = await download({ license_key: key, platform: "linux-x64" });
     expect(res.status).toBe(200);
     const bytes = bytesOf("dl-open", "2.0.0");
@@ -70,16 +70,16 @@ describe("POST /license/download", () => {
   });
 
   test("keys are normalized (case, surrounding spaces)", async () => {
-    const { key } = license(open, openPlan);
+    const { key } = await license(open, openPlan);
     const res = await download({ license_key: `  ${key.toLowerCase()} `, platform: "darwin-arm64" });
     expect(res.status).toBe(200);
   });
 
   test("support cutoff: latest = newest published before support_until; pinned newer → 403 SUPPORT_EXPIRED; older pinned ok", async () => {
     // support_until falls exactly on 1.1.0's publish instant: strictly-before excludes 1.1.0.
-    const { key } = license(open, openPlan, { supportUntil: new Date(PUBLISHED["1.1.0"]) });
+    const { key } = await license(open, openPlan, { supportUntil: new Date(PUBLISHED["1.1.0"]) });
     expect((await download({ license_key: key, platform: "linux-x64" })).body.data.version).toBe("1.0.0");
-    const { key: k2 } = license(open, openPlan, { supportUntil: new Date("2026-04-01T00:00:00Z") });
+    const { key: k2 } = await license(open, openPlan, { supportUntil: new Date("2026-04-01T00:00:00Z") });
     expect((await download({ license_key: k2, platform: "linux-x64" })).body.data.version).toBe("1.1.0");
     const pinned = await download({ license_key: k2, platform: "linux-x64", version: "2.0.0" });
     expect(pinned.status).toBe(403);
@@ -88,14 +88,14 @@ describe("POST /license/download", () => {
   });
 
   test("support ended before the first release: latest → 403 SUPPORT_EXPIRED", async () => {
-    const { key } = license(open, openPlan, { supportUntil: new Date("2025-12-01T00:00:00Z") });
+    const { key } = await license(open, openPlan, { supportUntil: new Date("2025-12-01T00:00:00Z") });
     const res = await download({ license_key: key, platform: "linux-x64" });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("SUPPORT_EXPIRED");
   });
 
   test("no support_until: unrestricted, latest and pinned", async () => {
-    const { key } = license(open, openPlan);
+    const { key } = await license(open, openPlan);
     expect((await download({ license_key: key, platform: "linux-x64" })).body.data.version).toBe("2.0.0");
     expect((await download({ license_key: key, platform: "linux-x64", version: "2.0.0" })).body.data.version).toBe("2.0.0");
   });
@@ -105,24 +105,24 @@ describe("POST /license/download", () => {
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe("LICENSE_NOT_FOUND");
 
-    const expired = license(open, openPlan, { validUntil: new Date("2026-11-10T00:00:00Z") });
+    const expired = await license(open, openPlan, { validUntil: new Date("2026-11-10T00:00:00Z") });
     const r1 = await download({ license_key: expired.key, platform: "linux-x64" });
     expect(r1.status).toBe(403);
     expect(r1.body.error.code).toBe("LICENSE_INACTIVE");
 
     // Expired 2 days ago, plan grace is 3 days: still usable.
-    const inGrace = license(open, openPlan, { validUntil: new Date("2026-11-19T08:00:00Z") });
+    const inGrace = await license(open, openPlan, { validUntil: new Date("2026-11-19T08:00:00Z") });
     expect((await download({ license_key: inGrace.key, platform: "linux-x64" })).status).toBe(200);
 
-    const suspended = license(open, openPlan);
-    suspend(suspended.license.id);
+    const suspended = await license(open, openPlan);
+    await suspend(suspended.license.id);
     const r2 = await download({ license_key: suspended.key, platform: "linux-x64" });
     expect(r2.status).toBe(403);
     expect(r2.body.error.code).toBe("LICENSE_INACTIVE");
   });
 
   test("400: invalid platform, channel, version; missing key", async () => {
-    const { key } = license(open, openPlan);
+    const { key } = await license(open, openPlan);
     for (const body of [
       { license_key: key, platform: "linux-x86" },
       { license_key: key, platform: "linux-x64", channel: "nightly" },
@@ -137,17 +137,17 @@ describe("POST /license/download", () => {
   });
 
   test("a pinned version without an artifact for the platform → 404 RELEASE_NOT_FOUND", async () => {
-    const { key } = license(open, openPlan);
+    const { key } = await license(open, openPlan);
     const res = await download({ license_key: key, platform: "windows-x64", version: "1.0.0" });
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe("RELEASE_NOT_FOUND");
   });
 
   test("storage not configured → 503 STORAGE_DISABLED", async () => {
-    const t2 = createTestApp({ env: { STORAGE_DRIVER: "none" } });
+    const t2 = await createTestApp({ env: { STORAGE_DRIVER: "none" } });
     try {
-      const p = makeProduct(t2.deps);
-      const { key } = makeLicense(t2.deps, { productId: p.id, planId: makePlan(t2.deps, p.id).id });
+      const p = await makeProduct(t2.deps);
+      const { key } = await makeLicense(t2.deps, { productId: p.id, planId: (await makePlan(t2.deps, p.id)).id });
       const res = await t2.request("POST", "/api/v1/license/download", { body: { license_key: key, platform: "linux-x64" } });
       expect(res.status).toBe(503);
       expect(res.body.error.code).toBe("STORAGE_DISABLED");
@@ -165,10 +165,10 @@ describe("feed download redirect of a licensed product", () => {
     expect(none.status).toBe(401);
     expect(none.body.error.code).toBe("UNAUTHORIZED");
 
-    const expired = license(licensed, licensedPlan, { validUntil: new Date("2026-01-01T00:00:00Z") });
-    const suspended = license(licensed, licensedPlan);
-    suspend(suspended.license.id);
-    const foreign = license(open, openPlan);
+    const expired = await license(licensed, licensedPlan, { validUntil: new Date("2026-01-01T00:00:00Z") });
+    const suspended = await license(licensed, licensedPlan);
+    await suspend(suspended.license.id);
+    const foreign = await license(open, openPlan);
     for (const [name, key] of [
       ["unknown", "KW-AAAAAAAA-BBBBBBBB-CCCCCCCC-DDDDDDDD"],
       ["expired", expired.key],
@@ -181,7 +181,7 @@ describe("feed download redirect of a licensed product", () => {
   });
 
   test("a usable key → 302 to bytes, by query or Authorization: License", async () => {
-    const { key } = license(licensed, licensedPlan);
+    const { key } = await license(licensed, licensedPlan);
     const q = await t.request("GET", `${path("2.0.0")}?license_key=${key}`);
     expect(q.status).toBe(302);
     const got = await getObject(t, q.headers.get("location")!);
@@ -191,7 +191,7 @@ describe("feed download redirect of a licensed product", () => {
   });
 
   test("applies the support cutoff like /license/download", async () => {
-    const { key } = license(licensed, licensedPlan, { supportUntil: new Date("2026-04-01T00:00:00Z") });
+    const { key } = await license(licensed, licensedPlan, { supportUntil: new Date("2026-04-01T00:00:00Z") });
     const newer = await t.request("GET", `${path("2.0.0")}?license_key=${key}`);
     expect(newer.status).toBe(403);
     expect(newer.body.error.code).toBe("SUPPORT_EXPIRED");
@@ -205,7 +205,7 @@ describe("feed download redirect of a licensed product", () => {
   });
 
   test("a licensed feed requested with license_key carries it into its download URLs; an open feed never does", async () => {
-    const { key } = license(licensed, licensedPlan);
+    const { key } = await license(licensed, licensedPlan);
     const lic = await t.request("GET", `/api/v1/releases/dl-licensed/feed.json?platform=linux-x64&license_key=${key}`);
     expect(new URL(lic.body[0].url).searchParams.get("license_key")).toBe(key);
     const up = await t.request("GET", `/api/v1/releases/dl-licensed/upgrade.json?platform=linux-x64&license_key=${key}`);

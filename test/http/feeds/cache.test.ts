@@ -16,7 +16,7 @@ let b: TestApp; // another node on the same database
 let product: Product;
 
 async function publish(t: TestApp, version: string) {
-  const r = createRelease(t.deps, SYSTEM_ACTOR, product.id, { version });
+  const r = await createRelease(t.deps, SYSTEM_ACTOR, product.id, { version });
   const { artifact } = await addArtifact(t.deps, SYSTEM_ACTOR, r.id, {
     platform: "linux-x64",
     filename: `app-${version}.bin`,
@@ -25,7 +25,7 @@ async function publish(t: TestApp, version: string) {
   });
   await t.deps.storage.put(artifact.storageKey, new Uint8Array([1, 2, 3]), "application/octet-stream");
   await finalizeArtifact(t.deps, SYSTEM_ACTOR, artifact.id);
-  return publishRelease(t.deps, SYSTEM_ACTOR, r.id);
+  return await publishRelease(t.deps, SYSTEM_ACTOR, r.id);
 }
 
 const versions = async (format: "feed.json" | "feed.xml" = "feed.json") => {
@@ -37,9 +37,9 @@ const versions = async (format: "feed.json" | "feed.xml" = "feed.json") => {
 };
 
 beforeAll(async () => {
-  a = createTestApp({ env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey } });
-  b = createTestApp({ dataDir: a.dataDir, clock: a.clock, env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey } });
-  product = makeProduct(a.deps);
+  a = await createTestApp({ env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey } });
+  b = await createTestApp({ dataDir: a.dataDir, clock: a.clock, env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey } });
+  product = await makeProduct(a.deps);
   await publish(a, "1.0.0");
 });
 afterAll(async () => {
@@ -66,9 +66,9 @@ describe("feed cache", () => {
   test("a yank withdraws at once, an unyank brings it back", async () => {
     const r = (await publish(a, "1.2.0")).id;
     expect((await versions())[0]).toBe("1.2.0");
-    yankRelease(a.deps, SYSTEM_ACTOR, r, "broken");
+    await yankRelease(a.deps, SYSTEM_ACTOR, r, "broken");
     expect(await versions()).toEqual(["1.1.0", "1.0.0"]);
-    unyankRelease(a.deps, SYSTEM_ACTOR, r);
+    await unyankRelease(a.deps, SYSTEM_ACTOR, r);
     expect((await versions())[0]).toBe("1.2.0");
   });
 
@@ -76,7 +76,7 @@ describe("feed cache", () => {
     const before = await a.request("GET", `/api/v1/releases/${product.slug}/feed.xml?platform=linux-x64`);
     expect(before.text).not.toContain("criticalUpdate");
     // Same millisecond as the last change: the generation, not a timestamp, must invalidate.
-    updateProduct(a.deps, SYSTEM_ACTOR, product.id, { minimumSupportedVersion: "1.1.0" });
+    await updateProduct(a.deps, SYSTEM_ACTOR, product.id, { minimumSupportedVersion: "1.1.0" });
     const after = await a.request("GET", `/api/v1/releases/${product.slug}/feed.xml?platform=linux-x64`);
     expect(after.text).toContain('sparkle:criticalUpdate sparkle:version="1.1.0"');
   });

@@ -40,10 +40,10 @@ const TABLE: { channel: Channel; platform: Platform; versions: string[] }[] = [
 ];
 
 beforeAll(async () => {
-  t = createTestApp();
-  product = makeProduct(t.deps, { slug: "acme" });
-  const plan = makePlan(t.deps, product.id);
-  licenseKey = makeLicense(t.deps, { productId: product.id, planId: plan.id }).key;
+  t = await createTestApp();
+  product = await makeProduct(t.deps, { slug: "acme" });
+  const plan = await makePlan(t.deps, product.id);
+  licenseKey = (await makeLicense(t.deps, { productId: product.id, planId: plan.id })).key;
   for (const r of RELEASES) {
     t.clock.advance(HOUR);
     await publishRelease(t, product.id, r.version, { channel: r.channel, platforms: r.platforms });

@@ -11,11 +11,11 @@ let t: TestApp;
 const N = 10_000;
 const CHANNELS: Channel[] = ["stable", "beta", "alpha", "dev"];
 
-beforeAll(() => {
-  t = createTestApp();
-  const product = makeProduct(t.deps, { slug: "big" });
+beforeAll(async () => {
+  t = await createTestApp();
+  const product = await makeProduct(t.deps, { slug: "big" });
   // Bulk seed straight into SQLite: the workflow is covered elsewhere; here only the query matters.
-  const db = t.deps.db.sqlite;
+  const db = t.sqlite.sqlite;
   const rel = db.prepare(
     "INSERT INTO releases (id, product_id, version, version_key, channel, notes, status, published_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, '', 'published', ?, ?, ?)",
   );
@@ -35,7 +35,7 @@ beforeAll(() => {
 afterAll(() => t.close());
 
 test("query plan: index range on releases_feed_idx in version order, no temp b-tree sort, artifact by unique index", () => {
-  const plan = t.deps.db.sqlite
+  const plan = t.sqlite.sqlite
     .query(`EXPLAIN QUERY PLAN ${FEED_SQL}`)
     .all({ productId: "p", platform: "linux-x64", c0: "dev", c1: "alpha", c2: "beta", c3: "stable", before: 1, limit: 20 }) as { detail: string }[];
   const details = plan.map((p) => p.detail).join("\n");

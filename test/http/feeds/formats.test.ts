@@ -29,8 +29,8 @@ let keys: { sparkle_public_key: string; minisign_public_key: string; tauri_publi
 const bytesOf = (version: string, platform: string) => new TextEncoder().encode(`Acme Editor ${version} (${platform})\n`.repeat(64));
 
 beforeAll(async () => {
-  t = createTestApp();
-  product = makeProduct(t.deps, {
+  t = await createTestApp();
+  product = await makeProduct(t.deps, {
     name: "Acme <Editor> & Co",
     slug: "acme-editor",
     minimumSupportedVersion: "1.1.0",
@@ -148,9 +148,9 @@ describe("feed.xml (Sparkle / WinSparkle appcast)", () => {
       expect(Number(item.enclosure["@_length"])).toBe(served.bytes.length);
       const signature = Buffer.from(item.enclosure["@_sparkle:edSignature"], "base64");
       expect(signature.length).toBe(64);
-      expect(verify(null, served.bytes, publicKey, signature)).toBe(true);
+      expect(await verify(null, served.bytes, publicKey, signature)).toBe(true);
       // And not over other bytes.
-      expect(verify(null, Buffer.concat([served.bytes, Buffer.from("x")]), publicKey, signature)).toBe(false);
+      expect(await verify(null, Buffer.concat([served.bytes, Buffer.from("x")]), publicKey, signature)).toBe(false);
     }
   });
 
@@ -226,7 +226,7 @@ describe("upgrade.json (Tauri)", () => {
   });
 
   test("floor fields appear only when the product sets them", async () => {
-    const bare = makeProduct(t.deps, { slug: "bare" });
+    const bare = await makeProduct(t.deps, { slug: "bare" });
     await publishRelease(t, bare.id, "0.1.0", { platforms: ["linux-x64"] });
     const res = await t.request("GET", "/api/v1/releases/bare/upgrade.json?platform=linux-x64");
     expect(Object.keys(res.body).sort()).toEqual(["notes", "pub_date", "signature", "url", "version"]);
@@ -301,7 +301,7 @@ describe("the supported-version floor in every feed", () => {
   });
 
   toolTest("xmllint")("no floor: no Keyward element, null in feed.json, absent from upgrade.json; a floor set later shows in all three", async () => {
-    const p = makeProduct(t.deps, { slug: "no-floor" });
+    const p = await makeProduct(t.deps, { slug: "no-floor" });
     await publishRelease(t, p.id, "2.0.0", { platforms: ["linux-x64"] });
     const get = async () => ({
       xml: (await t.request("GET", "/api/v1/releases/no-floor/feed.xml?platform=linux-x64")).text,

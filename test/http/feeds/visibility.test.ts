@@ -13,9 +13,9 @@ let key: string;
 const ids: Record<string, { release: string; artifact: string }> = {};
 
 beforeAll(async () => {
-  t = createTestApp();
-  product = makeProduct(t.deps, { slug: "vis" });
-  key = makeLicense(t.deps, { productId: product.id, planId: makePlan(t.deps, product.id).id }).key;
+  t = await createTestApp();
+  product = await makeProduct(t.deps, { slug: "vis" });
+  key = (await makeLicense(t.deps, { productId: product.id, planId: (await makePlan(t.deps, product.id)).id })).key;
   const stable = await publishRelease(t, product.id, "1.0.0", { platforms: ["linux-x64"] });
   ids.stable = { release: stable.id, artifact: stable.artifacts[0].id };
 
@@ -78,7 +78,7 @@ describe("drafts, half-uploaded and yanked releases are invisible", () => {
   });
 
   test("an artifact is only reachable under its own product's slug", async () => {
-    makeProduct(t.deps, { slug: "other" });
+    await makeProduct(t.deps, { slug: "other" });
     const res = await t.request("GET", `/api/v1/releases/other/download/${ids.stable!.artifact}`);
     expect(res.status).toBe(404);
   });
@@ -141,7 +141,7 @@ describe("validation and unknown products", () => {
       expect([q, res.status, res.body.error?.code]).toEqual([q, 400, "VALIDATION_ERROR"]);
     }
     expect((await t.request("GET", "/api/v1/releases/nope/upgrade.json?platform=linux-x64")).status).toBe(404);
-    makeProduct(t.deps, { slug: "empty" });
+    await makeProduct(t.deps, { slug: "empty" });
     const none = await t.request("GET", "/api/v1/releases/empty/upgrade.json?platform=linux-x64");
     expect(none.status).toBe(204);
     expect(none.text).toBe("");

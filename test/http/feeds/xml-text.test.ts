@@ -22,7 +22,7 @@ let productId: string;
 let draftId: string;
 
 beforeAll(async () => {
-  t = createTestApp();
+  t = await createTestApp();
   const res = await t.request("POST", "/api/v1/admin/products", { body: { name: "Clean", slug: "clean" } });
   expect(res.status).toBe(201);
   productId = res.body.data.id;
@@ -89,12 +89,12 @@ describe("render: values stored with illegal characters never reach a feed", () 
   let slug: string;
 
   beforeAll(async () => {
-    const product = makeProduct(t.deps, { name: "Legacy", slug: "legacy", minimumSupportedVersion: "1.0.0", minimumSupportedMessage: "old" });
+    const product = await makeProduct(t.deps, { name: "Legacy", slug: "legacy", minimumSupportedVersion: "1.0.0", minimumSupportedMessage: "old" });
     slug = product.slug;
     await publishRelease(t, product.id, "1.0.0", { platforms: ["darwin-arm64"], notes: "n" });
     // Straight into the database, past every input check: what data written before the check (or
     // by a future path that forgets it) looks like.
-    const db = t.deps.db.sqlite;
+    const db = t.sqlite.sqlite;
     db.query("UPDATE products SET name = ?, minimum_supported_message = ?, release_generation = release_generation + 1 WHERE id = ?").run(
       `Leg${ALL_ILLEGAL}acy & <Co>`,
       `Please${ALL_ILLEGAL} update`,

@@ -33,8 +33,8 @@ function expectNotReady(res: { status: number; body: any }, failed: string[]) {
 
 describe("local driver", () => {
   let t: TestApp;
-  beforeAll(() => {
-    t = createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "2", TRUST_PROXY: "true" } });
+  beforeAll(async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "2", TRUST_PROXY: "true" } });
   });
   afterAll(() => t.close());
 
@@ -76,7 +76,7 @@ describe("local driver", () => {
   });
 
   test("a database that does not answer → 503 NOT_READY (database)", async () => {
-    const u = createTestApp();
+    const u = await createTestApp();
     try {
       u.deps.db.close();
       const res = await u.request("GET", READY);
@@ -93,7 +93,7 @@ describe("local driver", () => {
 });
 
 test("STORAGE_DRIVER=none: storage not configured is not an outage → 200", async () => {
-  const t = createTestApp({ env: { STORAGE_DRIVER: "none" } });
+  const t = await createTestApp({ env: { STORAGE_DRIVER: "none" } });
   try {
     const res = await t.request("GET", READY);
     expect(res.status).toBe(200); // no probe at all: nothing to time out
@@ -108,7 +108,7 @@ describe("s3 driver (s3rver)", () => {
   let t: TestApp;
   beforeAll(async () => {
     s3 = await startS3rver();
-    t = createTestApp({ env: s3.env });
+    t = await createTestApp({ env: s3.env });
   });
   afterAll(async () => {
     await t.close();
@@ -133,7 +133,7 @@ describe("s3 driver (s3rver)", () => {
   });
 
   test("a bucket that does not exist → 503 NOT_READY (storage)", async () => {
-    const u = createTestApp({ env: { ...s3.env, STORAGE_BUCKET: "no-such-bucket" } });
+    const u = await createTestApp({ env: { ...s3.env, STORAGE_BUCKET: "no-such-bucket" } });
     try {
       expectNotReady(await u.request("GET", READY), ["storage"]);
     } finally {
@@ -143,7 +143,7 @@ describe("s3 driver (s3rver)", () => {
 
   test("an endpoint that accepts the connection and never answers → 503 within the probe timeout", async () => {
     const hung = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: () => new Promise<Response>(() => {}) });
-    const u = createTestApp({ env: { ...s3.env, STORAGE_ENDPOINT: `http://127.0.0.1:${hung.port}` } });
+    const u = await createTestApp({ env: { ...s3.env, STORAGE_ENDPOINT: `http://127.0.0.1:${hung.port}` } });
     try {
       expectNotReady(await u.request("GET", READY), ["storage"]);
     } finally {

@@ -3,14 +3,14 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { catalog, decodeToken, patchLicense, post } from "../../support/license-api";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp();
+beforeAll(async () => {
+  t = await createTestApp();
 });
 afterAll(() => t.close());
 
 describe("POST /license/activate", () => {
   test("activated consumes a slot; the same identifier again is already_activated and takes none", async () => {
-    const { license, key } = catalog(t, { maxActivations: 2 });
+    const { license, key } = await catalog(t, { maxActivations: 2 });
     const first = await post(t, "/license/activate", { license_key: key, identifier: "dev-a", label: "Laptop" });
     expect(first.status).toBe(200);
     expect(Object.keys(first.body.data).sort()).toEqual(["license_id", "status", "token"]);
@@ -25,14 +25,14 @@ describe("POST /license/activate", () => {
     expect(full.status).toBe(409);
     expect(full.body.error.code).toBe("ACTIVATION_LIMIT");
     expect(full.body.error.details).toEqual({ max_activations: 2 });
-    expect(t.deps.repos.activations.listByLicense(license.id).map((a) => [a.identifier, a.identifierType, a.label])).toEqual([
+    expect((await t.deps.repos.activations.listByLicense(license.id)).map((a) => [a.identifier, a.identifierType, a.label])).toEqual([
       ["dev-a", "device", "Laptop"],
       ["dev-b", "device", null],
     ]);
   });
 
   test("deactivate frees the slot", async () => {
-    const { key } = catalog(t, { maxActivations: 1 });
+    const { key } = await catalog(t, { maxActivations: 1 });
     expect((await post(t, "/license/activate", { license_key: key, identifier: "one" })).status).toBe(200);
     expect((await post(t, "/license/activate", { license_key: key, identifier: "two" })).status).toBe(409);
     const off = await post(t, "/license/deactivate", { license_key: key, identifier: "one" });
@@ -42,19 +42,19 @@ describe("POST /license/activate", () => {
   });
 
   test("max_activations null is unlimited", async () => {
-    const { key } = catalog(t, { maxActivations: null });
+    const { key } = await catalog(t, { maxActivations: null });
     for (let i = 0; i < 12; i++) expect((await post(t, "/license/activate", { license_key: key, identifier: `d${i}` })).status).toBe(200);
   });
 
   test("identifier_type user and keys pasted in lower case with spaces", async () => {
-    const { license, key } = catalog(t);
+    const { license, key } = await catalog(t);
     const res = await post(t, "/license/activate", { license_key: `  ${key.toLowerCase()} `, identifier: "ada@example.com", identifier_type: "user" });
     expect(res.status).toBe(200);
-    expect(t.deps.repos.activations.listByLicense(license.id)[0]!.identifierType).toBe("user");
+    expect((await t.deps.repos.activations.listByLicense(license.id))[0]!.identifierType).toBe("user");
   });
 
   test("validation: identifier required, length limit, identifier_type enum", async () => {
-    const { key } = catalog(t);
+    const { key } = await catalog(t);
     const max = t.deps.config.identifierMaxLength;
     const long = await post(t, "/license/activate", { license_key: key, identifier: "x".repeat(max + 1) });
     expect(long.status).toBe(400);
@@ -69,32 +69,32 @@ describe("POST /license/activate", () => {
 
   test("403 LICENSE_INACTIVE for expired, suspended, revoked, canceled and past-grace licenses", async () => {
     for (const status of ["expired", "suspended", "revoked", "canceled"] as const) {
-      const { license, key } = catalog(t);
-      patchLicense(t, license.id, { status });
+      const { license, key } = await catalog(t);
+      await patchLicense(t, license.id, { status });
       const res = await post(t, "/license/activate", { license_key: key, identifier: "d" });
       expect(res.status).toBe(403);
       expect(res.body.error.code).toBe("LICENSE_INACTIVE");
     }
-    const { license, key } = catalog(t, { graceDays: 2 });
+    const { license, key } = await catalog(t, { graceDays: 2 });
     const now = t.clock.nowMs();
-    patchLicense(t, license.id, { validUntil: new Date(now - 2 * 86_400_000 - 1) });
+    await patchLicense(t, license.id, { validUntil: new Date(now - 2 * 86_400_000 - 1) });
     expect((await post(t, "/license/activate", { license_key: key, identifier: "d" })).status).toBe(403);
-    patchLicense(t, license.id, { validUntil: new Date(now - 2 * 86_400_000) }); // last instant of grace: still usable
+    await patchLicense(t, license.id, { validUntil: new Date(now - 2 * 86_400_000) }); // last instant of grace: still usable
     expect((await post(t, "/license/activate", { license_key: key, identifier: "d" })).status).toBe(200);
     expect((await post(t, "/license/activate", { license_key: key, identifier: "d2", product_id: license.productId })).status).toBe(200);
   });
 
   test("past_due and trialing licenses activate", async () => {
     for (const status of ["past_due", "trialing"] as const) {
-      const { license, key } = catalog(t);
-      patchLicense(t, license.id, { status });
+      const { license, key } = await catalog(t);
+      await patchLicense(t, license.id, { status });
       expect((await post(t, "/license/activate", { license_key: key, identifier: "d" })).status).toBe(200);
     }
   });
 
   test("404 LICENSE_NOT_FOUND for unknown, malformed and other-product keys", async () => {
-    const { key } = catalog(t);
-    const other = catalog(t);
+    const { key } = await catalog(t);
+    const other = await catalog(t);
     const unknown = key.slice(0, -1) + (key.endsWith("A") ? "B" : "A");
     for (const body of [
       { license_key: unknown, identifier: "d" },
@@ -108,7 +108,7 @@ describe("POST /license/activate", () => {
   });
 
   test("the token names the license, the identifier and the fingerprint", async () => {
-    const { license, plan, key } = catalog(t);
+    const { license, plan, key } = await catalog(t);
     const res = await post(t, "/license/activate", { license_key: key, identifier: "machine-7" });
     const claims = decodeToken(res.body.data.token);
     expect(claims.lid).toBe(license.id);

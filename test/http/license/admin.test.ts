@@ -6,8 +6,8 @@ import { listActiveFloatingSessions } from "../../../src/modules/floating/servic
 import { listActivations } from "../../../src/modules/activations/service";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp(); // clock: 2026-11-21T08:00:00Z
+beforeAll(async () => {
+  t = await createTestApp(); // clock: 2026-11-21T08:00:00Z
 });
 afterAll(() => t.close());
 
@@ -16,7 +16,7 @@ const audit = async (licenseId: string, action: string) =>
 
 describe("GET /admin/licenses/:id/usage and POST …/usage/reset", () => {
   test("lists every quota feature with its current-period counter; reset zeroes and is audited", async () => {
-    const { license, key } = catalog(t, {}, [feature("export"), quota("api", 100, "daily"), quota("builds", 5)]);
+    const { license, key } = await catalog(t, {}, [feature("export"), quota("api", 100, "daily"), quota("builds", 5)]);
     await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 40 });
     await post(t, "/license/usage", { license_key: key, feature: "builds", quantity: 2 });
     const res = await t.request("GET", `/api/v1/admin/licenses/${license.id}/usage`);
@@ -41,7 +41,7 @@ describe("GET /admin/licenses/:id/usage and POST …/usage/reset", () => {
   });
 
   test("reset of a feature that is not a quota is 400; unknown license 404", async () => {
-    const { license } = catalog(t, {}, [feature("export")]);
+    const { license } = await catalog(t, {}, [feature("export")]);
     expect((await t.request("POST", `/api/v1/admin/licenses/${license.id}/usage/reset`, { body: { feature: "export" } })).status).toBe(400);
     expect((await t.request("GET", `/api/v1/admin/licenses/00000000-0000-4000-8000-000000000000/usage`)).status).toBe(404);
   });
@@ -49,7 +49,7 @@ describe("GET /admin/licenses/:id/usage and POST …/usage/reset", () => {
 
 describe("GET /admin/licenses/:id/floating-sessions", () => {
   test("lists live sessions only", async () => {
-    const { license, key } = catalog(t, { floating: true, maxActivations: 5, floatingTimeout: 10 });
+    const { license, key } = await catalog(t, { floating: true, maxActivations: 5, floatingTimeout: 10 });
     await post(t, "/license/floating/checkout", { license_key: key, identifier: "old" });
     t.clock.advance(6 * 60_000);
     await post(t, "/license/floating/checkout", { license_key: key, identifier: "new", label: "New box" });
@@ -66,11 +66,11 @@ describe("GET /admin/licenses/:id/floating-sessions", () => {
         expires_at: new Date(t.clock.nowMs() + 5 * 60_000).toISOString(),
       },
     ]);
-    expect(listActiveFloatingSessions(t.deps, license.id).map((s) => s.identifier)).toEqual(["new"]);
+    expect((await listActiveFloatingSessions(t.deps, license.id)).map((s) => s.identifier)).toEqual(["new"]);
   });
 
   test("the license detail shows the same live sessions and the activations", async () => {
-    const { license, key } = catalog(t, { floating: true, maxActivations: 5, floatingTimeout: 10 });
+    const { license, key } = await catalog(t, { floating: true, maxActivations: 5, floatingTimeout: 10 });
     await post(t, "/license/activate", { license_key: key, identifier: "desk-1", label: "Desk" });
     await post(t, "/license/floating/checkout", { license_key: key, identifier: "stale" });
     t.clock.advance(11 * 60_000); // "stale" expired
@@ -85,10 +85,10 @@ describe("GET /admin/licenses/:id/floating-sessions", () => {
 
 describe("DELETE /admin/licenses/:id/activations/:activation_id", () => {
   test("removes the activation, frees its slot, and is audited", async () => {
-    const { license, key } = catalog(t, { maxActivations: 1 });
+    const { license, key } = await catalog(t, { maxActivations: 1 });
     await post(t, "/license/activate", { license_key: key, identifier: "lost-laptop" });
     expect((await post(t, "/license/activate", { license_key: key, identifier: "new-laptop" })).status).toBe(409);
-    const [a] = listActivations(t.deps, license.id);
+    const [a] = await listActivations(t.deps, license.id);
     const res = await t.request("DELETE", `/api/v1/admin/licenses/${license.id}/activations/${a!.id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, data: {} });
@@ -102,12 +102,12 @@ describe("DELETE /admin/licenses/:id/activations/:activation_id", () => {
   });
 
   test("an activation of another license is 404", async () => {
-    const a = catalog(t);
-    const b = catalog(t);
+    const a = await catalog(t);
+    const b = await catalog(t);
     await post(t, "/license/activate", { license_key: a.key, identifier: "d" });
-    const [act] = listActivations(t.deps, a.license.id);
+    const [act] = await listActivations(t.deps, a.license.id);
     expect((await t.request("DELETE", `/api/v1/admin/licenses/${b.license.id}/activations/${act!.id}`)).status).toBe(404);
-    expect(listActivations(t.deps, a.license.id)).toHaveLength(1);
+    expect(await listActivations(t.deps, a.license.id)).toHaveLength(1);
   });
 });
 
@@ -116,19 +116,19 @@ describe("auth on these admin routes", () => {
     const [method, path] = route.split(" ") as [string, string];
     const url = (params: Record<string, string> = {}) => path.replace(/:(\w+)/g, (_, k: string) => params[k]!);
     test(`${route}: admin and licenses:write pass; releases:write, no key, other-product key refused`, async () => {
-      const product = catalog(t).product;
+      const product = (await catalog(t)).product;
       const ctx = { t, product };
       const send = async (key: string | null) => {
         const req = await fixture.build(ctx);
         return t.request(method, url(req.params), { key, body: req.body });
       };
       expect((await send(t.adminKey)).status).toBeLessThan(300);
-      expect((await send(t.apiKey(["licenses:write"]))).status).toBeLessThan(300);
-      expect((await send(t.apiKey(["licenses:write"], product.id))).status).toBeLessThan(300);
-      expect((await send(t.apiKey(["releases:write"]))).status).toBe(403);
+      expect((await send(await t.apiKey(["licenses:write"]))).status).toBeLessThan(300);
+      expect((await send(await t.apiKey(["licenses:write"], product.id))).status).toBeLessThan(300);
+      expect((await send(await t.apiKey(["releases:write"]))).status).toBe(403);
       expect((await send(null)).status).toBe(401);
-      const otherProduct = catalog(t).product;
-      const mismatch = await send(t.apiKey(["licenses:write"], otherProduct.id));
+      const otherProduct = (await catalog(t)).product;
+      const mismatch = await send(await t.apiKey(["licenses:write"], otherProduct.id));
       expect(mismatch.status).toBe(403);
       expect(mismatch.body.error.code).toBe("PRODUCT_SCOPE_MISMATCH");
     });

@@ -3,23 +3,23 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { attachAddon, catalog, decodeToken, feature, patchLicense, post, quota } from "../../support/license-api";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp(); // clock: 2026-11-21T08:00:00Z
+beforeAll(async () => {
+  t = await createTestApp(); // clock: 2026-11-21T08:00:00Z
 });
 afterAll(() => t.close());
 
 describe("POST /license/entitlements", () => {
   test("every feature with the spec's per-feature object, add-ons merged, counters included, no token", async () => {
-    const { product, plan, license, key } = catalog(t, { quotaPeriod: "monthly" }, [
+    const { product, plan, license, key } = await catalog(t, { quotaPeriod: "monthly" }, [
       feature("export"),
       feature("beta", { valueType: "flag", value: "false" }),
       feature("projects", { valueType: "int", value: "10" }),
       quota("api", 100, "daily"),
       quota("builds", 20),
     ]);
-    attachAddon(t, product.id, license.id, quota("api", 50));
-    attachAddon(t, product.id, license.id, feature("beta", { valueType: "flag", value: "true" }));
-    attachAddon(t, product.id, license.id, feature("sso"));
+    await attachAddon(t, product.id, license.id, quota("api", 50));
+    await attachAddon(t, product.id, license.id, feature("beta", { valueType: "flag", value: "true" }));
+    await attachAddon(t, product.id, license.id, feature("sso"));
     await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 30 });
 
     const res = await post(t, "/license/entitlements", { license_key: key });
@@ -67,7 +67,7 @@ describe("POST /license/entitlements", () => {
   // docs/admin-api.md "Plan features": a flag is on whenever it is present and its value may carry a
   // label (the catalog accepts any value for it); bool is the type that can be explicitly off.
   test("a flag created through the admin API is on whatever its label, in entitlements, verify and the token", async () => {
-    const { product } = catalog(t);
+    const { product } = await catalog(t);
     const plan = await t.request("POST", "/api/v1/admin/plans", {
       body: {
         product_id: product.id,
@@ -96,7 +96,7 @@ describe("POST /license/entitlements", () => {
   });
 
   test("single-feature check returns only that feature; an absent feature is enabled=false", async () => {
-    const { key } = catalog(t, {}, [feature("export"), quota("api", 5)]);
+    const { key } = await catalog(t, {}, [feature("export"), quota("api", 5)]);
     const one = await post(t, "/license/entitlements", { license_key: key, feature: "api" });
     expect(Object.keys(one.body.data.features)).toEqual(["api"]);
     expect(one.body.data.features.api.limit).toBe(5);
@@ -117,8 +117,8 @@ describe("POST /license/entitlements", () => {
   });
 
   test("unknown, malformed, other-product and unusable keys answer verify's 404 body", async () => {
-    const { key, license } = catalog(t);
-    const other = catalog(t);
+    const { key, license } = await catalog(t);
+    const other = await catalog(t);
     const reference = (await post(t, "/license/verify", { license_key: "junk", identifier: "x" })).text;
     const probes = [
       { license_key: "KW-AAAAAAAA-AAAAAAAA-AAAAAAAA-AAAAAAAA" },
@@ -131,7 +131,7 @@ describe("POST /license/entitlements", () => {
       expect(res.text).toBe(reference);
     }
     for (const status of ["suspended", "revoked", "expired", "canceled"] as const) {
-      patchLicense(t, license.id, { status });
+      await patchLicense(t, license.id, { status });
       const res = await post(t, "/license/entitlements", { license_key: key });
       expect(res.status).toBe(404);
       expect(res.text).toBe(reference);

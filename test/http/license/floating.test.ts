@@ -3,17 +3,17 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { catalog, patchLicense, post } from "../../support/license-api";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp(); // clock: 2026-11-21T08:00:00Z
+beforeAll(async () => {
+  t = await createTestApp(); // clock: 2026-11-21T08:00:00Z
 });
 afterAll(() => t.close());
 
 const MIN = 60_000;
-const floating = (over = {}) => catalog(t, { floating: true, maxActivations: 2, floatingTimeout: 10, ...over });
+const floating = async (over = {}) => await catalog(t, { floating: true, maxActivations: 2, floatingTimeout: 10, ...over });
 
 describe("floating sessions", () => {
   test("checkout opens a session that lasts floating_timeout", async () => {
-    const { key } = floating();
+    const { key } = await floating();
     const res = await post(t, "/license/floating/checkout", { license_key: key, identifier: "ws-1", label: "Workstation 1" });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({
@@ -25,7 +25,7 @@ describe("floating sessions", () => {
   });
 
   test("re-checkout of the same identifier refreshes the session and takes no seat", async () => {
-    const { key } = floating();
+    const { key } = await floating();
     const a = await post(t, "/license/floating/checkout", { license_key: key, identifier: "ws-1" });
     t.clock.advance(5 * MIN);
     const b = await post(t, "/license/floating/checkout", { license_key: key, identifier: "ws-1" });
@@ -35,7 +35,7 @@ describe("floating sessions", () => {
   });
 
   test("409 FLOATING_LIMIT with details when every seat is taken; checkin frees one", async () => {
-    const { key } = floating();
+    const { key } = await floating();
     await post(t, "/license/floating/checkout", { license_key: key, identifier: "a" });
     await post(t, "/license/floating/checkout", { license_key: key, identifier: "b" });
     const full = await post(t, "/license/floating/checkout", { license_key: key, identifier: "c" });
@@ -50,7 +50,7 @@ describe("floating sessions", () => {
   });
 
   test("heartbeat extends; without it the session expires, stops counting, and is never revived", async () => {
-    const { key } = floating({ maxActivations: 1 });
+    const { key } = await floating({ maxActivations: 1 });
     const first = await post(t, "/license/floating/checkout", { license_key: key, identifier: "a" });
     t.clock.advance(9 * MIN);
     const hb = await post(t, "/license/floating/heartbeat", { license_key: key, identifier: "a" });
@@ -78,7 +78,7 @@ describe("floating sessions", () => {
   });
 
   test("max_activations null means unlimited seats (max_sessions null)", async () => {
-    const { key } = floating({ maxActivations: null });
+    const { key } = await floating({ maxActivations: null });
     for (let i = 0; i < 5; i++) {
       const res = await post(t, "/license/floating/checkout", { license_key: key, identifier: `s${i}` });
       expect(res.body.data).toMatchObject({ active_sessions: i + 1, max_sessions: null });
@@ -86,7 +86,7 @@ describe("floating sessions", () => {
   });
 
   test("a plan without floating refuses checkout with 403; heartbeat/checkin find nothing", async () => {
-    const { key } = catalog(t, { floating: false });
+    const { key } = await catalog(t, { floating: false });
     const res = await post(t, "/license/floating/checkout", { license_key: key, identifier: "a" });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("FORBIDDEN");
@@ -94,9 +94,9 @@ describe("floating sessions", () => {
   });
 
   test("unknown, other-product and unusable keys are the collapsed 404 on every floating route", async () => {
-    const { key, license } = floating();
+    const { key, license } = await floating();
     await post(t, "/license/floating/checkout", { license_key: key, identifier: "a" });
-    const other = catalog(t);
+    const other = await catalog(t);
     const reference = (await post(t, "/license/verify", { license_key: "junk", identifier: "x" })).text;
     const routes = ["/license/floating/checkout", "/license/floating/heartbeat", "/license/floating/checkin"];
     for (const path of routes) {
@@ -112,20 +112,20 @@ describe("floating sessions", () => {
     }
     // Heartbeat/checkin with an identifier that has no session look exactly like an unknown key.
     expect((await post(t, "/license/floating/heartbeat", { license_key: key, identifier: "zzz" })).text).toBe(reference);
-    patchLicense(t, license.id, { status: "suspended" });
+    await patchLicense(t, license.id, { status: "suspended" });
     for (const path of routes) expect((await post(t, path, { license_key: key, identifier: "a" })).text).toBe(reference);
   });
 
   test("revoke drops floating sessions", async () => {
-    const { key, license } = floating();
+    const { key, license } = await floating();
     await post(t, "/license/floating/checkout", { license_key: key, identifier: "a" });
-    expect(t.deps.repos.floating.listActive(license.id, t.clock.now())).toHaveLength(1);
-    patchLicense(t, license.id, { status: "revoked" }, { clearActivations: true });
-    expect(t.deps.repos.floating.listActive(license.id, t.clock.now())).toHaveLength(0);
+    expect(await t.deps.repos.floating.listActive(license.id, t.clock.now())).toHaveLength(1);
+    await patchLicense(t, license.id, { status: "revoked" }, { clearActivations: true });
+    expect(await t.deps.repos.floating.listActive(license.id, t.clock.now())).toHaveLength(0);
   });
 
   test("identifier length limit applies", async () => {
-    const { key } = floating();
+    const { key } = await floating();
     const res = await post(t, "/license/floating/checkout", { license_key: key, identifier: "x".repeat(t.deps.config.identifierMaxLength + 1) });
     expect(res.status).toBe(400);
   });

@@ -13,8 +13,8 @@ import { beginRequest } from "../../../src/http/request-context";
 import { isAppError } from "../../../src/shared/errors";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp();
+beforeAll(async () => {
+  t = await createTestApp();
 });
 afterAll(() => t.close());
 
@@ -22,7 +22,7 @@ const idem = (key: string) => ({ "idempotency-key": key });
 
 describe("Idempotency-Key", () => {
   test("a retry replays the stored response byte for byte, with Idempotent-Replayed, and has no second effect", async () => {
-    const { key, license } = catalog(t, {}, [quota("api", 100)]);
+    const { key, license } = await catalog(t, {}, [quota("api", 100)]);
     const body = { license_key: key, feature: "api", quantity: 7 };
     const first = await post(t, "/license/usage", body, idem("k-1"));
     expect(first.status).toBe(200);
@@ -33,14 +33,14 @@ describe("Idempotency-Key", () => {
     expect(second.headers.get("x-request-id")).toBe("retry-request-0001");
     expect(second.headers.get("content-type")).toContain("application/json");
     expect(second.text).toBe(first.text);
-    expect(t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(7);
+    expect(await t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(7);
     // Without the header every call is a new report.
     await post(t, "/license/usage", body);
-    expect(t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(14);
+    expect(await t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(14);
   });
 
   test("activate: the replay returns the same token, not a new one", async () => {
-    const { key } = catalog(t);
+    const { key } = await catalog(t);
     const body = { license_key: key, identifier: "d1" };
     const a = await post(t, "/license/activate", body, idem("act-1"));
     const b = await post(t, "/license/activate", body, idem("act-1"));
@@ -49,7 +49,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("floating checkout honors the key too", async () => {
-    const { key } = catalog(t, { floating: true, maxActivations: 1 });
+    const { key } = await catalog(t, { floating: true, maxActivations: 1 });
     const a = await post(t, "/license/floating/checkout", { license_key: key, identifier: "w" }, idem("fl-1"));
     const b = await post(t, "/license/floating/checkout", { license_key: key, identifier: "w" }, idem("fl-1"));
     expect(b.headers.get("idempotent-replayed")).toBe("true");
@@ -57,7 +57,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("the same key with a different body is 422 IDEMPOTENCY_KEY_CONFLICT", async () => {
-    const { key } = catalog(t, {}, [quota("api", 100)]);
+    const { key } = await catalog(t, {}, [quota("api", 100)]);
     await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 1 }, idem("k-2"));
     const res = await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 2 }, idem("k-2"));
     expect(res.status).toBe(422);
@@ -73,8 +73,8 @@ describe("Idempotency-Key", () => {
   });
 
   test("keys are scoped by route and license key", async () => {
-    const a = catalog(t, {}, [quota("api", 100)]);
-    const b = catalog(t, {}, [quota("api", 100)]);
+    const a = await catalog(t, {}, [quota("api", 100)]);
+    const b = await catalog(t, {}, [quota("api", 100)]);
     await post(t, "/license/usage", { license_key: a.key, feature: "api" }, idem("shared"));
     const other = await post(t, "/license/usage", { license_key: b.key, feature: "api" }, idem("shared"));
     expect(other.status).toBe(200);
@@ -85,7 +85,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("length: 256 characters pass, 257 or empty are 400 INVALID_IDEMPOTENCY_KEY", async () => {
-    const { key } = catalog(t, {}, [quota("api", 100)]);
+    const { key } = await catalog(t, {}, [quota("api", 100)]);
     const ok = await post(t, "/license/usage", { license_key: key, feature: "api" }, idem("k".repeat(256)));
     expect(ok.status).toBe(200);
     for (const k of ["k".repeat(257), ""]) {
@@ -96,7 +96,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("4xx outcomes are stored and replayed", async () => {
-    const { key } = catalog(t, {}, [quota("api", 1)]);
+    const { key } = await catalog(t, {}, [quota("api", 1)]);
     await post(t, "/license/usage", { license_key: key, feature: "api" });
     const body = { license_key: key, feature: "api" };
     const refused = await post(t, "/license/usage", body, idem("k-429"));
@@ -108,7 +108,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("a 5xx frees the key: the retry runs", async () => {
-    const { key, license } = catalog(t, {}, [quota("api", 100)]);
+    const { key, license } = await catalog(t, {}, [quota("api", 100)]);
     const real = t.deps.repos.usage.consume;
     t.deps.repos.usage.consume = () => {
       throw new Error("disk on fire");
@@ -124,20 +124,20 @@ describe("Idempotency-Key", () => {
     const retry = await post(t, "/license/usage", body, idem("k-500"));
     expect(retry.status).toBe(200);
     expect(retry.headers.get("idempotent-replayed")).toBeNull();
-    expect(t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(1);
+    expect(await t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(1);
   });
 
-  const claimOf = (licenseKey: string, route: string, key: string, rawBody: string) => {
+  const claimOf = async (licenseKey: string, route: string, key: string, rawBody: string) => {
     const scope = { key, route, scope: licenseKeyHash(t.deps, normalizeLicenseKey(licenseKey)) };
     const now = t.clock.now();
-    return { scope, result: t.deps.repos.idempotency.claim(scope, sha256Hex(rawBody), now, new Date(0), new Date(0)) };
+    return { scope, result: await t.deps.repos.idempotency.claim(scope, sha256Hex(rawBody), now, new Date(0), new Date(0)) };
   };
 
   test("while the first request is in flight, the same key gets 409 IDEMPOTENCY_IN_FLIGHT with Retry-After: 1", async () => {
-    const { key } = catalog(t, {}, [quota("api", 100)]);
+    const { key } = await catalog(t, {}, [quota("api", 100)]);
     const body = { license_key: key, feature: "api" };
     // Another node holds the claim (its request is still running).
-    const { result } = claimOf(key, "license.usage", "k-flight", JSON.stringify(body));
+    const { result } = await claimOf(key, "license.usage", "k-flight", JSON.stringify(body));
     expect(result.kind).toBe("claimed");
     const res = await post(t, "/license/usage", body, idem("k-flight"));
     expect(res.status).toBe(409);
@@ -150,7 +150,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("keys expire after 24 hours and are pruned", async () => {
-    const { key } = catalog(t, {}, [quota("api", 100)]);
+    const { key } = await catalog(t, {}, [quota("api", 100)]);
     await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 1 }, idem("k-day"));
     t.clock.advance(24 * 3600_000 - 1);
     expect((await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 2 }, idem("k-day"))).status).toBe(422);
@@ -161,9 +161,9 @@ describe("Idempotency-Key", () => {
   });
 
   test("LOCKED_OUT is transient and not stored", async () => {
-    const t2 = createTestApp({ env: { BF_MAX_FAILS: "1" } });
+    const t2 = await createTestApp({ env: { BF_MAX_FAILS: "1" } });
     try {
-      const { key } = catalog(t2);
+      const { key } = await catalog(t2);
       await post(t2, "/license/activate", { license_key: "KW-AAAAAAAA-AAAAAAAA-AAAAAAAA-AAAAAAAA", identifier: "x" }); // locks
       const body = { license_key: key, identifier: "d" };
       expect((await post(t2, "/license/activate", body, idem("k-lock"))).status).toBe(429);
@@ -177,10 +177,10 @@ describe("Idempotency-Key", () => {
   });
 
   test("stored responses are sealed: no token or key at rest", async () => {
-    const { key } = catalog(t);
+    const { key } = await catalog(t);
     const res = await post(t, "/license/activate", { license_key: key, identifier: "sealed" }, idem("k-seal"));
     const token = res.body.data.token as string;
-    const rows = t.deps.db.db.select().from(idempotencyKeys).all();
+    const rows = t.sqlite.db.select().from(idempotencyKeys).all();
     const dump = JSON.stringify(rows);
     expect(rows.length).toBeGreaterThan(0);
     expect(dump).not.toContain(token.split(".")[1]!);
@@ -191,34 +191,36 @@ describe("Idempotency-Key", () => {
   // Issue 8 point 5: the outcome is stored inside the effect's transaction. Storing it failing is the
   // in-process stand-in for a crash between the two: the effect must not survive without its outcome.
   test("the outcome commits with the effect: when storing it fails, the effect is undone too", async () => {
-    const u = catalog(t, {}, [quota("api", 100)]);
-    const a = catalog(t);
-    const f = catalog(t, { floating: true, maxActivations: 3 });
-    const repo = t.deps.repos.idempotency;
-    const real = repo.complete;
-    repo.complete = () => {
-      throw new Error("disk full");
-    };
+    const u = await catalog(t, {}, [quota("api", 100)]);
+    const a = await catalog(t);
+    const f = await catalog(t, { floating: true, maxActivations: 3 });
+    // Sealing the outcome fails inside the effect's transaction (the outcome's key is unavailable).
+    const secrets = t.deps.secrets;
+    const real = secrets.subkey;
+    secrets.subkey = ((name: Parameters<typeof real>[0]) => {
+      if (name === "idempotencyResponseEncryption") throw new Error("disk full");
+      return real.call(secrets, name);
+    }) as typeof real;
     try {
       const usage = await post(t, "/license/usage", { license_key: u.key, feature: "api", quantity: 4 }, idem("k-atomic-u"));
       const activate = await post(t, "/license/activate", { license_key: a.key, identifier: "d" }, idem("k-atomic-a"));
       const floating = await post(t, "/license/floating/checkout", { license_key: f.key, identifier: "w" }, idem("k-atomic-f"));
       expect([usage.status, activate.status, floating.status]).toEqual([500, 500, 500]);
     } finally {
-      repo.complete = real;
+      secrets.subkey = real;
     }
-    expect(t.deps.repos.usage.used(u.license.id, "api", "2026-11")).toBe(0);
-    expect(t.deps.repos.activations.listByLicense(a.license.id)).toHaveLength(0);
-    expect(t.deps.repos.floating.listActive(f.license.id, t.clock.now())).toHaveLength(0);
+    expect(await t.deps.repos.usage.used(u.license.id, "api", "2026-11")).toBe(0);
+    expect(await t.deps.repos.activations.listByLicense(a.license.id)).toHaveLength(0);
+    expect(await t.deps.repos.floating.listActive(f.license.id, t.clock.now())).toHaveLength(0);
     // The claims were freed: the retries run, once.
     const retry = await post(t, "/license/usage", { license_key: u.key, feature: "api", quantity: 4 }, idem("k-atomic-u"));
     expect(retry.status).toBe(200);
     expect(retry.headers.get("idempotent-replayed")).toBeNull();
-    expect(t.deps.repos.usage.used(u.license.id, "api", "2026-11")).toBe(4);
+    expect(await t.deps.repos.usage.used(u.license.id, "api", "2026-11")).toBe(4);
   });
 
   test("a stale-claim takeover cannot apply the effect twice: the late original is rolled back with 409", async () => {
-    const { key, license } = catalog(t, {}, [quota("api", 100)]);
+    const { key, license } = await catalog(t, {}, [quota("api", 100)]);
     const body = { license_key: key, feature: "api", quantity: 2 };
     const input = { licenseKey: key, feature: "api", quantity: 2, metadata: undefined };
     const request = () => {
@@ -226,14 +228,14 @@ describe("Idempotency-Key", () => {
       beginRequest(r, "203.0.113.1", 0).rawBody = JSON.stringify(body);
       return r;
     };
-    const present = (v: ReturnType<typeof recordUsage>) => ok(presentUsage(v));
+    const present = (v: Awaited<ReturnType<typeof recordUsage>>) => ok(presentUsage(v));
     let thrown: unknown = null;
     try {
-      idempotent(t.deps, request(), "license.usage", key, (record) => {
+      await idempotent(t.deps, request(), "license.usage", key, async (record) => {
         // The original stalls past STALE_CLAIM_MS after claiming; meanwhile a retry takes the claim
         // over and completes (usage 2)...
         t.clock.advance(STALE_CLAIM_MS + 1_000);
-        const takeover = idempotent(t.deps, request(), "license.usage", key, (r) => recordUsage(t.deps, input, r), present);
+        const takeover = await idempotent(t.deps, request(), "license.usage", key, (r) => recordUsage(t.deps, input, r), present);
         expect(takeover).not.toBeInstanceOf(Response);
         // ...then the original reaches its effect.
         return recordUsage(t.deps, input, record);
@@ -242,7 +244,7 @@ describe("Idempotency-Key", () => {
       thrown = e;
     }
     expect(isAppError(thrown) && thrown.code).toBe("IDEMPOTENCY_IN_FLIGHT");
-    expect(t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(2);
+    expect(await t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(2);
     // The taker's outcome is the one every retry gets.
     const retry = await post(t, "/license/usage", body, idem("k-stale"));
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
@@ -254,10 +256,10 @@ describe("Idempotency-Key", () => {
 // (~4 KB per request). The collapsed 404 is no longer stored, whatever its cause, so nothing is left.
 describe("Idempotency-Key with a license key that resolves to nothing", () => {
   test("leaves no row behind, on every idempotent route, and still answers the one collapsed 404", async () => {
-    const u = createTestApp({ env: { BF_MAX_FAILS: "1000" } });
+    const u = await createTestApp({ env: { BF_MAX_FAILS: "1000" } });
     try {
-      const revoked = catalog(u, {}, [quota("api", 100)]);
-      patchLicense(u, revoked.license.id, { status: "revoked" });
+      const revoked = await catalog(u, {}, [quota("api", 100)]);
+      await patchLicense(u, revoked.license.id, { status: "revoked" });
       const junk = [
         "KW-AAAAAAAA-AAAAAAAA-AAAAAAAA-AAAAAAAA", // well formed, unknown
         "not a key at all",
@@ -284,14 +286,14 @@ describe("Idempotency-Key with a license key that resolves to nothing", () => {
       for (const k of junk.slice(0, 2)) {
         for (let i = 0; i < 5; i++) expect((await post(u, "/license/activate", { license_key: k, identifier: "d" }, idem(`junk-${n++}`))).status).toBe(404);
       }
-      expect(u.deps.db.db.select().from(idempotencyKeys).all()).toEqual([]);
+      expect(u.sqlite.db.select().from(idempotencyKeys).all()).toEqual([]);
 
       // A retry with the same key simply runs again and gets the same 404 (not a replay).
       const again = await post(u, "/license/usage", routes[0]![1](junk[0]!), idem("junk-0"));
       expect(again.status).toBe(404);
       expect(again.text).toBe(reference);
       expect(again.headers.get("idempotent-replayed")).toBeNull();
-      expect(u.deps.db.db.select().from(idempotencyKeys).all()).toEqual([]);
+      expect(u.sqlite.db.select().from(idempotencyKeys).all()).toEqual([]);
     } finally {
       await u.close();
     }

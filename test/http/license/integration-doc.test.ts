@@ -35,7 +35,7 @@ let doc: {
 };
 
 beforeAll(async () => {
-  t = createTestApp();
+  t = await createTestApp();
   s = t.listen();
   const blocks = docBlocks();
   expect(Object.keys(blocks).sort()).toEqual(["client.ts", "verify-pem.ts", "verify-token.ts"]);
@@ -67,7 +67,7 @@ describe("docs/integration.md code", () => {
   });
 
   test("verifyLicenseToken accepts a real token and rejects every kind of mismatch", async () => {
-    const { key, product } = catalog(t, {}, [feature("export")]);
+    const { key, product } = await catalog(t, {}, [feature("export")]);
     const token = (await post(t, "/license/activate", { license_key: key, identifier: "dev-1" })).body.data.token as string;
     const keys = await trustedKeys();
     const opts = { trustedKeys: keys, identifier: "dev-1", productId: product.id };
@@ -77,7 +77,7 @@ describe("docs/integration.md code", () => {
     expect(claims!.idn).toBe("dev-1");
 
     expect(await doc.verify.verifyLicenseToken(token, { ...opts, identifier: "dev-2" })).toBeNull(); // other machine
-    expect(await doc.verify.verifyLicenseToken(token, { ...opts, productId: catalog(t).product.id })).toBeNull();
+    expect(await doc.verify.verifyLicenseToken(token, { ...opts, productId: (await catalog(t)).product.id })).toBeNull();
     expect(await doc.verify.verifyLicenseToken(token, { ...opts, trustedKeys: {} })).toBeNull(); // unknown kid
     expect(await doc.verify.verifyLicenseToken(token, { ...opts, nowSeconds: claims!.exp })).toBeNull(); // expired
     expect(await doc.verify.verifyLicenseToken(token, { ...opts, nowSeconds: claims!.exp - 1 })).not.toBeNull();
@@ -92,7 +92,7 @@ describe("docs/integration.md code", () => {
   });
 
   test("checkLicense: online verify, offline fallback to the cached token, 404 clears it", async () => {
-    const { key, product, license } = catalog(t);
+    const { key, product, license } = await catalog(t);
     await post(t, "/license/activate", { license_key: key, identifier: "box" });
     let stored: string | null = null;
     const store = { load: () => stored, save: (tk: string) => void (stored = tk), clear: () => void (stored = null) };
@@ -107,7 +107,7 @@ describe("docs/integration.md code", () => {
     expect(offline?.lid).toBe(license.id);
 
     // Suspended: verify answers 404, the client forgets the token and is unlicensed.
-    patchLicense(t, license.id, { status: "suspended" });
+    await patchLicense(t, license.id, { status: "suspended" });
     expect(await doc.client.checkLicense(cfg, store)).toBeNull();
     expect(stored).toBeNull();
     expect(await doc.client.checkLicense({ ...cfg, baseUrl: "http://127.0.0.1:9" }, store)).toBeNull();
@@ -116,7 +116,7 @@ describe("docs/integration.md code", () => {
 
 describe("docs/integration.md: the pem form of the public keys", () => {
   test("the pem of /license/pubkey verifies a real token with node:crypto and with WebCrypto", async () => {
-    const { key } = catalog(t, {}, [feature("export")]);
+    const { key } = await catalog(t, {}, [feature("export")]);
     const token = (await post(t, "/license/activate", { license_key: key, identifier: "pem-1" })).body.data.token as string;
     const pub = ((await (await fetch(`${s.url}/api/v1/license/pubkey`)).json()) as { data: { kid: string; pem: string } }).data;
     expect(JSON.parse(Buffer.from(token.split(".")[0]!, "base64url").toString()).kid).toBe(pub.kid);
@@ -141,7 +141,7 @@ describe("docs/integration.md: the pem form of the public keys", () => {
 
   test("after a rotation, every key of /license/keys verifies the tokens it signed through its pem", async () => {
     // Rotates the shared app's key; the tests above fetch the trusted keys afresh each time.
-    const c = catalog(t);
+    const c = await catalog(t);
     const before = (await post(t, "/license/activate", { license_key: c.key, identifier: "r" })).body.data.token as string;
     expect((await t.request("POST", "/api/v1/admin/signing-keys/rotate")).status).toBe(200);
     const after = (await post(t, "/license/verify", { license_key: c.key, identifier: "r" })).body.data.token as string;
@@ -177,8 +177,8 @@ describe("docs/integration.md: every documented response is the real one", () =>
     // The page's keys: b2… created 2026-01-10 and retired when a1… became the active key.
     exDir = mkdtempSync(join(tmpdir(), "keyward-doc-"));
     const env = (seed: string) => ({ RELEASE_KEY_ENCRYPTION_KEY: MASTER, LICENSE_SIGNING_KEY: seed });
-    createTestApp({ dataDir: exDir, env: env(SEED_RETIRED), clock: fixedClock("2026-01-10T09:00:00.000Z") }).deps.db.close(); // keeps exDir
-    ex = createTestApp({ dataDir: exDir, env: env(SEED_ACTIVE) });
+    await (await createTestApp({ dataDir: exDir, env: env(SEED_RETIRED), clock: fixedClock("2026-01-10T09:00:00.000Z") })).deps.db.close(); // keeps exDir
+    ex = await createTestApp({ dataDir: exDir, env: env(SEED_ACTIVE) });
   });
   afterAll(async () => {
     await ex.close();
@@ -187,26 +187,26 @@ describe("docs/integration.md: every documented response is the real one", () =>
 
   /** A license on the page's "Pro" plan, with its 500 api-calls add-on and its first activation. */
   async function pro() {
-    const product = makeProduct(ex.deps);
-    const plan = makePlan(ex.deps, product.id, { name: "Pro", graceDays: 7 }, [
+    const product = await makeProduct(ex.deps);
+    const plan = await makePlan(ex.deps, product.id, { name: "Pro", graceDays: 7 }, [
       feature("export"),
       feature("beta-ui", { value: "false" }),
       feature("max-projects", { valueType: "int", value: "20" }),
       quota("api-calls", 1000),
     ]);
-    const { license, key } = makeLicense(ex.deps, {
+    const { license, key } = await makeLicense(ex.deps, {
       productId: product.id,
       planId: plan.id,
       supportUntil: new Date("2027-11-21T08:00:00.000Z"),
       externalCustomerId: "cus_123",
     });
-    attachAddon(ex, product.id, license.id, quota("api-calls", 500));
+    await attachAddon(ex, product.id, license.id, quota("api-calls", 500));
     return { key, productId: product.id };
   }
   async function floating() {
-    const product = makeProduct(ex.deps);
-    const plan = makePlan(ex.deps, product.id, { name: "Floating", floating: true, maxActivations: 5 });
-    const { key } = makeLicense(ex.deps, { productId: product.id, planId: plan.id });
+    const product = await makeProduct(ex.deps);
+    const plan = await makePlan(ex.deps, product.id, { name: "Floating", floating: true, maxActivations: 5 });
+    const { key } = await makeLicense(ex.deps, { productId: product.id, planId: plan.id });
     await post(ex, "/license/floating/checkout", { license_key: key, identifier: "ws-16" }); // another seat in use
     return key;
   }

@@ -6,8 +6,8 @@ const UNKNOWN = "KW-AAAAAAAA-AAAAAAAA-AAAAAAAA-AAAAAAAA";
 
 describe("brute-force lockout on activate (TRUST_PROXY=true: one proxy, in-process as the peer)", () => {
   let t: TestApp;
-  beforeAll(() => {
-    t = createTestApp({ env: { TRUST_PROXY: "true", BF_MAX_FAILS: "3", BF_LOCKOUT_SECONDS: "30", BF_WINDOW_SECONDS: "300" } });
+  beforeAll(async () => {
+    t = await createTestApp({ env: { TRUST_PROXY: "true", BF_MAX_FAILS: "3", BF_LOCKOUT_SECONDS: "30", BF_WINDOW_SECONDS: "300" } });
   });
   afterAll(() => t.close());
 
@@ -15,7 +15,7 @@ describe("brute-force lockout on activate (TRUST_PROXY=true: one proxy, in-proce
   const from = (ip: string) => ({ "x-forwarded-for": `10.0.0.1, ${ip}` });
 
   test("BF_MAX_FAILS failures lock the address; another address is unaffected; the lockout doubles on repeat", async () => {
-    const { key } = catalog(t);
+    const { key } = await catalog(t);
     const fail = (ip: string) => post(t, "/license/activate", { license_key: UNKNOWN, identifier: "x" }, from(ip));
     for (let i = 0; i < 3; i++) expect((await fail("203.0.113.7")).status).toBe(404);
 
@@ -44,8 +44,8 @@ describe("brute-force lockout on activate (TRUST_PROXY=true: one proxy, in-proce
   });
 
   test("malformed and other-product keys count as failures; inactive licenses and successes do not", async () => {
-    const { key } = catalog(t);
-    const other = catalog(t);
+    const { key } = await catalog(t);
+    const other = await catalog(t);
     const ip = "192.0.2.55";
     expect((await post(t, "/license/activate", { license_key: "junk", identifier: "x" }, from(ip))).status).toBe(404);
     expect((await post(t, "/license/activate", { license_key: key, identifier: "x", product_id: other.product.id }, from(ip))).status).toBe(404);
@@ -64,7 +64,7 @@ describe("brute-force lockout on activate (TRUST_PROXY=true: one proxy, in-proce
 
   test("verify is not subject to the activate lockout", async () => {
     const ip = "192.0.2.200";
-    const { key } = catalog(t);
+    const { key } = await catalog(t);
     await post(t, "/license/activate", { license_key: key, identifier: "v" }, from("192.0.2.201"));
     for (let i = 0; i < 3; i++) await post(t, "/license/activate", { license_key: UNKNOWN, identifier: "x" }, from(ip));
     expect((await post(t, "/license/verify", { license_key: key, identifier: "v" }, from(ip))).status).toBe(200);
@@ -81,7 +81,7 @@ const activateVia = (url: string, xff: string) =>
 
 describe("without TRUST_PROXY the socket address counts (X-Forwarded-For cannot dodge the lockout)", () => {
   test("over a real connection", async () => {
-    const t = createTestApp({ env: { BF_MAX_FAILS: "2" } });
+    const t = await createTestApp({ env: { BF_MAX_FAILS: "2" } });
     const s = t.listen();
     try {
       const call = (xff: string) => activateVia(s.url, xff);
@@ -118,10 +118,10 @@ describe("behind proxies, a client rotating fake first X-Forwarded-For entries i
     ["TRUST_PROXY=CIDR list including the peer", "127.0.0.0/8, ::1, 198.18.0.0/15", ["198.18.0.9"]],
   ] as const) {
     test(name, async () => {
-      const t = createTestApp({ env: { TRUST_PROXY: trustProxy, BF_MAX_FAILS: "3" } });
+      const t = await createTestApp({ env: { TRUST_PROXY: trustProxy, BF_MAX_FAILS: "3" } });
       const s = t.listen();
       try {
-        const { key } = catalog(t);
+        const { key } = await catalog(t);
         // What arrives at Keyward: the client's fake entry, the real client address (appended by the
         // outermost proxy), then the addresses the inner proxies appended.
         const call = (licenseKey: string, fake: string, real: string) =>
@@ -144,7 +144,7 @@ describe("behind proxies, a client rotating fake first X-Forwarded-For entries i
   }
 
   test("with a CIDR list, a peer that is not a trusted proxy is the client, whatever it forwards", async () => {
-    const t = createTestApp({ env: { TRUST_PROXY: "10.0.0.0/8", BF_MAX_FAILS: "2" } });
+    const t = await createTestApp({ env: { TRUST_PROXY: "10.0.0.0/8", BF_MAX_FAILS: "2" } });
     const s = t.listen();
     try {
       const call = (xff: string) => activateVia(s.url, xff);

@@ -5,17 +5,17 @@ import { catalog, feature, patchLicense, post, quota } from "../../support/licen
 import { usageEvents } from "../../../src/db/schema";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp(); // clock: 2026-11-21T08:00:00Z
+beforeAll(async () => {
+  t = await createTestApp(); // clock: 2026-11-21T08:00:00Z
 });
 afterAll(() => t.close());
 
 const events = (licenseId: string) =>
-  t.deps.db.db.select().from(usageEvents).where(eq(usageEvents.licenseId, licenseId)).orderBy(desc(usageEvents.createdAt)).all();
+  t.sqlite.db.select().from(usageEvents).where(eq(usageEvents.licenseId, licenseId)).orderBy(desc(usageEvents.createdAt)).all();
 
 describe("POST /license/usage", () => {
   test("counts, reports the period, stores metadata with the event", async () => {
-    const { license, key } = catalog(t, {}, [quota("api", 10)]);
+    const { license, key } = await catalog(t, {}, [quota("api", 10)]);
     const first = await post(t, "/license/usage", { license_key: key, feature: "api" });
     expect(first.status).toBe(200);
     expect(first.body.data).toEqual({ accepted: true, used: 1, limit: 10, remaining: 9, period: "monthly", period_key: "2026-11" });
@@ -27,11 +27,11 @@ describe("POST /license/usage", () => {
   });
 
   test("a revoke committed between the lookup and the write wins: 404, nothing counted", async () => {
-    const { license, key } = catalog(t, {}, [quota("api", 10)]);
+    const { license, key } = await catalog(t, {}, [quota("api", 10)]);
     // Interleave a revoke at the worst moment: after the service's lookup, before its transaction.
     const real = t.deps.repos.usage.consume;
-    t.deps.repos.usage.consume = (input, check) => {
-      patchLicense(t, license.id, { status: "revoked" }, { clearActivations: true });
+    t.deps.repos.usage.consume = async (input, check) => {
+      await patchLicense(t, license.id, { status: "revoked" }, { clearActivations: true });
       return real(input, check);
     };
     try {
@@ -42,11 +42,11 @@ describe("POST /license/usage", () => {
       t.deps.repos.usage.consume = real;
     }
     expect(events(license.id)).toEqual([]);
-    expect(t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(0);
+    expect(await t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(0);
   });
 
   test("429 QUOTA_EXCEEDED with details when the quantity does not fit; nothing is consumed", async () => {
-    const { key } = catalog(t, {}, [quota("api", 10, "daily")]);
+    const { key } = await catalog(t, {}, [quota("api", 10, "daily")]);
     await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 8 });
     const over = await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 3 });
     expect(over.status).toBe(429);
@@ -58,7 +58,7 @@ describe("POST /license/usage", () => {
   });
 
   test("quantity must be an integer >= 1; metadata must be an object of bounded size", async () => {
-    const { key } = catalog(t, {}, [quota("api", 10)]);
+    const { key } = await catalog(t, {}, [quota("api", 10)]);
     for (const quantity of [0, -1, 1.5, "abc", true, null]) {
       const res = await post(t, "/license/usage", { license_key: key, feature: "api", quantity });
       expect(res.status).toBe(400);
@@ -76,7 +76,7 @@ describe("POST /license/usage", () => {
   });
 
   test("a feature that is not a quota (or does not exist) is 400 VALIDATION_ERROR", async () => {
-    const { key } = catalog(t, {}, [feature("export"), quota("api", 10)]);
+    const { key } = await catalog(t, {}, [feature("export"), quota("api", 10)]);
     for (const f of ["export", "nope"]) {
       for (const path of ["/license/usage", "/license/usage/status"]) {
         const res = await post(t, path, { license_key: key, feature: f });
@@ -88,16 +88,16 @@ describe("POST /license/usage", () => {
   });
 
   test("unlimited quotas count and never refuse", async () => {
-    const { key } = catalog(t, {}, [quota("events", null)]);
+    const { key } = await catalog(t, {}, [quota("events", null)]);
     const res = await post(t, "/license/usage", { license_key: key, feature: "events", quantity: 1_000_000 });
     expect(res.body.data).toEqual({ accepted: true, used: 1_000_000, limit: null, remaining: null, period: "monthly", period_key: "2026-11" });
   });
 
   test("unknown and unusable keys are the collapsed 404", async () => {
-    const { key, license } = catalog(t, {}, [quota("api", 10)]);
+    const { key, license } = await catalog(t, {}, [quota("api", 10)]);
     const reference = (await post(t, "/license/verify", { license_key: "junk", identifier: "x" })).text;
     expect((await post(t, "/license/usage", { license_key: "KW-AAAAAAAA-AAAAAAAA-AAAAAAAA-AAAAAAAA", feature: "api" })).text).toBe(reference);
-    patchLicense(t, license.id, { status: "suspended" });
+    await patchLicense(t, license.id, { status: "suspended" });
     for (const path of ["/license/usage", "/license/usage/status"]) {
       const res = await post(t, path, { license_key: key, feature: "api" });
       expect(res.status).toBe(404);
@@ -108,7 +108,7 @@ describe("POST /license/usage", () => {
 
 describe("POST /license/usage/status", () => {
   test("reports without consuming", async () => {
-    const { key } = catalog(t, {}, [quota("api", 10, "hourly")]);
+    const { key } = await catalog(t, {}, [quota("api", 10, "hourly")]);
     await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 3 });
     for (let i = 0; i < 3; i++) {
       const res = await post(t, "/license/usage/status", { license_key: key, feature: "api" });
@@ -119,9 +119,9 @@ describe("POST /license/usage/status", () => {
 
 describe("period rollover at UTC boundaries (injected clock)", () => {
   test("each period starts a fresh counter at its boundary", async () => {
-    const t2 = createTestApp();
+    const t2 = await createTestApp();
     try {
-      const { key } = catalog(t2, {}, [quota("h", 2, "hourly"), quota("d", 2, "daily"), quota("m", 2, "monthly"), quota("y", 2, "yearly")]);
+      const { key } = await catalog(t2, {}, [quota("h", 2, "hourly"), quota("d", 2, "daily"), quota("m", 2, "monthly"), quota("y", 2, "yearly")]);
       const use = async (f: string) => (await post(t2, "/license/usage", { license_key: key, feature: f, quantity: 2 })).body;
       t2.clock.set("2026-12-31T23:59:59.999Z");
       for (const f of ["h", "d", "m", "y"]) expect((await use(f)).data.used).toBe(2);

@@ -7,15 +7,15 @@ import { sha256Hex } from "../../../src/crypto/hash";
 import { fingerprint } from "../../../src/crypto/fingerprint";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp();
+beforeAll(async () => {
+  t = await createTestApp();
 });
 afterAll(() => t.close());
 
 const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
 
 async function activated(planOver = {}, features = [feature("export")]) {
-  const c = catalog(t, planOver, features);
+  const c = await catalog(t, planOver, features);
   const res = await post(t, "/license/activate", { license_key: c.key, identifier: "dev-1" });
   expect(res.status).toBe(200);
   return { ...c, activateToken: res.body.data.token as string };
@@ -32,8 +32,8 @@ describe("POST /license/verify", () => {
       feature("tier", { valueType: "string", value: "pro" }),
       quota("api", 100),
     ]);
-    attachAddon(t, product.id, license.id, feature("tier", { valueType: "string", value: "enterprise" }));
-    attachAddon(t, product.id, license.id, quota("api", 50));
+    await attachAddon(t, product.id, license.id, feature("tier", { valueType: "string", value: "enterprise" }));
+    await attachAddon(t, product.id, license.id, quota("api", 50));
     const res = await post(t, "/license/verify", { license_key: key, identifier: "dev-1" });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({
@@ -55,7 +55,7 @@ describe("POST /license/verify", () => {
     const { license, key } = await activated();
     const validUntil = new Date("2027-05-01T00:00:00.000Z");
     const supportUntil = new Date("2027-02-01T12:00:00.000Z");
-    patchLicense(t, license.id, { externalCustomerId: "cus_123", externalWorkspaceId: "ws_9", validUntil, supportUntil });
+    await patchLicense(t, license.id, { externalCustomerId: "cus_123", externalWorkspaceId: "ws_9", validUntil, supportUntil });
     const res = await post(t, "/license/verify", { license_key: key, identifier: "dev-1" });
     expect(res.body.data).toMatchObject({
       valid_until: "2027-05-01T00:00:00.000Z",
@@ -78,17 +78,17 @@ describe("POST /license/verify", () => {
     const base = await activated();
     const unknownKey = base.key.slice(0, -4) + (base.key.endsWith("AAAA") ? "BBBB" : "AAAA");
     await record({ license_key: unknownKey, identifier: "dev-1" }); // missing
-    const other = catalog(t);
+    const other = await catalog(t);
     await record({ license_key: base.key, identifier: "dev-1", product_id: other.product.id }); // other product
     await record({ license_key: base.key, identifier: "dev-never-activated" }); // wrong identifier
     const suspended = await activated();
-    patchLicense(t, suspended.license.id, { status: "suspended" });
+    await patchLicense(t, suspended.license.id, { status: "suspended" });
     await record({ license_key: suspended.key, identifier: "dev-1" }); // suspended
     const revoked = await activated();
-    patchLicense(t, revoked.license.id, { status: "revoked" }); // status only: the activation row stays
+    await patchLicense(t, revoked.license.id, { status: "revoked" }); // status only: the activation row stays
     await record({ license_key: revoked.key, identifier: "dev-1" }); // revoked
     const expired = await activated();
-    patchLicense(t, expired.license.id, { validUntil: new Date(t.clock.nowMs() - 1000) });
+    await patchLicense(t, expired.license.id, { validUntil: new Date(t.clock.nowMs() - 1000) });
     await record({ license_key: expired.key, identifier: "dev-1" }); // expired (past valid_until + 0 grace)
     await record({ license_key: "KW-short", identifier: "dev-1" }); // malformed
     expect(statuses).toEqual([404, 404, 404, 404, 404, 404, 404]);
@@ -101,7 +101,7 @@ describe("POST /license/verify", () => {
   test("status expired and canceled are refused too", async () => {
     for (const status of ["expired", "canceled"] as const) {
       const { license, key } = await activated();
-      patchLicense(t, license.id, { status });
+      await patchLicense(t, license.id, { status });
       expect((await post(t, "/license/verify", { license_key: key, identifier: "dev-1" })).status).toBe(404);
     }
   });
@@ -114,8 +114,8 @@ describe("POST /license/verify", () => {
 
   test("revoke (with its clear-activations hook) makes verify 404", async () => {
     const { license, key } = await activated();
-    patchLicense(t, license.id, { status: "revoked" }, { clearActivations: true });
-    expect(t.deps.repos.activations.listByLicense(license.id)).toEqual([]);
+    await patchLicense(t, license.id, { status: "revoked" }, { clearActivations: true });
+    expect(await t.deps.repos.activations.listByLicense(license.id)).toEqual([]);
     expect((await post(t, "/license/verify", { license_key: key, identifier: "dev-1" })).status).toBe(404);
   });
 });
@@ -160,15 +160,15 @@ describe("signed token", () => {
   test("exp never passes valid_until + grace_days", async () => {
     const { license, key } = await activated({ graceDays: 2 });
     const validUntil = new Date(t.clock.nowMs() + 86_400_000); // tomorrow; TTL is 7 days
-    patchLicense(t, license.id, { validUntil });
+    await patchLicense(t, license.id, { validUntil });
     const claims = decodeToken((await post(t, "/license/verify", { license_key: key, identifier: "dev-1" })).body.data.token);
     expect(claims.exp).toBe(validUntil.getTime() / 1000 + 2 * 86400);
   });
 
   test("a configured TOKEN_TTL is honored", async () => {
-    const t2 = createTestApp({ env: { TOKEN_TTL: "3600" } });
+    const t2 = await createTestApp({ env: { TOKEN_TTL: "3600" } });
     try {
-      const c = catalog(t2);
+      const c = await catalog(t2);
       const res = await post(t2, "/license/activate", { license_key: c.key, identifier: "x" });
       const claims = decodeToken(res.body.data.token);
       expect(claims.exp - claims.iat).toBe(3600);
@@ -178,9 +178,9 @@ describe("signed token", () => {
   });
 
   test("after key rotation tokens carry the new kid and verify against the new key listed in /license/keys", async () => {
-    const t2 = createTestApp();
+    const t2 = await createTestApp();
     try {
-      const c = catalog(t2);
+      const c = await catalog(t2);
       const first = decodeToken((await post(t2, "/license/activate", { license_key: c.key, identifier: "x" })).body.data.token);
       const rotated = await t2.request("POST", "/api/v1/admin/signing-keys/rotate");
       expect(rotated.status).toBe(200);
@@ -201,18 +201,18 @@ describe("signed token", () => {
 describe("last seen", () => {
   test("is written at most once per LAST_SEEN_INTERVAL_SECONDS per activation", async () => {
     const { license, key } = await activated();
-    const seen = () => t.deps.repos.activations.listByLicense(license.id)[0]!.lastSeenAt!.getTime();
-    const activatedAt = seen();
+    const seen = async () => (await t.deps.repos.activations.listByLicense(license.id))[0]!.lastSeenAt!.getTime();
+    const activatedAt = await seen();
     t.clock.advance(60_000);
     await post(t, "/license/verify", { license_key: key, identifier: "dev-1" });
-    expect(seen()).toBe(activatedAt); // within the interval: no write
+    expect(await seen()).toBe(activatedAt); // within the interval: no write
     t.clock.advance(t.deps.config.lastSeenIntervalSeconds * 1000);
     await post(t, "/license/verify", { license_key: key, identifier: "dev-1" });
-    expect(seen()).toBe(t.clock.nowMs());
-    const written = seen();
+    expect(await seen()).toBe(t.clock.nowMs());
+    const written = await seen();
     t.clock.advance(1000);
     await post(t, "/license/verify", { license_key: key, identifier: "dev-1" });
-    expect(seen()).toBe(written);
+    expect(await seen()).toBe(written);
   });
 });
 
@@ -230,12 +230,12 @@ describe("POST /license/deactivate", () => {
       expect(res.status).toBe(404);
       bodies.add(res.text);
     }
-    patchLicense(t, license.id, { status: "suspended" });
+    await patchLicense(t, license.id, { status: "suspended" });
     const suspended = await post(t, "/license/deactivate", { license_key: key, identifier: "dev-1" });
     expect(suspended.status).toBe(404);
     bodies.add(suspended.text);
     expect(bodies.size).toBe(1);
     // The suspended license's activation is untouched.
-    expect(t.deps.repos.activations.listByLicense(license.id)).toHaveLength(1);
+    expect(await t.deps.repos.activations.listByLicense(license.id)).toHaveLength(1);
   });
 });

@@ -8,8 +8,8 @@ import { toolTest } from "../../support/tools";
 import { signArtifact } from "../../../src/modules/release-keys/service";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp();
+beforeAll(async () => {
+  t = await createTestApp();
 });
 afterAll(() => t.close());
 
@@ -20,7 +20,7 @@ function streamOf(data: Uint8Array) {
 }
 
 async function signWithProductKey(productId: string, data: Uint8Array, version = "1.0.0") {
-  return signArtifact(t.deps, productId, {
+  return await signArtifact(t.deps, productId, {
     open: streamOf(data),
     blake2b512: new Uint8Array(createHash("blake2b512").update(data).digest()),
     filename: "App-1.0.0.zip",
@@ -31,7 +31,7 @@ async function signWithProductKey(productId: string, data: Uint8Array, version =
 
 describe("GET /admin/products/:id/signing-keys", () => {
   test("generates the first key on demand and exports every public form", async () => {
-    const p = makeProduct(t.deps);
+    const p = await makeProduct(t.deps);
     const res = await t.request("GET", keysPath(p.id));
     expect(res.status).toBe(200);
     const [k, ...rest] = res.body.data.items;
@@ -48,10 +48,10 @@ describe("GET /admin/products/:id/signing-keys", () => {
     const sig = await signWithProductKey(p.id, data);
     expect(sig.kid).toBe(k.kid);
     const spki = createPublicKey({ key: Buffer.concat([Buffer.from("302a300506032b6570032100", "hex"), raw]), format: "der", type: "spki" });
-    expect(verify(null, data, spki, Buffer.from(sig.edSignature, "base64"))).toBe(true);
+    expect(await verify(null, data, spki, Buffer.from(sig.edSignature, "base64"))).toBe(true);
 
     // PEM: the same key through node:crypto's PEM parser.
-    expect(verify(null, data, createPublicKey(k.pem), Buffer.from(sig.edSignature, "base64"))).toBe(true);
+    expect(await verify(null, data, createPublicKey(k.pem), Buffer.from(sig.edSignature, "base64"))).toBe(true);
 
     // minisign: key file text; Tauri: base64 of exactly that text.
     expect(k.minisign_public_key).toMatch(/^untrusted comment: minisign public key [0-9A-F]{16}\nRW[QRST][A-Za-z0-9+/]{53}\n$/);
@@ -66,7 +66,7 @@ describe("GET /admin/products/:id/signing-keys", () => {
   });
 
   toolTest("minisign")("the exported minisign public key verifies the artifact signature with `minisign -V`", async () => {
-    const p = makeProduct(t.deps);
+    const p = await makeProduct(t.deps);
     const k = (await t.request("GET", keysPath(p.id))).body.data.items[0];
     const data = new Uint8Array(randomBytes(300_000));
     const sig = await signWithProductKey(p.id, data, "2.1.0");
@@ -80,9 +80,9 @@ describe("GET /admin/products/:id/signing-keys", () => {
   });
 
   test("a product-bound key sees only its own product's keys; unknown product is 404", async () => {
-    const mine = makeProduct(t.deps);
-    const other = makeProduct(t.deps);
-    const key = t.apiKey(["releases:write"], mine.id);
+    const mine = await makeProduct(t.deps);
+    const other = await makeProduct(t.deps);
+    const key = await t.apiKey(["releases:write"], mine.id);
     expect((await t.request("GET", keysPath(mine.id), { key })).status).toBe(200);
     const denied = await t.request("GET", keysPath(other.id), { key });
     expect(denied.status).toBe(403);
@@ -92,8 +92,8 @@ describe("GET /admin/products/:id/signing-keys", () => {
   });
 
   test("licenses:write cannot read release keys", async () => {
-    const p = makeProduct(t.deps);
-    const res = await t.request("GET", keysPath(p.id), { key: t.apiKey(["licenses:write"]) });
+    const p = await makeProduct(t.deps);
+    const res = await t.request("GET", keysPath(p.id), { key: await t.apiKey(["licenses:write"]) });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("INSUFFICIENT_SCOPE");
   });
@@ -101,7 +101,7 @@ describe("GET /admin/products/:id/signing-keys", () => {
 
 describe("POST /admin/products/:id/signing-keys/rotate", () => {
   test("activates a new key, keeps the old one listed as retired, and signs with the new one", async () => {
-    const p = makeProduct(t.deps);
+    const p = await makeProduct(t.deps);
     const first = (await t.request("GET", keysPath(p.id))).body.data.items[0];
     t.clock.advance(60_000);
     const rotated = await t.request("POST", `${keysPath(p.id)}/rotate`);
@@ -123,15 +123,15 @@ describe("POST /admin/products/:id/signing-keys/rotate", () => {
     const sig = await signWithProductKey(p.id, new Uint8Array([1, 2, 3]));
     expect(sig.kid).toBe(second.kid);
 
-    const audit = t.deps.repos.audit.list({ action: "release_signing_key.rotate", productId: p.id, limit: 10 }).items;
+    const audit = (await t.deps.repos.audit.list({ action: "release_signing_key.rotate", productId: p.id, limit: 10 })).items;
     expect(audit).toHaveLength(1);
     expect(audit[0]!.entityId).toBe(second.kid);
     expect(audit[0]!.changes).toEqual({ previous_kid: first.kid });
   });
 
   test("is admin-only: a releases:write key gets 403 INSUFFICIENT_SCOPE", async () => {
-    const p = makeProduct(t.deps);
-    const res = await t.request("POST", `${keysPath(p.id)}/rotate`, { key: t.apiKey(["releases:write"]) });
+    const p = await makeProduct(t.deps);
+    const res = await t.request("POST", `${keysPath(p.id)}/rotate`, { key: await t.apiKey(["releases:write"]) });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("INSUFFICIENT_SCOPE");
   });
@@ -139,7 +139,7 @@ describe("POST /admin/products/:id/signing-keys/rotate", () => {
 
 describe("signArtifact", () => {
   test("refuses (409 CONFLICT) when the stored bytes no longer match the finalize digest", async () => {
-    const p = makeProduct(t.deps);
+    const p = await makeProduct(t.deps);
     const data = new Uint8Array(randomBytes(1000));
     const stale = new Uint8Array(createHash("blake2b512").update("something else").digest());
     const err = await signArtifact(t.deps, p.id, { open: streamOf(data), blake2b512: stale, filename: "a.zip", version: "1.0.0", timestamp: 1 }).catch(
@@ -149,7 +149,7 @@ describe("signArtifact", () => {
   });
 
   test("refuses a filename that cannot go into the trusted comment (400)", async () => {
-    const p = makeProduct(t.deps);
+    const p = await makeProduct(t.deps);
     const data = new Uint8Array(8);
     const blake = new Uint8Array(createHash("blake2b512").update(data).digest());
     const err = await signArtifact(t.deps, p.id, { open: streamOf(data), blake2b512: blake, filename: "a\tb.zip", version: "1.0.0", timestamp: 1 }).catch(
@@ -161,10 +161,10 @@ describe("signArtifact", () => {
 
 describe("at rest", () => {
   test("the database holds no release private key in plaintext, and the sealed seed is bound to its row", async () => {
-    const p = makeProduct(t.deps);
+    const p = await makeProduct(t.deps);
     const data = new Uint8Array(randomBytes(64));
     await signWithProductKey(p.id, data);
-    const record = t.deps.repos.signingKeys.findActive("release", p.id)!;
+    const record = (await t.deps.repos.signingKeys.findActive("release", p.id))!;
     expect(record.keyNumHex).toMatch(/^[0-9a-f]{16}$/);
     const { openSeed } = await import("../../../src/modules/keys/service");
     const seed = Buffer.from(openSeed(t.deps.secrets, record));

@@ -18,7 +18,7 @@ setDefaultTimeout(60_000);
 const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 
 for (const driver of ["local", "s3"] as const) {
-  describe(`${driver} driver`, () => {
+  describe(`${driver} driver`, async () => {
     let t: TestApp;
     let s3: RunningS3 | null = null;
     let product: Product;
@@ -26,8 +26,8 @@ for (const driver of ["local", "s3"] as const) {
 
     beforeAll(async () => {
       if (driver === "s3") s3 = await startS3rver();
-      t = createTestApp({ env: s3?.env ?? {} });
-      product = makeProduct(t.deps, { distribution: "open" });
+      t = await createTestApp({ env: s3?.env ?? {} });
+      product = await makeProduct(t.deps, { distribution: "open" });
     });
     afterAll(async () => {
       await t.close();
@@ -53,7 +53,7 @@ for (const driver of ["local", "s3"] as const) {
     const download = async (artifactId: string): Promise<Uint8Array> => {
       const res = await t.request("GET", `/api/v1/releases/${product.slug}/download/${artifactId}`);
       expect(res.status).toBe(302);
-      return fetchBytes(res.headers.get("location")!);
+      return await fetchBytes(res.headers.get("location")!);
     };
     const addArtifact = async (releaseId: string, size: number, platform = "linux-x64") => {
       const res = await t.request("POST", `/api/v1/admin/releases/${releaseId}/artifacts`, {
@@ -64,7 +64,7 @@ for (const driver of ["local", "s3"] as const) {
     };
     const finalize = (artifactId: string) => t.request("POST", `/api/v1/admin/artifacts/${artifactId}/finalize`, { body: {} });
     const publish = (releaseId: string) => t.request("POST", `/api/v1/admin/releases/${releaseId}/publish`);
-    const storageKey = (artifactId: string) => t.deps.repos.releases.findArtifact(artifactId)!.artifact.storageKey;
+    const storageKey = async (artifactId: string) => (await t.deps.repos.releases.findArtifact(artifactId))!.artifact.storageKey;
     async function expectRefused(res: Response, code: string, status: number) {
       expect(res.status).toBe(status);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe(code);
@@ -73,7 +73,7 @@ for (const driver of ["local", "s3"] as const) {
       const keys = await t.request("GET", `/api/v1/admin/products/${product.id}/signing-keys`);
       const raw = Buffer.from(keys.body.data.items[0].sparkle_public_key, "base64");
       const spki = createPublicKey({ key: Buffer.concat([Buffer.from("302a300506032b6570032100", "hex"), raw]), format: "der", type: "spki" });
-      return verify(null, bytes, spki, Buffer.from(edSignature, "base64"));
+      return await verify(null, bytes, spki, Buffer.from(edSignature, "base64"));
     }
 
     test("an upload to a finalized artifact's URL changes nothing: the download hashes to the published SHA-256", async () => {
@@ -118,8 +118,8 @@ for (const driver of ["local", "s3"] as const) {
       expect((await put(upload, second)).status).toBe(200);
       expect((await finalize(artifact.id)).body.data.sha256).toBe(sha256(second));
       // The staged object was moved, not copied: only the final object remains.
-      expect(await t.deps.storage.stat(stagingKeyFor(storageKey(artifact.id)))).toBeNull();
-      expect(await t.deps.storage.stat(storageKey(artifact.id))).toEqual({ size: second.length });
+      expect(await t.deps.storage.stat(stagingKeyFor(await storageKey(artifact.id)))).toBeNull();
+      expect(await t.deps.storage.stat(await storageKey(artifact.id))).toEqual({ size: second.length });
       expect((await publish(draft.id)).status).toBe(200);
       expect(sha256(await download(artifact.id))).toBe(sha256(second));
     });
@@ -128,12 +128,12 @@ for (const driver of ["local", "s3"] as const) {
       const draft = await createDraft(t, product.id, { version: `1.0.${version++}` });
       const { artifact } = await addArtifact(draft.id, 10);
       // Bypass the local driver's size check (S3 does not have one): a server-side write to staging.
-      await t.deps.storage.put(stagingKeyFor(storageKey(artifact.id)), new Uint8Array(11), "application/gzip");
+      await t.deps.storage.put(stagingKeyFor(await storageKey(artifact.id)), new Uint8Array(11), "application/gzip");
       const res = await finalize(artifact.id);
       expect(res.status).toBe(409);
       expect(res.body.error.details).toEqual({ declared_size: 10, uploaded_size: 11 });
-      expect(await t.deps.storage.stat(storageKey(artifact.id))).toBeNull();
-      expect(await t.deps.storage.stat(stagingKeyFor(storageKey(artifact.id)))).toEqual({ size: 11 });
+      expect(await t.deps.storage.stat(await storageKey(artifact.id))).toBeNull();
+      expect(await t.deps.storage.stat(stagingKeyFor(await storageKey(artifact.id)))).toEqual({ size: 11 });
     });
 
     test("an artifact uploaded under the old layout (bytes at the final key) finalizes, publishes and downloads", async () => {
@@ -141,7 +141,7 @@ for (const driver of ["local", "s3"] as const) {
       const draft = await createDraft(t, product.id, { version: `1.0.${version++}` });
       const { artifact } = await addArtifact(draft.id, bytes.length);
       // An upload URL issued before the staging layout targeted the final key itself.
-      const legacy = await t.deps.storage.presignPut(storageKey(artifact.id), { contentType: "application/gzip", size: bytes.length });
+      const legacy = await t.deps.storage.presignPut(await storageKey(artifact.id), { contentType: "application/gzip", size: bytes.length });
       const legacyUpload = { url: legacy.url, method: "PUT", headers: legacy.headers, expires_at: legacy.expiresAt.toISOString() };
       expect((await put(legacyUpload, bytes)).status).toBe(200);
       const fin = await finalize(artifact.id);
@@ -161,7 +161,7 @@ for (const driver of ["local", "s3"] as const) {
       expect((await put(staged.upload, new Uint8Array([1, 2, 3]))).status).toBe(200);
       expect((await put(done.upload, new Uint8Array([1, 2, 3, 4]))).status).toBe(200);
       expect((await finalize(done.artifact.id)).status).toBe(200);
-      const keys = [stagingKeyFor(storageKey(staged.artifact.id)), storageKey(done.artifact.id)];
+      const keys = [stagingKeyFor(await storageKey(staged.artifact.id)), await storageKey(done.artifact.id)];
       for (const k of keys) expect(await t.deps.storage.stat(k)).not.toBeNull();
       expect((await t.request("DELETE", `/api/v1/admin/releases/${draft.id}`)).status).toBe(200);
       for (const k of keys) expect(await t.deps.storage.stat(k)).toBeNull();
@@ -198,8 +198,8 @@ for (const driver of ["local", "s3"] as const) {
           new Request(`http://localhost${u.pathname}${u.search}`, { method: "PUT", headers: upload.headers, body, duplex: "half" } as RequestInit),
         );
         await expectRefused(res, "INVALID_TRANSITION", 409);
-        expect(await t.deps.storage.stat(stagingKeyFor(storageKey(artifact.id)))).toBeNull();
-        const a = t.deps.repos.releases.findArtifact(artifact.id)!.artifact;
+        expect(await t.deps.storage.stat(stagingKeyFor(await storageKey(artifact.id)))).toBeNull();
+        const a = (await t.deps.repos.releases.findArtifact(artifact.id))!.artifact;
         expect(a.sha256).toBe(sha256(new TextEncoder().encode("first!")));
       });
     }

@@ -7,13 +7,13 @@ import { makeProduct } from "../../support/factories";
 import { addUploadedArtifact, createDraft } from "./support";
 
 let t: TestApp;
-beforeAll(() => {
-  t = createTestApp();
+beforeAll(async () => {
+  t = await createTestApp();
 });
 afterAll(() => t.close());
 
 test("10 parallel publishes → published once", async () => {
-  const product = makeProduct(t.deps);
+  const product = await makeProduct(t.deps);
   const draft = await createDraft(t, product.id, { version: "1.0.0" });
   await addUploadedArtifact(t, draft.id, "darwin-arm64", new Uint8Array(256 * 1024).fill(7));
   await addUploadedArtifact(t, draft.id, "windows-x64", new Uint8Array(128 * 1024).fill(9));
@@ -35,7 +35,7 @@ test("10 parallel publishes → published once", async () => {
   expect(audit.body.data.items).toHaveLength(1);
 
   // The stored signatures are the winner's (written once, never overwritten by a loser).
-  const stored = t.deps.repos.releases.findById(draft.id)!;
+  const stored = (await t.deps.repos.releases.findById(draft.id))!;
   expect(stored.status).toBe("published");
   expect(stored.artifacts.map((a) => [a.id, a.edSignature, a.minisignSignature])).toEqual(
     winner.artifacts.map((a: any) => [a.id, a.ed_signature, a.minisign_signature]),

@@ -10,10 +10,10 @@ import type { Product } from "../../../src/modules/products/repo";
 let t: TestApp;
 let product: Product;
 let other: Product;
-beforeAll(() => {
-  t = createTestApp();
-  product = makeProduct(t.deps);
-  other = makeProduct(t.deps);
+beforeAll(async () => {
+  t = await createTestApp();
+  product = await makeProduct(t.deps);
+  other = await makeProduct(t.deps);
 });
 afterAll(() => t.close());
 
@@ -39,14 +39,14 @@ describe.each(routes)("%s", (route) => {
     expect([200, 201]).toContain(res.status);
   });
   test("releases:write bound to the product → 2xx", async () => {
-    expect([200, 201]).toContain((await call(route, t.apiKey(["releases:write"], product.id))).status);
+    expect([200, 201]).toContain((await call(route, await t.apiKey(["releases:write"], product.id))).status);
   });
   test("bound to another product → 403 PRODUCT_SCOPE_MISMATCH", async () => {
-    const res = await call(route, t.apiKey(["releases:write"], other.id));
+    const res = await call(route, await t.apiKey(["releases:write"], other.id));
     expect([res.status, res.body.error.code]).toEqual([403, "PRODUCT_SCOPE_MISMATCH"]);
   });
   test("licenses:write → 403 INSUFFICIENT_SCOPE; no key → 401", async () => {
-    expect((await call(route, t.apiKey(["licenses:write"]))).body.error.code).toBe("INSUFFICIENT_SCOPE");
+    expect((await call(route, await t.apiKey(["licenses:write"]))).body.error.code).toBe("INSUFFICIENT_SCOPE");
     expect((await call(route, null)).status).toBe(401);
   });
 });

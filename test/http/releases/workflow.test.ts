@@ -8,9 +8,9 @@ import { addUploadedArtifact, createDraft, putObject, publishRelease } from "./s
 
 let t: TestApp;
 let product: Product;
-beforeAll(() => {
-  t = createTestApp();
-  product = makeProduct(t.deps);
+beforeAll(async () => {
+  t = await createTestApp();
+  product = await makeProduct(t.deps);
 });
 afterAll(() => t.close());
 
@@ -68,7 +68,7 @@ describe("drafts", () => {
   });
 
   test("list: newest version first, filters, cursor pages", async () => {
-    const p = makeProduct(t.deps);
+    const p = await makeProduct(t.deps);
     for (const v of ["1.0.0", "1.10.0", "1.2.0", "1.2.0-beta.1", "0.9.0"]) await createDraft(t, p.id, { version: v, channel: v.includes("beta") ? "beta" : "stable" });
     const all = await t.request("GET", `/api/v1/admin/products/${p.id}/releases`);
     expect(all.body.data.items.map((r: { version: string }) => r.version)).toEqual(["1.10.0", "1.2.0", "1.2.0-beta.1", "1.0.0", "0.9.0"]);
@@ -99,7 +99,7 @@ describe("artifacts", () => {
     expect(first.body.data.artifact).toMatchObject({ platform: "windows-x64", status: "pending", size: 5, sha256: null, file_size: null });
     expect(first.body.data.upload).toMatchObject({ method: "PUT", url: expect.stringMatching(/^http/), expires_at: "2026-11-21T09:00:00.000Z" });
     expect((await putObject(t, upload, "hello")).status).toBe(200);
-    const oldKey = stagingKeyFor(t.deps.repos.releases.findArtifact(first.body.data.artifact.id)!.artifact.storageKey);
+    const oldKey = stagingKeyFor((await t.deps.repos.releases.findArtifact(first.body.data.artifact.id))!.artifact.storageKey);
     expect(await t.deps.storage.stat(oldKey)).toEqual({ size: 5 });
 
     const second = await t.request("POST", `/api/v1/admin/releases/${d.id}/artifacts`, {
@@ -200,7 +200,7 @@ describe("publish, yank, unyank, delete", () => {
     expect((await t.request("POST", `/api/v1/admin/artifacts/${add.body.data.artifact.id}/finalize`, { body: {} })).status).toBe(200);
     // No upload URL reaches the final key any more (immutable-artifact.test.ts); this stands for a
     // bucket changed behind Keyward's back: other bytes of the same size.
-    const key = t.deps.repos.releases.findArtifact(add.body.data.artifact.id)!.artifact.storageKey;
+    const key = (await t.deps.repos.releases.findArtifact(add.body.data.artifact.id))!.artifact.storageKey;
     await t.deps.storage.put(key, new TextEncoder().encode("evil"), "application/octet-stream");
     const res = await t.request("POST", `/api/v1/admin/releases/${d.id}/publish`);
     expect(res.status).toBe(409);
@@ -228,11 +228,11 @@ describe("publish, yank, unyank, delete", () => {
   test("delete removes a draft, its artifacts and their stored objects", async () => {
     const d = await createDraft(t, product.id, { version: "5.0.0" });
     const a = await addUploadedArtifact(t, d.id, "linux-arm64", "bytes");
-    const key = t.deps.repos.releases.findArtifact(a.id)!.artifact.storageKey;
+    const key = (await t.deps.repos.releases.findArtifact(a.id))!.artifact.storageKey;
     const res = await t.request("DELETE", `/api/v1/admin/releases/${d.id}`);
     expect(res.status).toBe(200);
     expect((await t.request("GET", `/api/v1/admin/releases/${d.id}`)).status).toBe(404);
-    expect(t.deps.repos.releases.findArtifact(a.id)).toBeNull();
+    expect(await t.deps.repos.releases.findArtifact(a.id)).toBeNull();
     expect(await t.deps.storage.stat(key)).toBeNull();
     expect(await audits(d.id)).toEqual(["release.delete", "release.create"]);
   });
@@ -240,13 +240,13 @@ describe("publish, yank, unyank, delete", () => {
 
 describe("credentials", () => {
   test("releases:write works on its product; a key bound elsewhere → 403 PRODUCT_SCOPE_MISMATCH; licenses:write → 403", async () => {
-    const other = makeProduct(t.deps);
-    const bound = t.apiKey(["releases:write"], product.id);
+    const other = await makeProduct(t.deps);
+    const bound = await t.apiKey(["releases:write"], product.id);
     const d = await createDraft(t, product.id, { version: "6.0.0" }, bound);
     await addUploadedArtifact(t, d.id, "darwin-x64", "x", { key: bound });
     expect((await t.request("POST", `/api/v1/admin/releases/${d.id}/publish`, { key: bound })).status).toBe(200);
 
-    const foreign = t.apiKey(["releases:write"], other.id);
+    const foreign = await t.apiKey(["releases:write"], other.id);
     for (const [method, path, body] of [
       ["GET", `/api/v1/admin/releases/${d.id}`, undefined],
       ["POST", `/api/v1/admin/releases/${d.id}/yank`, { reason: "x" }],
@@ -257,7 +257,7 @@ describe("credentials", () => {
       expect(res.status).toBe(403);
       expect(res.body.error.code).toBe("PRODUCT_SCOPE_MISMATCH");
     }
-    const licensesKey = t.apiKey(["licenses:write"]);
+    const licensesKey = await t.apiKey(["licenses:write"]);
     const res = await t.request("POST", `/api/v1/admin/products/${product.id}/releases`, { body: { version: "6.0.2" }, key: licensesKey });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("INSUFFICIENT_SCOPE");
@@ -266,7 +266,7 @@ describe("credentials", () => {
 });
 
 test("a product with releases cannot be deleted (409 CONFLICT)", async () => {
-  const p = makeProduct(t.deps);
+  const p = await makeProduct(t.deps);
   await createDraft(t, p.id, { version: "1.0.0" });
   const res = await t.request("DELETE", `/api/v1/admin/products/${p.id}`);
   expect(res.status).toBe(409);
@@ -275,9 +275,9 @@ test("a product with releases cannot be deleted (409 CONFLICT)", async () => {
 
 describe("storage disabled", () => {
   test("adding an artifact with STORAGE_DRIVER=none → 503 STORAGE_DISABLED, nothing written", async () => {
-    const t2 = createTestApp({ env: { STORAGE_DRIVER: "none" } });
+    const t2 = await createTestApp({ env: { STORAGE_DRIVER: "none" } });
     try {
-      const p = makeProduct(t2.deps);
+      const p = await makeProduct(t2.deps);
       const d = await createDraft(t2, p.id, { version: "1.0.0" });
       const res = await t2.request("POST", `/api/v1/admin/releases/${d.id}/artifacts`, {
         body: { platform: "linux-x64", filename: "a.bin", content_type: "application/octet-stream", size: 1 },

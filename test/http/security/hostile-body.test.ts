@@ -6,7 +6,7 @@ import { createTestApp } from "../../support/app";
 import { catalog } from "../../support/license-api";
 import { MAX_JSON_DEPTH, MAX_JSON_NODES } from "../../../src/http/json-limits";
 
-const t = createTestApp();
+const t = await createTestApp();
 afterAll(() => t.close());
 const MAX_BODY = t.deps.config.maxBodyBytes;
 
@@ -75,7 +75,7 @@ describe("nesting depth and value count (point 1)", () => {
   });
 
   test("a body within the limits still works (usage metadata a few levels deep)", async () => {
-    const { key } = catalog(t, {}, [{ name: "api", valueType: "quota", value: "10", quotaLimit: 10, quotaPeriod: null }]);
+    const { key } = await catalog(t, {}, [{ name: "api", valueType: "quota", value: "10", quotaLimit: 10, quotaPeriod: null }]);
     const res = await post("/license/usage", JSON.stringify({ license_key: key, feature: "api", metadata: { a: { b: { c: [1, [2]] } } } }));
     expect(res.status).toBe(200);
   });
@@ -122,14 +122,14 @@ describe("text that is not Unicode (point 8)", () => {
   });
 
   test("an identifier with a lone surrogate escape → 400 naming it; no activation stored", async () => {
-    const { key, license } = catalog(t);
+    const { key, license } = await catalog(t);
     for (const id of ["dev\\ud800", "\\udfffdev"]) {
       const res = await post("/license/activate", `{"license_key":"${key}","identifier":"${id}"}`);
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe("VALIDATION_ERROR");
       expect(Object.keys(res.body.error.details.fields)).toEqual(["identifier"]);
     }
-    expect(t.deps.repos.activations.listByLicense(license.id)).toEqual([]);
+    expect(await t.deps.repos.activations.listByLicense(license.id)).toEqual([]);
     // A real astral character (a surrogate pair) is an ordinary identifier.
     expect((await post("/license/activate", `{"license_key":"${key}","identifier":"dev\\ud83d\\ude00"}`)).status).toBe(200);
   });

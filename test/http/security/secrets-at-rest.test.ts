@@ -58,14 +58,14 @@ function findings(haystack: Buffer, secrets: Record<string, Uint8Array | string>
   return Object.entries(secrets).flatMap(([name, s]) => (forms(s).some((f) => haystack.includes(f)) ? [name] : []));
 }
 
-function allSecrets(): Record<string, Uint8Array | string> {
+async function allSecrets(): Promise<Record<string, Uint8Array | string>> {
   const out: Record<string, Uint8Array | string> = {};
   licenseKeys.forEach((k, i) => (out[`license key #${i}`] = k));
   apiKeys.forEach((k, i) => {
     out[`API key #${i}`] = k;
     out[`API key #${i} (random part)`] = k.slice(3);
   });
-  deps.tokenKeys.list().forEach((r) => (out[`token seed ${r.kid}`] = openSeed(deps.secrets, r)));
+  (await deps.tokenKeys.list()).forEach((r) => (out[`token seed ${r.kid}`] = openSeed(deps.secrets, r)));
   out["master key"] = Buffer.from(deps.config.masterKeyHex!, "hex");
   for (const p of Object.keys(KEY_PURPOSES) as KeyPurpose[]) out[`subkey ${p}`] = deps.secrets.subkey(p);
   return out;
@@ -74,21 +74,21 @@ function allSecrets(): Record<string, Uint8Array | string> {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "keyward-secrets-"));
   const config = loadConfig(testEnv(dataDir, { LOG_LEVEL: "debug" }));
-  deps = createDeps(config, fixedClock(), createLogger("debug", (l) => logLines.push(l)));
+  deps = await createDeps(config, fixedClock(), createLogger("debug", (l) => logLines.push(l)));
   server = startServer(deps);
 
-  const admin = createApiKey(deps, SYSTEM_ACTOR, { name: "admin", scopes: ["admin"], productId: null }).key;
+  const admin = (await createApiKey(deps, SYSTEM_ACTOR, { name: "admin", scopes: ["admin"], productId: null })).key;
   apiKeys.push(admin);
 
   // Licenses through the factories (the real issue path: hash, seal, audit row).
   for (let i = 0; i < 5; i++) {
-    const { key, license, product, plan } = makeCatalog(deps);
+    const { key, license, product, plan } = await makeCatalog(deps);
     licenseKeys.push(key);
     knownPlain.push(license.email, product.slug);
-    licenseKeys.push(makeLicense(deps, { productId: product.id, planId: plan.id }).key);
+    licenseKeys.push((await makeLicense(deps, { productId: product.id, planId: plan.id })).key);
   }
   // And through the admin API, whose responses carry the key (logged requests, audit rows).
-  const catalog = makeCatalog(deps);
+  const catalog = await makeCatalog(deps);
   licenseKeys.push(catalog.key);
   const issued = await call("POST", "/api/v1/admin/licenses", {
     key: admin,
@@ -107,8 +107,8 @@ beforeAll(async () => {
 
   // Rotate the token key twice: every retired seed stays in the table, sealed.
   for (let i = 0; i < 2; i++) expect((await call("POST", "/api/v1/admin/signing-keys/rotate", { key: admin })).status).toBe(200);
-  expect(deps.tokenKeys.list().length).toBe(3);
-  knownPlain.push(...deps.tokenKeys.list().map((k) => k.publicKeyHex));
+  expect((await deps.tokenKeys.list()).length).toBe(3);
+  knownPlain.push(...(await deps.tokenKeys.list()).map((k) => k.publicKeyHex));
 
   // Credentials in every place a client might put them, including wrong ones that hit error paths.
   const lk = licenseKeys[0]!;
@@ -140,8 +140,8 @@ describe("the search itself", () => {
 });
 
 describe("at rest", () => {
-  test("the database file and its WAL hold no license key, API key, seed, master key or subkey", () => {
-    const secrets = allSecrets();
+  test("the database file and its WAL hold no license key, API key, seed, master key or subkey", async () => {
+    const secrets = await allSecrets();
     expect(Object.keys(secrets).length).toBeGreaterThan(20);
     const db = readFileSync(deps.config.databasePath);
     const walPath = `${deps.config.databasePath}-wal`;
@@ -155,7 +155,7 @@ describe("at rest", () => {
   });
 
   test("after a graceful stop (WAL checkpointed into the main file) the file still holds none", async () => {
-    const secrets = allSecrets();
+    const secrets = await allSecrets();
     await server.stop();
     const db = readFileSync(deps.config.databasePath);
     for (const plain of knownPlain) expect(db.includes(Buffer.from(plain))).toBe(true);
@@ -177,12 +177,12 @@ describe("logs", () => {
     expect(findings(log, credentials)).toEqual([]);
   });
 
-  test("a generated master key is announced by path, never by value", () => {
+  test("a generated master key is announced by path, never by value", async () => {
     const dir = mkdtempSync(join(tmpdir(), "keyward-genkey-"));
     const lines: string[] = [];
     const env = testEnv(dir, { LOG_LEVEL: "debug" });
     delete (env as Record<string, string | undefined>).RELEASE_KEY_ENCRYPTION_KEY;
-    const d = createDeps(loadConfig(env), fixedClock(), createLogger("debug", (l) => lines.push(l)));
+    const d = await createDeps(loadConfig(env), fixedClock(), createLogger("debug", (l) => lines.push(l)));
     try {
       const hex = readFileSync(join(dir, GENERATED_MASTER_KEY_FILE), "utf8").trim();
       expect(hex).toMatch(/^[0-9a-f]{64}$/);

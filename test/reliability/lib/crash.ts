@@ -165,8 +165,8 @@ export async function loadAndKill(server: KeywardProcess, world: CrashWorld, rng
   };
 
   const running = [
-    ...Array.from({ length: opts.workers }, (_, w) => activationWorker(w)),
-    ...Array.from({ length: opts.workers }, (_, w) => usageWorker(w)),
+    ...Array.from({ length: opts.workers }, async (_, w) => await activationWorker(w)),
+    ...Array.from({ length: opts.workers }, async (_, w) => await usageWorker(w)),
   ];
   await Bun.sleep(opts.killAfterMs);
   report.inFlightAtKill = inFlight;

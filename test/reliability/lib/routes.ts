@@ -7,7 +7,7 @@ let table: string[] | null = null;
 
 export async function appRouteTable(): Promise<string[]> {
   if (!table) {
-    const t = createTestApp();
+    const t = await createTestApp();
     table = t.app.routes.map((r) => `${r.method} ${r.path}`);
     await t.close();
   }

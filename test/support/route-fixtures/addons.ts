@@ -7,8 +7,8 @@ import type { RouteFixtureContext } from "./types";
 // Add-on reads are open to licenses:write keys (they attach add-ons to licenses); writes are admin only.
 const READ = ["licenses:write"] as const;
 
-export function fixtureAddon({ t, product }: RouteFixtureContext) {
-  return createAddon(t.deps, SYSTEM_ACTOR, {
+export async function fixtureAddon({ t, product }: RouteFixtureContext) {
+  return await createAddon(t.deps, SYSTEM_ACTOR, {
     productId: product.id,
     name: `Fixture add-on ${newId()}`,
     featureName: "sync",
@@ -30,15 +30,15 @@ export default {
   },
   "GET /api/v1/admin/addons/:id": {
     scopes: [...READ],
-    build: (ctx) => ({ params: { id: fixtureAddon(ctx).id } }),
+    build: async (ctx) => ({ params: { id: (await fixtureAddon(ctx)).id } }),
   },
   "PATCH /api/v1/admin/addons/:id": {
     scopes: [],
-    build: (ctx) => ({ params: { id: fixtureAddon(ctx).id }, body: { quota_limit: 75 } }),
+    build: async (ctx) => ({ params: { id: (await fixtureAddon(ctx)).id }, body: { quota_limit: 75 } }),
   },
   "DELETE /api/v1/admin/addons/:id": {
     scopes: [],
     // Not attached to any license (an attached add-on is 409).
-    build: (ctx) => ({ params: { id: fixtureAddon(ctx).id } }),
+    build: async (ctx) => ({ params: { id: (await fixtureAddon(ctx)).id } }),
   },
 } satisfies RouteFixtures;

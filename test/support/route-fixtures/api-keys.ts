@@ -17,8 +17,8 @@ export default {
   "POST /api/v1/admin/api-keys/:id/revoke": {
     scopes: [],
     productScoped: false,
-    build: ({ t, product }) => {
-      const { record } = createApiKey(t.deps, SYSTEM_ACTOR, { name: "to revoke", scopes: ["licenses:write"], productId: product.id });
+    build: async ({ t, product }) => {
+      const { record } = await createApiKey(t.deps, SYSTEM_ACTOR, { name: "to revoke", scopes: ["licenses:write"], productId: product.id });
       return { params: { id: record.id } };
     },
   },

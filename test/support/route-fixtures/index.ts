@@ -57,8 +57,8 @@ export function adminRoutes(app: { routes: readonly RouteLike[] }): AdminRoute[]
 }
 
 /** A fresh product (and so fresh resources) for each case. */
-export function freshContext(t: TestApp): RouteFixtureContext {
-  return { t, product: makeProduct(t.deps) };
+export async function freshContext(t: TestApp): Promise<RouteFixtureContext> {
+  return { t, product: await makeProduct(t.deps) };
 }
 
 /** Builds the request a fixture describes: path params filled in, query string appended. */

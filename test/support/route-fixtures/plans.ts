@@ -19,26 +19,26 @@ export default {
   },
   "GET /api/v1/admin/plans/:id": {
     scopes: [...READ],
-    build: ({ t, product }) => ({ params: { id: makePlan(t.deps, product.id).id } }),
+    build: async ({ t, product }) => ({ params: { id: (await makePlan(t.deps, product.id)).id } }),
   },
   "PATCH /api/v1/admin/plans/:id": {
     scopes: [],
-    build: ({ t, product }) => ({ params: { id: makePlan(t.deps, product.id).id }, body: { name: "Renamed plan", max_activations: 5 } }),
+    build: async ({ t, product }) => ({ params: { id: (await makePlan(t.deps, product.id)).id }, body: { name: "Renamed plan", max_activations: 5 } }),
   },
   "DELETE /api/v1/admin/plans/:id": {
     scopes: [],
     // A plan no license uses (a used plan is 409).
-    build: ({ t, product }) => ({ params: { id: makePlan(t.deps, product.id).id } }),
+    build: async ({ t, product }) => ({ params: { id: (await makePlan(t.deps, product.id)).id } }),
   },
   "PUT /api/v1/admin/plans/:id/features/:name": {
     scopes: [],
-    build: ({ t, product }) => ({
-      params: { id: makePlan(t.deps, product.id).id, name: "sync" },
+    build: async ({ t, product }) => ({
+      params: { id: (await makePlan(t.deps, product.id)).id, name: "sync" },
       body: { value_type: "quota", quota_limit: 100, quota_period: "daily" },
     }),
   },
   "DELETE /api/v1/admin/plans/:id/features/:name": {
     scopes: [],
-    build: ({ t, product }) => ({ params: { id: makePlan(t.deps, product.id, {}, [PDF]).id, name: "pdf" } }),
+    build: async ({ t, product }) => ({ params: { id: (await makePlan(t.deps, product.id, {}, [PDF])).id, name: "pdf" } }),
   },
 } satisfies RouteFixtures;

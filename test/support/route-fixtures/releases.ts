@@ -6,14 +6,14 @@ import { addArtifact, createRelease, finalizeArtifact, publishRelease, yankRelea
 
 let seq = 0;
 
-function draft(ctx: RouteFixtureContext) {
-  return createRelease(ctx.t.deps, SYSTEM_ACTOR, ctx.product.id, { version: `900.0.${++seq}`, notes: "fixture" });
+async function draft(ctx: RouteFixtureContext) {
+  return await createRelease(ctx.t.deps, SYSTEM_ACTOR, ctx.product.id, { version: `900.0.${++seq}`, notes: "fixture" });
 }
 
 /** A draft with one uploaded object; finalized (hashed server-side) unless told otherwise. */
 async function draftWithArtifact(ctx: RouteFixtureContext, finalize: boolean) {
   const { deps } = ctx.t;
-  const release = draft(ctx);
+  const release = await draft(ctx);
   const bytes = new TextEncoder().encode(`fixture artifact ${seq}\n`);
   const { artifact } = await addArtifact(deps, SYSTEM_ACTOR, release.id, {
     platform: "linux-x64",
@@ -28,7 +28,7 @@ async function draftWithArtifact(ctx: RouteFixtureContext, finalize: boolean) {
 
 async function published(ctx: RouteFixtureContext) {
   const { release } = await draftWithArtifact(ctx, true);
-  return publishRelease(ctx.t.deps, SYSTEM_ACTOR, release.id);
+  return await publishRelease(ctx.t.deps, SYSTEM_ACTOR, release.id);
 }
 
 const fixtures: RouteFixtures = {
@@ -42,11 +42,11 @@ const fixtures: RouteFixtures = {
   },
   "GET /api/v1/admin/releases/:id": {
     scopes: ["releases:write"],
-    build: (ctx) => ({ params: { id: draft(ctx).id } }),
+    build: async (ctx) => ({ params: { id: (await draft(ctx)).id } }),
   },
   "PATCH /api/v1/admin/releases/:id": {
     scopes: ["releases:write"],
-    build: (ctx) => ({ params: { id: draft(ctx).id }, body: { notes: "edited" } }),
+    build: async (ctx) => ({ params: { id: (await draft(ctx)).id }, body: { notes: "edited" } }),
   },
   "DELETE /api/v1/admin/releases/:id": {
     scopes: ["releases:write"],
@@ -54,8 +54,8 @@ const fixtures: RouteFixtures = {
   },
   "POST /api/v1/admin/releases/:id/artifacts": {
     scopes: ["releases:write"],
-    build: (ctx) => ({
-      params: { id: draft(ctx).id },
+    build: async (ctx) => ({
+      params: { id: (await draft(ctx)).id },
       body: { platform: "darwin-arm64", filename: "App.zip", content_type: "application/zip", size: 10 },
     }),
   },
@@ -75,7 +75,7 @@ const fixtures: RouteFixtures = {
     scopes: ["releases:write"],
     build: async (ctx) => {
       const release = await published(ctx);
-      yankRelease(ctx.t.deps, SYSTEM_ACTOR, release.id, "fixture");
+      await yankRelease(ctx.t.deps, SYSTEM_ACTOR, release.id, "fixture");
       return { params: { id: release.id } };
     },
   },
