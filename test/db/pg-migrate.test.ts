@@ -7,7 +7,7 @@ import { openPostgres, type PgHandle } from "../../src/db/pg";
 import { runPgMigrations } from "../../src/db/migrate.pg";
 import { PG_MIGRATIONS } from "../../src/db/migrations-pg.gen";
 import * as pgSchema from "../../src/db/schema-pg";
-import { freshPgDatabase, pgTestUrl } from "../support/pg";
+import { freshPgDatabase, pgTestUrl, testDatabaseName } from "../support/pg";
 
 const url = pgTestUrl();
 if (!url) console.log("test/db/pg-migrate.test.ts: skipped (set TEST_DATABASE_URL=postgres://… to run)");
@@ -31,6 +31,14 @@ const tablesIn = async (h: PgHandle) =>
   (
     await h.sql<{ table_name: string }[]>`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`
   ).map((r) => r.table_name);
+
+test("test database names are unique, sanitized and within PostgreSQL's 63-byte limit", () => {
+  const long = testDatabaseName("Copy Test: ÜBER-long label ".repeat(5));
+  expect(long).toMatch(/^kwt_[a-z0-9_]+_[0-9a-f]{12}$/);
+  expect(long.length).toBeLessThanOrEqual(63);
+  expect(testDatabaseName("x")).not.toBe(testDatabaseName("x"));
+  expect(testDatabaseName("pg migrate")).toMatch(/^kwt_pg_migrate_[0-9a-f]{12}$/);
+});
 
 describe.skipIf(!url)("PostgreSQL migrations", () => {
   test("apply on a fresh database; running again is a no-op", async () => {
