@@ -109,6 +109,16 @@ describe.skipIf(!url)("PostgreSQL migrations", () => {
     expect(rows.map((r) => r.tag)).toEqual(PG_MIGRATIONS.map((m) => m.tag));
   }, 60_000);
 
+  test("openPostgres: ping answers; close is idempotent; a closed handle's ping rejects", async () => {
+    const db = await freshPgDatabase("pg_handle");
+    cleanups.push(() => db.drop());
+    const handle = openPostgres(db.url);
+    await handle.ping();
+    await Promise.all([handle.close(), handle.close()]);
+    await handle.close();
+    await expect(handle.ping()).rejects.toThrow();
+  });
+
   test("values round-trip through drizzle: jsonb as objects, timestamptz to the millisecond, bigint as numbers", async () => {
     const { handle } = await freshHandle("migrate_types");
     await runPgMigrations(handle.sql, 1);
