@@ -16,6 +16,7 @@ import { describeDemo, loadDemo } from "./demo";
 import { openDatabase } from "./db/client";
 import { runMigrations } from "./db/migrate";
 import { backupDatabase } from "./db/backup";
+import { runDbCommand } from "./db/copy";
 import { GENERATED_MASTER_KEY_FILE } from "./modules/keys/secrets";
 
 const HELP = `Keyward — self-hosted licensing and software distribution
@@ -29,6 +30,8 @@ Commands:
   api-key create --scopes LIST [--product ID] [--name NAME]
                                 Create an admin API key and print it once (stdout).
                                 LIST is comma-separated: ${SCOPES.join(", ")}
+  db copy --to URL              Copy the SQLite database into an empty PostgreSQL database
+                                (URL: postgres://…); see docs/operations.md
   demo                          Load a demo product, plans, licenses and signed releases, and print
                                 an admin API key and curl commands to try them (idempotent)
   --help, -h                    Show this help
@@ -65,7 +68,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
     console.log(HELP);
     return 0;
   }
-  if (!["serve", "migrate", "backup", "api-key", "demo"].includes(command)) {
+  if (!["serve", "migrate", "backup", "api-key", "demo", "db"].includes(command)) {
     console.error(`unknown command: ${command}\n\n${HELP}`);
     return 2;
   }
@@ -86,6 +89,8 @@ export async function runCli(argv: string[]): Promise<number | null> {
       }
       return 0;
     }
+    case "db":
+      return runDbCommand(rest, config.databasePath, createLogger(config.logLevel, stderrSink, now));
     case "demo": {
       const deps = await createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
       try {

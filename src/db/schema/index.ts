@@ -7,3 +7,4 @@ export * from "./usage";
 export * from "./floating";
 export * from "./idempotency";
 export * from "./abuse";
+export * from "./coordination";

@@ -1,0 +1,321 @@
+// `keyward db copy --to postgres://…`: moves a single-node deployment's SQLite database into an empty
+// PostgreSQL database (docs/operations.md, "Moving from SQLite to PostgreSQL").
+//
+// What it guarantees, in order:
+//  1. The source is a current Keyward database: every embedded SQLite migration applied, every table
+//     in it known to the schema (src/db/schema) with the columns the schema declares, and every such
+//     table present in the PostgreSQL schema. The table list comes from the schemas, so a table added
+//     later cannot be forgotten: the copy refuses until it has a PostgreSQL counterpart.
+//  2. The target gets the PostgreSQL migrations and must then hold no row in any Keyward table.
+//  3. Rows are read from one SQLite read transaction (one consistent snapshot), in foreign-key order,
+//     1,000 at a time by rowid (a large table is never loaded whole), converted per column
+//     (ms integers → timestamptz, 0/1 → boolean, JSON text → jsonb) and inserted one batch per
+//     PostgreSQL transaction. Text columns, sealed secrets included, are copied byte for byte, so
+//     the same master key opens them.
+//  4. Row counts per table are compared between the snapshot and the target.
+import { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+import { count, getTableColumns, is } from "drizzle-orm";
+import { SQLiteTable, getTableConfig as sqliteTableConfig } from "drizzle-orm/sqlite-core";
+import { PgTable, getTableConfig as pgTableConfig } from "drizzle-orm/pg-core";
+import * as sqliteSchema from "./schema";
+import * as pgSchema from "./schema-pg";
+import { MIGRATIONS } from "./migrations.gen";
+import { openPostgres, type PgHandle } from "./pg";
+import { runPgMigrations } from "./migrate.pg";
+import { systemClock } from "../shared/clock";
+import type { Logger } from "../shared/logger";
+
+export interface CopyReport {
+  tables: { name: string; rows: number }[];
+}
+
+/** The copy would be wrong or unsafe; nothing was written to the target's tables. */
+export class CopyRefusedError extends Error {
+  override name = "CopyRefusedError";
+}
+
+/** The copy failed part-way: the target holds some rows and must be emptied before a retry. */
+export class CopyFailedError extends Error {
+  override name = "CopyFailedError";
+}
+
+export interface CopyOptions {
+  sqlitePath: string;
+  targetUrl: string;
+  logger?: Logger;
+  /** Rows per PostgreSQL transaction (default 1,000; lowered for wide tables to stay under 65,535 parameters). */
+  batchSize?: number;
+  nowMs?: () => number;
+}
+
+const MIGRATIONS_TABLE = "_keyward_migrations";
+const MAX_PARAMETERS = 65_000;
+
+interface TablePlan {
+  name: string;
+  source: SQLiteTable;
+  target: PgTable;
+  /** [column name, property key, converter] in schema order. */
+  columns: { name: string; key: string; convert: (v: unknown, where: () => string) => unknown }[];
+}
+
+/** Every table of a drizzle schema module, by name. */
+function sqliteTables(): Map<string, SQLiteTable> {
+  const out = new Map<string, SQLiteTable>();
+  for (const value of Object.values(sqliteSchema) as unknown[]) if (is(value, SQLiteTable)) out.set(sqliteTableConfig(value).name, value);
+  return out;
+}
+function pgTables(): Map<string, PgTable> {
+  const out = new Map<string, PgTable>();
+  for (const value of Object.values(pgSchema) as unknown[]) if (is(value, PgTable)) out.set(pgTableConfig(value).name, value);
+  return out;
+}
+
+const describeValue = (v: unknown) => (typeof v === "string" ? `text of ${v.length} chars` : `${typeof v} ${String(v).slice(0, 40)}`);
+
+/** SQLite stores what the PostgreSQL column type expects in a different form; convert one value. */
+function converterFor(pgColumnType: string): TablePlan["columns"][number]["convert"] {
+  switch (pgColumnType) {
+    case "PgTimestamp":
+      return (v, where) => {
+        if (v === null) return null;
+        if (typeof v === "number" && Number.isInteger(v)) return new Date(v);
+        throw new CopyFailedError(`${where()}: expected integer milliseconds, found ${describeValue(v)}`);
+      };
+    case "PgBoolean":
+      return (v, where) => {
+        if (v === null) return null;
+        if (v === 0 || v === 1) return v === 1;
+        throw new CopyFailedError(`${where()}: expected 0 or 1, found ${describeValue(v)}`);
+      };
+    case "PgJsonb":
+      return (v, where) => {
+        if (v === null) return null;
+        if (typeof v !== "string") throw new CopyFailedError(`${where()}: expected JSON text, found ${describeValue(v)}`);
+        try {
+          return JSON.parse(v);
+        } catch {
+          throw new CopyFailedError(`${where()}: not valid JSON`);
+        }
+      };
+    case "PgInteger":
+    case "PgBigInt53":
+      return (v, where) => {
+        if (v === null) return null;
+        if (typeof v === "bigint") return Number(v);
+        if (typeof v === "number" && Number.isInteger(v)) return v;
+        throw new CopyFailedError(`${where()}: expected an integer, found ${describeValue(v)}`);
+      };
+    case "PgText":
+      return (v, where) => {
+        if (v === null || typeof v === "string") return v;
+        throw new CopyFailedError(`${where()}: expected text, found ${describeValue(v)}`);
+      };
+    default:
+      throw new CopyRefusedError(`no conversion to the PostgreSQL column type ${pgColumnType}`);
+  }
+}
+
+/** Tables ordered so that every table comes after the tables its foreign keys reference. */
+function foreignKeyOrder(tables: Map<string, SQLiteTable>): string[] {
+  const deps = new Map<string, Set<string>>();
+  for (const [name, table] of tables) {
+    const refs = new Set(
+      sqliteTableConfig(table)
+        .foreignKeys.map((fk) => sqliteTableConfig(fk.reference().foreignTable).name)
+        .filter((r) => r !== name),
+    );
+    deps.set(name, refs);
+  }
+  const order: string[] = [];
+  const state = new Map<string, "visiting" | "done">();
+  const visit = (name: string, path: string[]) => {
+    if (state.get(name) === "done") return;
+    if (state.get(name) === "visiting") throw new CopyRefusedError(`foreign keys form a cycle: ${[...path, name].join(" → ")}`);
+    state.set(name, "visiting");
+    for (const d of [...(deps.get(name) ?? [])].sort()) visit(d, [...path, name]);
+    state.set(name, "done");
+    order.push(name);
+  };
+  for (const name of [...tables.keys()].sort()) visit(name, []);
+  return order;
+}
+
+/** Checks the source against the schemas and returns the copy plan (refuses on any mismatch). */
+function planCopy(sqlite: Database): TablePlan[] {
+  const sources = sqliteTables();
+  const targets = pgTables();
+
+  const hasMigrations = sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(MIGRATIONS_TABLE);
+  const applied = new Set(
+    hasMigrations ? (sqlite.query(`SELECT tag FROM ${MIGRATIONS_TABLE}`).all() as { tag: string }[]).map((r) => r.tag) : [],
+  );
+  const missing = MIGRATIONS.map((m) => m.tag).filter((t) => !applied.has(t));
+  if (missing.length) {
+    throw new CopyRefusedError(`the SQLite database is not at the current schema (migrations not applied: ${missing.join(", ")}); run \`keyward migrate\` with this version first`);
+  }
+  const unknownMigrations = [...applied].filter((t) => !MIGRATIONS.some((m) => m.tag === t));
+  if (unknownMigrations.length) {
+    throw new CopyRefusedError(`the SQLite database has migrations this version does not know (${unknownMigrations.join(", ")}); use the Keyward version that wrote it`);
+  }
+
+  const present = (
+    sqlite
+      .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ? ORDER BY name")
+      .all(MIGRATIONS_TABLE) as { name: string }[]
+  ).map((r) => r.name);
+  const unknown = present.filter((n) => !sources.has(n));
+  if (unknown.length) {
+    throw new CopyRefusedError(`the SQLite database has tables the schema does not know: ${unknown.join(", ")}; they would not be copied`);
+  }
+  const absent = [...sources.keys()].filter((n) => !present.includes(n));
+  if (absent.length) throw new CopyRefusedError(`the SQLite database lacks tables of the schema: ${absent.join(", ")}`);
+  const noTarget = [...sources.keys()].filter((n) => !targets.has(n));
+  if (noTarget.length) throw new CopyRefusedError(`tables without a PostgreSQL counterpart: ${noTarget.join(", ")}`);
+
+  return foreignKeyOrder(sources).map((name) => {
+    const source = sources.get(name)!;
+    const target = targets.get(name)!;
+    const onDisk = (sqlite.query(`PRAGMA table_info("${name}")`).all() as { name: string }[]).map((c) => c.name).sort();
+    const declared = sqliteTableConfig(source).columns.map((c) => c.name);
+    if (onDisk.join() !== [...declared].sort().join()) {
+      throw new CopyRefusedError(`table ${name} has columns (${onDisk.join(", ")}) where the schema declares (${[...declared].sort().join(", ")})`);
+    }
+    const pgColumns = getTableColumns(target);
+    const columns = Object.entries(getTableColumns(source)).map(([key, col]) => {
+      const pgCol = pgColumns[key];
+      if (!pgCol || pgCol.name !== col.name) throw new CopyRefusedError(`column ${name}.${col.name} has no PostgreSQL counterpart`);
+      return { name: col.name, key, convert: converterFor(pgCol.columnType) };
+    });
+    return { name, source, target, columns };
+  });
+}
+
+async function nonEmptyTables(pg: PgHandle, plans: TablePlan[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of plans) {
+    const rows = await pg.sql.unsafe(`SELECT 1 FROM "${p.name}" LIMIT 1`);
+    if (rows.length) out.push(p.name);
+  }
+  return out;
+}
+
+async function copyTable(sqlite: Database, pg: PgHandle, plan: TablePlan, batchSize: number): Promise<number> {
+  const perBatch = Math.max(1, Math.min(batchSize, Math.floor(MAX_PARAMETERS / plan.columns.length)));
+  const select = sqlite.query(
+    `SELECT rowid AS "__rowid", ${plan.columns.map((c) => `"${c.name}"`).join(", ")} FROM "${plan.name}" WHERE rowid > ? ORDER BY rowid LIMIT ?`,
+  );
+  // Keyset pagination on rowid: each batch starts after the last rowid of the previous one.
+  let after: number | bigint = -(2n ** 63n);
+  let copied = 0;
+  for (;;) {
+    const rows = select.all(after, perBatch) as Record<string, unknown>[];
+    if (rows.length === 0) break;
+    const values = rows.map((row) => {
+      const out: Record<string, unknown> = {};
+      for (const c of plan.columns) out[c.key] = c.convert(row[c.name], () => `${plan.name}.${c.name} (rowid ${row.__rowid})`);
+      return out;
+    });
+    await pg.db.transaction(async (tx) => {
+      await tx.insert(plan.target).values(values as never);
+    });
+    copied += rows.length;
+    after = rows[rows.length - 1]!.__rowid as number | bigint;
+    if (rows.length < perBatch) break;
+  }
+  return copied;
+}
+
+export async function copySqliteToPostgres(opts: CopyOptions): Promise<CopyReport> {
+  const { sqlitePath, targetUrl, logger } = opts;
+  if (!existsSync(sqlitePath)) throw new CopyRefusedError(`no SQLite database at ${sqlitePath}`);
+  const sqlite = new Database(sqlitePath, { readonly: true, strict: true });
+  let pg: PgHandle | null = null;
+  try {
+    // One read transaction for every read below: all tables come from the same snapshot even if
+    // something still writes to the file (it should not: see docs/operations.md).
+    sqlite.exec("BEGIN");
+    const plans = planCopy(sqlite);
+
+    pg = openPostgres(targetUrl, { max: 2 });
+    await runPgMigrations(pg.sql, (opts.nowMs ?? systemClock.nowMs)());
+    const busy = await nonEmptyTables(pg, plans);
+    if (busy.length) {
+      throw new CopyRefusedError(`the target database is not empty (rows in ${busy.join(", ")}); copy only into a database no Keyward node has used`);
+    }
+
+    const tables: CopyReport["tables"] = [];
+    for (const plan of plans) {
+      let rows: number;
+      try {
+        rows = await copyTable(sqlite, pg, plan, opts.batchSize ?? 1000);
+      } catch (e) {
+        const reason = e instanceof Error ? e.message : String(e);
+        throw new CopyFailedError(`copying ${plan.name} failed: ${reason}. The target now holds a partial copy: drop and recreate it before trying again`);
+      }
+      tables.push({ name: plan.name, rows });
+      logger?.info("db copy: table copied", { table: plan.name, rows });
+    }
+
+    for (const { name, rows } of tables) {
+      const plan = plans.find((p) => p.name === name)!;
+      const { n: inSource } = sqlite.query(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number };
+      const [{ n: inTarget } = { n: -1 }] = await pg.db.select({ n: count() }).from(plan.target);
+      if (inSource !== rows || inTarget !== rows) {
+        throw new CopyFailedError(`row counts differ for ${name}: ${inSource} in SQLite, ${rows} copied, ${inTarget} in PostgreSQL`);
+      }
+    }
+    return { tables };
+  } finally {
+    if (sqlite.inTransaction) sqlite.exec("ROLLBACK");
+    sqlite.close();
+    await pg?.close();
+  }
+}
+
+/** `postgres://user:secret@host/db` → `postgres://user@host/db`, for messages. */
+export function describeTarget(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = "";
+    u.search = "";
+    return u.toString();
+  } catch {
+    return "(unparsable URL)";
+  }
+}
+
+export const DB_USAGE = "usage: keyward db copy --to postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE";
+
+/**
+ * `keyward db copy --to URL`, source = the configured SQLite database. Prints one `table<TAB>rows`
+ * line per table on stdout and messages on stderr; returns the exit code.
+ */
+export async function runDbCommand(args: string[], sqlitePath: string, logger?: Logger): Promise<number> {
+  const [sub, ...rest] = args;
+  const i = rest.indexOf("--to");
+  const to = i >= 0 ? rest[i + 1] : rest.find((a) => a.startsWith("--to="))?.slice("--to=".length);
+  if (sub !== "copy" || !to) {
+    console.error(DB_USAGE);
+    return 2;
+  }
+  if (!/^postgres(ql)?:\/\//.test(to)) {
+    console.error(`--to must be a postgres:// or postgresql:// URL\n${DB_USAGE}`);
+    return 2;
+  }
+  try {
+    const report = await copySqliteToPostgres({ sqlitePath, targetUrl: to, ...(logger ? { logger } : {}) });
+    for (const t of report.tables) console.log(`${t.name}\t${t.rows}`);
+    const total = report.tables.reduce((s, t) => s + t.rows, 0);
+    console.error(
+      `Copied ${total} rows in ${report.tables.length} tables from ${sqlitePath} to ${describeTarget(to)}; row counts verified. ` +
+        `Start the nodes with DATABASE_URL set to it and the same master key (RELEASE_KEY_ENCRYPTION_KEY, or the key file in DATA_DIR).`,
+    );
+    return 0;
+  } catch (e) {
+    const prefix = e instanceof CopyRefusedError ? "refused" : "failed";
+    console.error(`db copy ${prefix}: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,82 @@
+import { pgTable, text, integer, bigint, boolean, timestamp, uniqueIndex, index } from "drizzle-orm/pg-core";
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+export const products = pgTable("products", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  slug: text("slug").notNull().unique(),
+  distribution: text("distribution", { enum: ["open", "licensed"] }).notNull().default("open"),
+  minimumSupportedVersion: text("minimum_supported_version"),
+  minimumSupportedMessage: text("minimum_supported_message"),
+  /**
+   * Bumped in the same transaction as every change to what the product's feeds show (publish, yank,
+   * unyank, a product edit): rendered feeds are cached per generation (src/modules/feeds/cache.ts).
+   */
+  releaseGeneration: bigint("release_generation", { mode: "number" }).notNull().default(0),
+  createdAt: ts("created_at").notNull(),
+  updatedAt: ts("updated_at").notNull(),
+});
+
+export const plans = pgTable(
+  "plans",
+  {
+    id: text("id").primaryKey(),
+    productId: text("product_id")
+      .notNull()
+      .references(() => products.id, { onDelete: "restrict" }),
+    name: text("name").notNull(),
+    licenseType: text("license_type", { enum: ["perpetual", "subscription", "trial"] }).notNull(),
+    trialDays: integer("trial_days").notNull().default(14),
+    graceDays: integer("grace_days").notNull().default(0),
+    maxActivations: integer("max_activations"),
+    maxSeats: integer("max_seats"),
+    floating: boolean("floating").notNull().default(false),
+    floatingTimeout: integer("floating_timeout").notNull().default(30),
+    supportDays: integer("support_days").notNull().default(365),
+    supportRenewalPriceId: text("support_renewal_price_id"),
+    quotaPeriod: text("quota_period", { enum: ["hourly", "daily", "monthly", "yearly"] })
+      .notNull()
+      .default("monthly"),
+    createdAt: ts("created_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [index("plans_product_idx").on(t.productId)],
+);
+
+export const planFeatures = pgTable(
+  "plan_features",
+  {
+    id: text("id").primaryKey(),
+    planId: text("plan_id")
+      .notNull()
+      .references(() => plans.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    valueType: text("value_type", { enum: ["bool", "int", "string", "quota", "flag"] }).notNull(),
+    value: text("value").notNull(),
+    quotaLimit: bigint("quota_limit", { mode: "number" }),
+    quotaPeriod: text("quota_period", { enum: ["hourly", "daily", "monthly", "yearly"] }),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("plan_features_plan_name_uq").on(t.planId, t.name)],
+);
+
+/** An add-on is one extra feature a product sells separately and attaches to individual licenses. */
+export const addons = pgTable(
+  "addons",
+  {
+    id: text("id").primaryKey(),
+    productId: text("product_id")
+      .notNull()
+      .references(() => products.id, { onDelete: "restrict" }),
+    name: text("name").notNull(),
+    featureName: text("feature_name").notNull(),
+    valueType: text("value_type", { enum: ["bool", "int", "string", "quota", "flag"] }).notNull(),
+    value: text("value").notNull(),
+    quotaLimit: bigint("quota_limit", { mode: "number" }),
+    quotaPeriod: text("quota_period", { enum: ["hourly", "daily", "monthly", "yearly"] }),
+    createdAt: ts("created_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("addons_product_name_uq").on(t.productId, t.name)],
+);

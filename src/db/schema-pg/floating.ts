@@ -1,0 +1,27 @@
+import { pgTable, text, timestamp, uniqueIndex, index } from "drizzle-orm/pg-core";
+import { licenses } from "./licenses";
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+/**
+ * Floating (concurrent-use) sessions, keyed by identifier per license. A row whose expires_at has
+ * passed is dead: it never counts and is never revived (DECISIONS: Floating); checkout deletes it.
+ */
+export const floatingSessions = pgTable(
+  "floating_sessions",
+  {
+    id: text("id").primaryKey(),
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    identifier: text("identifier").notNull(),
+    label: text("label"),
+    createdAt: ts("created_at").notNull(),
+    heartbeatAt: ts("heartbeat_at").notNull(),
+    expiresAt: ts("expires_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("floating_sessions_license_identifier_uq").on(t.licenseId, t.identifier),
+    index("floating_sessions_license_expiry_idx").on(t.licenseId, t.expiresAt),
+  ],
+);

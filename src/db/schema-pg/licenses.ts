@@ -1,0 +1,72 @@
+import { pgTable, text, timestamp, uniqueIndex, index, primaryKey } from "drizzle-orm/pg-core";
+import { LICENSE_STATUSES } from "../schema/licenses";
+import { products, plans, addons } from "./catalog";
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+// One list of statuses for both engines.
+export { LICENSE_STATUSES };
+
+export const licenses = pgTable(
+  "licenses",
+  {
+    id: text("id").primaryKey(),
+    productId: text("product_id")
+      .notNull()
+      .references(() => products.id, { onDelete: "restrict" }),
+    planId: text("plan_id")
+      .notNull()
+      .references(() => plans.id, { onDelete: "restrict" }),
+    // No plaintext key column: an HMAC lookup hash and an AES-GCM copy (DECISIONS: Keys and secrets).
+    keyHash: text("key_hash").notNull().unique(),
+    keyEncrypted: text("key_encrypted").notNull(),
+    keyHint: text("key_hint").notNull(),
+    email: text("email").notNull(),
+    status: text("status", { enum: LICENSE_STATUSES }).notNull(),
+    /** State to return to on reinstate after suspend. */
+    priorStatus: text("prior_status", { enum: LICENSE_STATUSES }),
+    validUntil: ts("valid_until"),
+    supportUntil: ts("support_until"),
+    externalCustomerId: text("external_customer_id"),
+    externalWorkspaceId: text("external_workspace_id"),
+    createdAt: ts("created_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [
+    index("licenses_product_idx").on(t.productId, t.id),
+    index("licenses_plan_idx").on(t.planId),
+    index("licenses_status_idx").on(t.status),
+    index("licenses_email_idx").on(t.email),
+    index("licenses_ext_customer_idx").on(t.externalCustomerId),
+  ],
+);
+
+export const licenseAddons = pgTable(
+  "license_addons",
+  {
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    addonId: text("addon_id")
+      .notNull()
+      .references(() => addons.id, { onDelete: "restrict" }),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.licenseId, t.addonId] })],
+);
+
+export const activations = pgTable(
+  "activations",
+  {
+    id: text("id").primaryKey(),
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    identifier: text("identifier").notNull(),
+    identifierType: text("identifier_type", { enum: ["device", "user"] }).notNull().default("device"),
+    label: text("label"),
+    createdAt: ts("created_at").notNull(),
+    lastSeenAt: ts("last_seen_at"),
+  },
+  (t) => [uniqueIndex("activations_license_identifier_uq").on(t.licenseId, t.identifier)],
+);

@@ -1,0 +1,87 @@
+import { pgTable, text, integer, boolean, jsonb, timestamp, index } from "drizzle-orm/pg-core";
+import { products } from "./catalog";
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+export const apiKeys = pgTable("api_keys", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  /** HMAC-SHA256 of the key under a subkey; the key itself is shown once at creation. */
+  keyHash: text("key_hash").notNull().unique(),
+  /** First characters of the key, to recognise it in lists ("kw_live_ab12…"). */
+  keyPrefix: text("key_prefix").notNull(),
+  scopes: jsonb("scopes").$type<string[]>().notNull(),
+  productId: text("product_id").references(() => products.id, { onDelete: "cascade" }),
+  createdAt: ts("created_at").notNull(),
+  lastUsedAt: ts("last_used_at"),
+  revokedAt: ts("revoked_at"),
+});
+
+export const settings = pgTable("settings", {
+  key: text("key").primaryKey(),
+  value: jsonb("value").notNull(),
+  updatedAt: ts("updated_at").notNull(),
+});
+
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: text("id").primaryKey(),
+    actorType: text("actor_type", { enum: ["api_key", "session", "system"] }).notNull(),
+    actorId: text("actor_id"),
+    action: text("action").notNull(),
+    entityType: text("entity_type").notNull(),
+    entityId: text("entity_id"),
+    productId: text("product_id"),
+    changes: jsonb("changes"),
+    ip: text("ip"),
+    requestId: text("request_id"),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [
+    index("audit_entity_idx").on(t.entityType, t.entityId),
+    index("audit_product_idx").on(t.productId),
+    index("audit_created_idx").on(t.createdAt),
+  ],
+);
+
+/** Ed25519 keys: purpose "token" (license tokens, product_id null) or "release" (per product). */
+export const signingKeys = pgTable(
+  "signing_keys",
+  {
+    id: text("id").primaryKey(),
+    kid: text("kid").notNull().unique(),
+    purpose: text("purpose", { enum: ["token", "release"] }).notNull(),
+    productId: text("product_id").references(() => products.id, { onDelete: "cascade" }),
+    publicKey: text("public_key").notNull(),
+    /** AES-256-GCM sealed seed (HKDF subkey, row id as AAD). */
+    privateKeyEncrypted: text("private_key_encrypted").notNull(),
+    /** minisign key number (8 bytes, hex) for release keys. */
+    keyNum: text("key_num"),
+    active: boolean("active").notNull(),
+    createdAt: ts("created_at").notNull(),
+    retiredAt: ts("retired_at"),
+  },
+  (t) => [index("signing_keys_purpose_idx").on(t.purpose, t.productId, t.active)],
+);
+
+/**
+ * Transactional outbox: webhooks and emails are written here in the same transaction as the change
+ * that causes them and delivered by a job afterwards (no network I/O inside transactions).
+ */
+export const outbox = pgTable(
+  "outbox",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind", { enum: ["event", "email"] }).notNull(),
+    topic: text("topic").notNull(),
+    payload: jsonb("payload").notNull(),
+    status: text("status", { enum: ["pending", "sent", "failed"] }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at").notNull(),
+    lastError: text("last_error"),
+    createdAt: ts("created_at").notNull(),
+    sentAt: ts("sent_at"),
+  },
+  (t) => [index("outbox_due_idx").on(t.status, t.nextAttemptAt)],
+);

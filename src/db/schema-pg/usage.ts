@@ -1,0 +1,39 @@
+import { pgTable, text, bigint, jsonb, timestamp, index, primaryKey } from "drizzle-orm/pg-core";
+import { licenses } from "./licenses";
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+/**
+ * One counter per (license, feature, period window). The period key names the UTC window
+ * (e.g. "2026-11" for monthly), so a new period starts from a fresh row and old rows stay as history.
+ */
+export const usageCounters = pgTable(
+  "usage_counters",
+  {
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    feature: text("feature").notNull(),
+    periodKey: text("period_key").notNull(),
+    used: bigint("used", { mode: "number" }).notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.licenseId, t.feature, t.periodKey] })],
+);
+
+/** Every accepted usage report, with the caller's metadata (spec: /license/usage "stored with the event"). */
+export const usageEvents = pgTable(
+  "usage_events",
+  {
+    id: text("id").primaryKey(),
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    feature: text("feature").notNull(),
+    periodKey: text("period_key").notNull(),
+    quantity: bigint("quantity", { mode: "number" }).notNull(),
+    metadata: jsonb("metadata").$type<Record<string, unknown>>(),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [index("usage_events_license_idx").on(t.licenseId, t.createdAt)],
+);
