@@ -10,6 +10,8 @@ export interface RateDecision {
 
 export interface RateLimiter {
   hit(key: string, limit: number, windowMs: number, nowMs: number): Promise<RateDecision>;
+  /** Deletes counters of windows that started before `beforeMs`; returns how many (a job pass). */
+  prune(beforeMs: number): Promise<number>;
 }
 
 /**

@@ -141,6 +141,9 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
       }
       return decision;
     },
+    async prune(beforeMs) {
+      return db.delete(rateLimitCounters).where(lt(rateLimitCounters.windowStart, beforeMs)).returning({ key: rateLimitCounters.key }).all().length;
+    },
     flush,
   };
 }

@@ -7,6 +7,12 @@ export function createBruteForceRepo(handle: DbHandle): BruteForceRepo {
   const { db } = handle;
   const byIp = lazyStatement(() => db.select().from(bruteForceState).where(eq(bruteForceState.ip, sql.placeholder("ip"))).prepare());
   const get = (ip: string): BruteForceState | null => byIp().get({ ip }) ?? null;
+  const prune = (before: Date): number =>
+    db
+      .delete(bruteForceState)
+      .where(and(lt(bruteForceState.updatedAt, before), or(isNull(bruteForceState.lockedUntil), lt(bruteForceState.lockedUntil, before))))
+      .returning({ ip: bruteForceState.ip })
+      .all().length;
   return {
     get: lift(get),
     async recordFailure(ip, decide, pruneBefore) {
@@ -26,16 +32,10 @@ export function createBruteForceRepo(handle: DbHandle): BruteForceRepo {
           })
           .run();
         // Forget addresses that have been quiet long enough (bounded table under scanning).
-        db.delete(bruteForceState)
-          .where(
-            and(
-              lt(bruteForceState.updatedAt, pruneBefore),
-              or(isNull(bruteForceState.lockedUntil), lt(bruteForceState.lockedUntil, pruneBefore)),
-            ),
-          )
-          .run();
+        prune(pruneBefore);
         return next;
       });
     },
+    prune: lift(prune),
   };
 }

@@ -17,4 +17,6 @@ export interface BruteForceRepo {
    * Returns the new state.
    */
   recordFailure(ip: string, decide: (current: BruteForceState | null) => BruteForceState, pruneBefore: Date): Promise<BruteForceState>;
+  /** Deletes rows idle since `before` and not locked past it; returns how many (a job pass). */
+  prune(before: Date): Promise<number>;
 }

@@ -60,6 +60,9 @@ export function createFloatingRepo(handle: DbHandle): FloatingRepo {
         return session ? { session, active: countLive(licenseId, at) } : null;
       });
     },
+    async expire(before) {
+      return db.delete(floatingSessions).where(lt(floatingSessions.expiresAt, before)).returning().all();
+    },
     async listActive(licenseId, at) {
       return db.select().from(floatingSessions).where(live(licenseId, at)).orderBy(asc(floatingSessions.createdAt), asc(floatingSessions.id)).all();
     },

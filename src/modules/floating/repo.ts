@@ -39,4 +39,10 @@ export interface FloatingRepo {
   /** Releases a live session; null when there is none. */
   checkin(licenseId: string, identifier: string, at: Date): Promise<{ session: FloatingSession; active: number } | null>;
   listActive(licenseId: string, at: Date): Promise<FloatingSession[]>;
+  /**
+   * Deletes sessions that expired before `before` (dead rows: they never count and are never
+   * revived); returns them, for the floating.expired events. A job pass; checkout also drops a
+   * license's own expired sessions.
+   */
+  expire(before: Date): Promise<FloatingSession[]>;
 }
