@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, lte } from "drizzle-orm";
+import { and, asc, count, eq, gt, lt, lte } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
 import { floatingSessions } from "../../db/schema";
 import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
