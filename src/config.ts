@@ -16,6 +16,10 @@ export interface Config {
   baseUrl: string;
   dataDir: string;
   databasePath: string;
+  /** PostgreSQL connection URL (DATABASE_URL); null: the SQLite file at databasePath. */
+  databaseUrl: string | null;
+  /** Connections per node in the PostgreSQL pool. */
+  databasePoolSize: number;
   /** 64 hex chars, or null: then a key is generated into DATA_DIR (refused in production). */
   masterKeyHex: string | null;
   /** 64 hex Ed25519 seed for license tokens, or null: generated and stored encrypted. */
@@ -176,6 +180,8 @@ export function loadConfig(env: Env): Readonly<Config> {
     baseUrl,
     dataDir,
     databasePath: resolve(dataDir, str(env, "DATABASE_FILE", "keyward.db")),
+    databaseUrl: postgresUrl(env, "DATABASE_URL"),
+    databasePoolSize: int(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     masterKeyHex: hex64(env, "RELEASE_KEY_ENCRYPTION_KEY"),
     licenseSigningKeyHex: hex64(env, "LICENSE_SIGNING_KEY"),
     licenseKeyPrefix: prefix,
@@ -215,6 +221,23 @@ export function loadConfig(env: Env): Readonly<Config> {
     }
   }
   return Object.freeze({ ...config, storage: Object.freeze(storage) });
+}
+
+/** A postgres:// or postgresql:// URL with a host, or null when unset. */
+function postgresUrl(env: Env, name: string): string | null {
+  const raw = optional(env, name);
+  if (raw === null) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, "must be a postgres:// URL");
+  }
+  if ((url.protocol !== "postgres:" && url.protocol !== "postgresql:") || url.hostname === "") {
+    // Never echo the value: it usually holds a password.
+    throw new ConfigError(name, "must be a postgres:// or postgresql:// URL with a host");
+  }
+  return raw;
 }
 
 /** Reads process.env; only boot code (main, cli) calls this. */

@@ -14,6 +14,10 @@ import { SYSTEM_ACTOR, type Scope } from "../../src/shared/actor";
 import { createApiKey } from "../../src/modules/api-keys/service";
 import type { Deps } from "../../src/deps";
 import type { DbHandle } from "../../src/db/client";
+import type { Engine } from "../../src/db/store";
+import postgres from "postgres";
+import { test } from "bun:test";
+import { freshPgDatabase } from "./pg";
 
 export interface TestResponse<T = any> {
   status: number;
@@ -38,8 +42,15 @@ export interface TestApp {
   dataDir: string;
   adminKey: string;
   apiKey(scopes: Scope[], productId?: string | null): Promise<string>;
-  /** The SQLite handle behind deps (tests that inspect rows directly); throws on PostgreSQL. */
+  /** The SQLite handle behind deps (tests of SQLite itself); throws on PostgreSQL. */
   sqlite: DbHandle;
+  /** The engine this app runs on (KEYWARD_TEST_ENGINE; default sqlite). */
+  engine: Engine;
+  /**
+   * Raw SQL on either engine, for tests that plant or inspect rows: `$1`-style placeholders; Date
+   * parameters become epoch ms on SQLite and timestamptz on PostgreSQL, booleans 1/0 on SQLite.
+   */
+  exec<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
   /** Starts a real listening server on 127.0.0.1 with an ephemeral port (same deps). */
   listen(): RunningServer;
@@ -58,13 +69,37 @@ export function testEnv(dataDir: string, env: Record<string, string> = {}): Reco
   };
 }
 
-export async function createTestApp(opts: { env?: Record<string, string>; clock?: FixedClock; dataDir?: string } = {}): Promise<TestApp> {
+/**
+ * The engine HTTP tests run on: `sqlite` (default), or `postgres` when KEYWARD_TEST_ENGINE=postgres
+ * (the PostgreSQL pass of `npm test`, which needs TEST_DATABASE_URL): each app then gets its own
+ * fresh database, dropped on close.
+ */
+export function testEngine(): Engine {
+  return process.env.KEYWARD_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
+}
+
+/** `test` on SQLite, `test.skip` on the PostgreSQL pass: for tests of SQLite itself (query plans, files). */
+export const sqliteOnlyTest: typeof test = testEngine() === "sqlite" ? test : test.skip;
+
+export async function createTestApp(
+  opts: { env?: Record<string, string>; clock?: FixedClock; dataDir?: string; label?: string } = {},
+): Promise<TestApp> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "keyward-test-"));
-  const config = loadConfig(testEnv(dataDir, opts.env));
+  const engine = testEngine();
+  // A caller that passes DATABASE_URL itself (several nodes on one database) keeps it.
+  const pgDb = engine === "postgres" && !opts.env?.DATABASE_URL ? await freshPgDatabase(opts.label ?? "http") : null;
+  const config = loadConfig(testEnv(dataDir, { ...(pgDb ? { DATABASE_URL: pgDb.url } : {}), ...opts.env }));
   const clock = opts.clock ?? fixedClock();
-  const deps = await createDeps(config, clock, createLogger(config.logLevel));
+  let deps: Deps;
+  try {
+    deps = await createDeps(config, clock, createLogger(config.logLevel));
+  } catch (e) {
+    await pgDb?.drop();
+    throw e;
+  }
   const app = createApp(deps);
   const sqlite = sqliteHandleOf(deps.db);
+  let pgPool: ReturnType<typeof postgres> | null = null;
   const apiKey = async (scopes: Scope[], productId: string | null = null) =>
     (await createApiKey(deps, SYSTEM_ACTOR, { name: `test ${scopes.join(",")}`, scopes, productId })).key;
   const adminKey = await apiKey(["admin"]);
@@ -76,6 +111,16 @@ export async function createTestApp(opts: { env?: Record<string, string>; clock?
     clock,
     dataDir,
     adminKey,
+    engine: config.databaseUrl ? "postgres" : "sqlite",
+    async exec<T>(text: string, params: unknown[] = []): Promise<T[]> {
+      if (sqlite) {
+        const values = params.map((p) => (p instanceof Date ? p.getTime() : typeof p === "boolean" ? (p ? 1 : 0) : p));
+        return sqlite.sqlite.query(text.replace(/\$(\d+)/g, "?$1")).all(...(values as never[])) as T[];
+      }
+      const pool = pgPool ??= postgres(config.databaseUrl!, { max: 1, onnotice: () => {} });
+      const values = params.map((p) => (p instanceof Date ? p.toISOString() : p));
+      return (await pool.unsafe(text, values as never[])) as unknown as T[];
+    },
     get sqlite(): DbHandle {
       if (!sqlite) throw new Error("this test inspects SQLite rows directly; it does not run on PostgreSQL");
       return sqlite;
@@ -108,6 +153,8 @@ export async function createTestApp(opts: { env?: Record<string, string>; clock?
     async close() {
       for (const s of servers) await s.stop().catch(() => undefined);
       await deps.db.close();
+      await pgPool?.end({ timeout: 5 });
+      await pgDb?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
