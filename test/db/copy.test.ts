@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { is } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { SQLiteTable, getTableConfig as sqliteTableConfig } from "drizzle-orm/sqlite-core";
@@ -94,13 +94,21 @@ beforeAll(async () => {
   t = await createTestApp();
   cleanups.push(() => t.close());
   fixture = await fill(t);
-  sqlitePath = join(t.dataDir, "keyward.db");
+  // The copy reads a frozen file, as in a maintenance window: the running test app keeps writing in
+  // the background (the rate limiter flushes its counters on a timer), which would make the counts
+  // of two copies differ. VACUUM INTO takes a consistent copy, WAL included.
+  const frozenDir = mkdtempSync(join(tmpdir(), "keyward-copy-src-"));
+  cleanups.push(() => rmSync(frozenDir, { recursive: true, force: true }));
+  sqlitePath = join(frozenDir, "keyward.db");
+  const live = new Database(join(t.dataDir, "keyward.db"));
+  live.run("VACUUM INTO ?", [sqlitePath]);
+  live.close();
   // Tables the app does not write yet: filled directly so their types are copied too.
   const lite = drizzle({ client: new Database(sqlitePath), schema: liteSchema });
-  lite.insert(liteSchema.generations).values({ name: "catalog", value: 2 ** 40 + 1 }).run();
+  lite.insert(liteSchema.generations).values({ name: "copy_test", value: 2 ** 40 + 1 }).run();
   lite
     .insert(liteSchema.jobLeases)
-    .values({ name: "lifecycle", owner: "node-a", leaseUntil: new Date(1_763_900_000_123), fence: 7, lastSlotAt: new Date(1_763_899_999_000), lastResult: { expired: 2 } })
+    .values({ name: "copy_test_pass", owner: "node-a", leaseUntil: new Date(1_763_900_000_123), fence: 7, lastSlotAt: new Date(1_763_899_999_000), lastResult: { expired: 2 } })
     .run();
   lite.$client.close();
 }, 60_000);
@@ -217,9 +225,9 @@ describe.skipIf(!url)("keyward db copy", () => {
 
   test("the CLI: `keyward db copy --to URL` copies the configured database, a second run is refused (exit 1)", async () => {
     const dest = await target("copy_cli");
-    const env = childEnv({ DATA_DIR: t.dataDir, RELEASE_KEY_ENCRYPTION_KEY: t.deps.config.masterKeyHex ?? "", LOG_LEVEL: "silent" });
+    const env = childEnv({ DATA_DIR: dirname(sqlitePath), RELEASE_KEY_ENCRYPTION_KEY: t.deps.config.masterKeyHex ?? "", LOG_LEVEL: "silent" });
     const run = (args: string[]) => {
-      const r = Bun.spawnSync([process.execPath, MAIN, ...args], { env, cwd: t.dataDir, stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+      const r = Bun.spawnSync([process.execPath, MAIN, ...args], { env, cwd: dirname(sqlitePath), stdout: "pipe", stderr: "pipe", timeout: 60_000 });
       return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
     };
     const first = run(["db", "copy", "--to", dest.url]);
