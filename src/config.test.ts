@@ -152,3 +152,24 @@ describe("NODE_ENV=production refuses unsafe defaults", () => {
     expect(loadConfig({ ...prod, BASE_URL: "http://10.0.0.5:8080", ALLOW_INSECURE_BASE_URL: "true" }).baseUrl).toBe("http://10.0.0.5:8080");
   });
 });
+
+describe("DATABASE_URL selects PostgreSQL", () => {
+  const base = { DATA_DIR: "/tmp/keyward-config-test" };
+  test("unset or empty: the SQLite file", () => {
+    expect(loadConfig(base).databaseUrl).toBeNull();
+    expect(loadConfig({ ...base, DATABASE_URL: " " }).databaseUrl).toBeNull();
+  });
+  test("postgres:// and postgresql:// URLs are taken as given", () => {
+    expect(loadConfig({ ...base, DATABASE_URL: "postgres://u:p@db.internal:5432/keyward" }).databaseUrl).toBe("postgres://u:p@db.internal:5432/keyward");
+    expect(loadConfig({ ...base, DATABASE_URL: "postgresql://db/keyward" }).databaseUrl).toBe("postgresql://db/keyward");
+    expect(loadConfig({ ...base, DATABASE_POOL_SIZE: "25" }).databasePoolSize).toBe(25);
+  });
+  test("anything else is refused naming the variable, without echoing the value (it holds a password)", () => {
+    for (const value of ["mysql://u:s3cret@db/keyward", "postgres://", "s3cret", "file:///tmp/x.db"]) {
+      const e = errorOf({ ...base, DATABASE_URL: value });
+      expect(e.variable).toBe("DATABASE_URL");
+      expect(e.message).not.toContain("s3cret");
+    }
+    expect(errorOf({ ...base, DATABASE_POOL_SIZE: "0" }).variable).toBe("DATABASE_POOL_SIZE");
+  });
+});

@@ -1,7 +1,10 @@
 // Enforces the codebase rules on src/ (COMMON.md rules 1-3, STYLE habit 1):
 //   env        process.env / Bun.env / import.meta.env only in src/config.ts
 //   clock      Date.now, new Date(), Date(), performance.now, Bun.nanoseconds, process.hrtime only in src/shared/clock.ts
-//   db         drizzle-orm, bun:sqlite and sql`…` only in src/db/** and *.sqlite.ts
+//   db         drizzle-orm and sql`…` only in src/db/**, *.sqlite.ts and *.pg.ts
+//   sqlite     bun:sqlite and drizzle's SQLite dialect only in *.sqlite.ts and src/db's SQLite files
+//   postgres   postgres (postgres.js) and drizzle's PostgreSQL dialect only in *.pg.ts and src/db's PostgreSQL files
+//   repo-promise  every method of an `interface …Repo` returns a Promise
 //   bare-error no `throw new Error(…)` in src/modules/**/service.ts|domain.ts (AppError instead)
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -45,10 +48,14 @@ describe("each rule can fail (fake files)", () => {
     { rule: "clock", code: "const t = performance.now();", allowedAt: "src/shared/clock.ts" },
     { rule: "clock", code: "const t = Bun.nanoseconds();", allowedAt: "src/shared/clock.ts" },
     { rule: "db", code: 'import { eq } from "drizzle-orm";', allowedAt: "src/modules/widgets/repo.sqlite.ts" },
-    { rule: "db", code: 'import { sqliteTable } from "drizzle-orm/sqlite-core";', allowedAt: "src/db/schema/widgets.ts" },
-    { rule: "db", code: 'import type { Database } from "bun:sqlite";', allowedAt: "src/db/client.ts" },
+    { rule: "db", code: 'import { eq } from "drizzle-orm";', allowedAt: "src/modules/widgets/repo.pg.ts" },
+    { rule: "sqlite", code: 'import { sqliteTable } from "drizzle-orm/sqlite-core";', allowedAt: "src/db/schema/widgets.ts" },
+    { rule: "sqlite", code: 'import type { Database } from "bun:sqlite";', allowedAt: "src/db/client.ts" },
     { rule: "db", code: 'export { eq } from "drizzle-orm";', allowedAt: "src/db/index.ts" },
-    { rule: "db", code: 'const m = await import("bun:sqlite");', allowedAt: "src/jobs/cleanup.sqlite.ts" },
+    { rule: "sqlite", code: 'const m = await import("bun:sqlite");', allowedAt: "src/jobs/cleanup.sqlite.ts" },
+    { rule: "postgres", code: 'import postgres from "postgres";', allowedAt: "src/db/pg.ts" },
+    { rule: "postgres", code: 'import { pgTable } from "drizzle-orm/pg-core";', allowedAt: "src/db/schema-pg/widgets.ts" },
+    { rule: "postgres", code: 'import { drizzle } from "drizzle-orm/postgres-js";', allowedAt: "src/modules/widgets/repo.pg.ts" },
     { rule: "db", code: "const q = sql`SELECT 1`;", allowedAt: "src/modules/widgets/repo.sqlite.ts" },
     { rule: "db", code: "const q = sql.raw`SELECT 1`;", allowedAt: "src/db/migrate.ts" },
     { rule: "bare-error", code: 'throw new Error("no such widget");', allowedAt: "src/modules/widgets/repo.sqlite.ts" },
@@ -62,6 +69,23 @@ describe("each rule can fail (fake files)", () => {
       expect(rulesAt(allowedAt, code)).toEqual([]);
     });
   }
+
+  test("repo-promise: every method of a repository interface returns a Promise", () => {
+    const REPO = "src/modules/widgets/repo.ts";
+    expect(rulesAt(REPO, "export interface WidgetRepo { find(id: string): Widget | null; }")).toEqual(["repo-promise"]);
+    expect(rulesAt(REPO, "export interface WidgetRepo { find: (id: string) => Widget | null; }")).toEqual(["repo-promise"]);
+    expect(rulesAt(REPO, "export interface WidgetRepo { find(id: string): Promise<Widget | null>; all: () => Promise<Widget[]>; }")).toEqual([]);
+    // Other interfaces are not repositories.
+    expect(rulesAt(REPO, "export interface Widget { name(): string; }")).toEqual([]);
+  });
+
+  test("each engine's driver stays in that engine's files", () => {
+    expect(rulesAt("src/modules/widgets/repo.pg.ts", 'import { Database } from "bun:sqlite";')).toEqual(["sqlite"]);
+    expect(rulesAt("src/modules/widgets/repo.pg.ts", 'import { sqliteTable } from "drizzle-orm/sqlite-core";')).toEqual(["sqlite"]);
+    expect(rulesAt("src/modules/widgets/repo.sqlite.ts", 'import postgres from "postgres";')).toEqual(["postgres"]);
+    expect(rulesAt("src/db/client.ts", 'import postgres from "postgres";')).toEqual(["postgres"]);
+    expect(rulesAt("src/db/pg.ts", 'import { Database } from "bun:sqlite";')).toEqual(["sqlite"]);
+  });
 
   test("bare-error applies to domain.ts too, and to nested module folders", () => {
     expect(rulesAt("src/modules/widgets/domain.ts", 'throw new Error("x");')).toEqual(["bare-error"]);

@@ -6,7 +6,7 @@ import ts from "typescript";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
-export type RuleId = "env" | "clock" | "db" | "bare-error";
+export type RuleId = "env" | "clock" | "db" | "sqlite" | "postgres" | "repo-promise" | "bare-error";
 
 export const RULES: Record<RuleId, { allowed: (path: string) => boolean; fix: string }> = {
   env: {
@@ -18,8 +18,20 @@ export const RULES: Record<RuleId, { allowed: (path: string) => boolean; fix: st
     fix: "use deps.clock.now() / nowMs() / monotonicMs() so tests can fix the time",
   },
   db: {
-    allowed: (p) => p.startsWith("src/db/") || p.endsWith(".sqlite.ts"),
-    fix: "keep drizzle, bun:sqlite and SQL in src/db/** or a repo.sqlite.ts behind a repository interface",
+    allowed: (p) => p.startsWith("src/db/") || p.endsWith(".sqlite.ts") || p.endsWith(".pg.ts"),
+    fix: "keep drizzle and SQL in src/db/** or a repo.sqlite.ts / repo.pg.ts behind a repository interface",
+  },
+  sqlite: {
+    allowed: (p) => p.endsWith(".sqlite.ts") || SQLITE_DB_FILES.test(p),
+    fix: "bun:sqlite and drizzle's SQLite dialect belong in *.sqlite.ts files (or src/db's SQLite files)",
+  },
+  postgres: {
+    allowed: (p) => p.endsWith(".pg.ts") || PG_DB_FILES.test(p),
+    fix: "postgres (postgres.js) and drizzle's PostgreSQL dialect belong in *.pg.ts files (or src/db's PostgreSQL files)",
+  },
+  "repo-promise": {
+    allowed: () => false,
+    fix: "repository methods return Promise<…>: both engines must be able to implement them",
   },
   "bare-error": {
     allowed: (p) => !/^src\/modules\/.+\/(service|domain)\.ts$/.test(p),
@@ -34,7 +46,12 @@ export interface Violation {
   text: string;
 }
 
-const DB_MODULES = /^(drizzle-orm(\/.*)?|bun:sqlite)$/;
+const DB_MODULES = /^drizzle-orm(\/.*)?$/;
+const SQLITE_MODULES = /^(bun:sqlite|drizzle-orm\/(sqlite-core|bun-sqlite)(\/.*)?)$/;
+const PG_MODULES = /^(postgres|drizzle-orm\/(pg-core|postgres-js)(\/.*)?)$/;
+/** src/db files that belong to one engine (the rest of src/db is engine-neutral or drizzle-only). */
+const SQLITE_DB_FILES = /^src\/db\/(client|migrate|backup|copy|migrations\.gen)\.ts$|^src\/db\/schema\//;
+const PG_DB_FILES = /^src\/db\/(pg|copy|migrations-pg\.gen)\.ts$|^src\/db\/schema-pg\//;
 const BARE_ERRORS = new Set(["Error", "TypeError", "RangeError"]);
 
 const isId = (n: ts.Node, name: string): boolean => ts.isIdentifier(n) && n.text === name;
@@ -82,6 +99,8 @@ function ruleOf(n: ts.Node): RuleId | null {
 
   const spec = moduleSpecifier(n);
   if (spec !== null) {
+    if (SQLITE_MODULES.test(spec)) return "sqlite";
+    if (PG_MODULES.test(spec)) return "postgres";
     if (DB_MODULES.test(spec)) return "db";
     // import { env } from "node:process"
     if (/^(node:)?process$/.test(spec) && ts.isImportDeclaration(n)) {
@@ -92,11 +111,23 @@ function ruleOf(n: ts.Node): RuleId | null {
   // raw SQL: sql`…` or sql.raw`…`
   if (ts.isTaggedTemplateExpression(n) && (isId(n.tag, "sql") || (member(n.tag) !== null && isId(member(n.tag)!.object, "sql")))) return "db";
 
+  // A repository interface (`interface XRepo`) whose method does not return a Promise.
+  if (ts.isInterfaceDeclaration(n) && /Repo$/.test(n.name.text)) {
+    for (const m of n.members) {
+      const type = ts.isMethodSignature(m) ? m.type : ts.isPropertySignature(m) && m.type && ts.isFunctionTypeNode(m.type) ? m.type.type : undefined;
+      if ((ts.isMethodSignature(m) || (ts.isPropertySignature(m) && m.type && ts.isFunctionTypeNode(m.type))) && !isPromiseType(type)) return "repo-promise";
+    }
+  }
+
   if (ts.isThrowStatement(n) && n.expression && (ts.isNewExpression(n.expression) || ts.isCallExpression(n.expression))) {
     const callee = n.expression.expression;
     if (ts.isIdentifier(callee) && BARE_ERRORS.has(callee.text)) return "bare-error";
   }
   return null;
+}
+
+function isPromiseType(t: ts.TypeNode | undefined): boolean {
+  return !!t && ts.isTypeReferenceNode(t) && ts.isIdentifier(t.typeName) && t.typeName.text === "Promise";
 }
 
 /** `path` is relative to the repository root with forward slashes, e.g. "src/modules/x/service.ts". */
