@@ -50,8 +50,13 @@ async function licenseIn(status: LicenseStatus) {
   return { license, key };
 }
 
-function addActivation(licenseId: string, identifier: string) {
-  t.sqlite.db.insert(activations).values({ id: newId(), licenseId, identifier, identifierType: "device", label: null, createdAt: t.clock.now(), lastSeenAt: null }).run();
+async function addActivation(licenseId: string, identifier: string) {
+  await t.exec("INSERT INTO activations (id, license_id, identifier, identifier_type, label, created_at, last_seen_at) VALUES ($1, $2, $3, 'device', NULL, $4, NULL)", [
+    newId(),
+    licenseId,
+    identifier,
+    t.clock.now(),
+  ]);
 }
 
 const act = (id: string, action: Action) => t.request("POST", `${V1}/admin/licenses/${id}/${action}`);
@@ -103,8 +108,8 @@ describe("transition table over HTTP", () => {
 
   test("revoke drops the activations; suspend keeps them", async () => {
     const { license } = await licenseIn("active");
-    addActivation(license.id, "dev-1");
-    addActivation(license.id, "dev-2");
+    await addActivation(license.id, "dev-1");
+    await addActivation(license.id, "dev-2");
     const suspended = await act(license.id, "suspend");
     expect(suspended.body.data.activations.length).toBe(2);
     const revoked = await act(license.id, "revoke");

@@ -114,13 +114,9 @@ describe("GET /admin/licenses/:id", () => {
   test("lists the activation rows; 404 and 400", async () => {
     const { license } = await makeLicense(t.deps, { productId: product.id, planId: plan.id });
     const now = t.clock.now();
-    t.sqlite.db
-      .insert(activations)
-      .values([
-        { id: newId(), licenseId: license.id, identifier: "device-1", identifierType: "device", label: "Laptop", createdAt: now, lastSeenAt: now },
-        { id: newId(), licenseId: license.id, identifier: "a@b.test", identifierType: "user", label: null, createdAt: new Date(now.getTime() + 1), lastSeenAt: null },
-      ])
-      .run();
+    const insert = "INSERT INTO activations (id, license_id, identifier, identifier_type, label, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+    await t.exec(insert, [newId(), license.id, "device-1", "device", "Laptop", now, now]);
+    await t.exec(insert, [newId(), license.id, "a@b.test", "user", null, new Date(now.getTime() + 1), null]);
     const res = await t.request("GET", `${V1}/admin/licenses/${license.id}`);
     expect(res.status).toBe(200);
     expect(res.body.data.activations.map((a: any) => [a.identifier, a.identifier_type, a.label, a.last_seen_at])).toEqual([

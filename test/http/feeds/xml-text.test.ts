@@ -94,13 +94,12 @@ describe("render: values stored with illegal characters never reach a feed", () 
     await publishRelease(t, product.id, "1.0.0", { platforms: ["darwin-arm64"], notes: "n" });
     // Straight into the database, past every input check: what data written before the check (or
     // by a future path that forgets it) looks like.
-    const db = t.sqlite.sqlite;
-    db.query("UPDATE products SET name = ?, minimum_supported_message = ?, release_generation = release_generation + 1 WHERE id = ?").run(
+    await t.exec("UPDATE products SET name = $1, minimum_supported_message = $2, release_generation = release_generation + 1 WHERE id = $3", [
       `Leg${ALL_ILLEGAL}acy & <Co>`,
       `Please${ALL_ILLEGAL} update`,
       product.id,
-    );
-    db.query("UPDATE releases SET notes = ? WHERE product_id = ?").run(`<p>No${ALL_ILLEGAL}tes</p> ]]> end`, product.id);
+    ]);
+    await t.exec("UPDATE releases SET notes = $1 WHERE product_id = $2", [`<p>No${ALL_ILLEGAL}tes</p> ]]> end`, product.id]);
   });
 
   toolTest("xmllint")("feed.xml stays well-formed (real xmllint) and carries the text without them", async () => {

@@ -180,7 +180,7 @@ describe("Idempotency-Key", () => {
     const { key } = await catalog(t);
     const res = await post(t, "/license/activate", { license_key: key, identifier: "sealed" }, idem("k-seal"));
     const token = res.body.data.token as string;
-    const rows = t.sqlite.db.select().from(idempotencyKeys).all();
+    const rows = await t.exec("SELECT * FROM idempotency_keys");
     const dump = JSON.stringify(rows);
     expect(rows.length).toBeGreaterThan(0);
     expect(dump).not.toContain(token.split(".")[1]!);
@@ -286,14 +286,14 @@ describe("Idempotency-Key with a license key that resolves to nothing", () => {
       for (const k of junk.slice(0, 2)) {
         for (let i = 0; i < 5; i++) expect((await post(u, "/license/activate", { license_key: k, identifier: "d" }, idem(`junk-${n++}`))).status).toBe(404);
       }
-      expect(u.sqlite.db.select().from(idempotencyKeys).all()).toEqual([]);
+      expect(await u.exec("SELECT * FROM idempotency_keys")).toEqual([]);
 
       // A retry with the same key simply runs again and gets the same 404 (not a replay).
       const again = await post(u, "/license/usage", routes[0]![1](junk[0]!), idem("junk-0"));
       expect(again.status).toBe(404);
       expect(again.text).toBe(reference);
       expect(again.headers.get("idempotent-replayed")).toBeNull();
-      expect(u.sqlite.db.select().from(idempotencyKeys).all()).toEqual([]);
+      expect(await u.exec("SELECT * FROM idempotency_keys")).toEqual([]);
     } finally {
       await u.close();
     }

@@ -10,8 +10,18 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const events = (licenseId: string) =>
-  t.sqlite.db.select().from(usageEvents).where(eq(usageEvents.licenseId, licenseId)).orderBy(desc(usageEvents.createdAt)).all();
+const events = async (licenseId: string) =>
+  (
+    await t.exec<{ quantity: number; metadata: unknown; period_key: string }>(
+      "SELECT quantity, metadata, period_key FROM usage_events WHERE license_id = $1 ORDER BY created_at DESC, id DESC",
+      [licenseId],
+    )
+  ).map((e) => ({
+    quantity: Number(e.quantity),
+    // JSON text on SQLite, jsonb (already parsed) on PostgreSQL
+    metadata: typeof e.metadata === "string" ? JSON.parse(e.metadata) : e.metadata,
+    periodKey: e.period_key,
+  }));
 
 describe("POST /license/usage", () => {
   test("counts, reports the period, stores metadata with the event", async () => {
@@ -21,7 +31,7 @@ describe("POST /license/usage", () => {
     expect(first.body.data).toEqual({ accepted: true, used: 1, limit: 10, remaining: 9, period: "monthly", period_key: "2026-11" });
     const second = await post(t, "/license/usage", { license_key: key, feature: "api", quantity: 4, metadata: { job: "build-7", size: 3 } });
     expect(second.body.data).toMatchObject({ used: 5, remaining: 5 });
-    const stored = events(license.id);
+    const stored = await events(license.id);
     expect(stored.map((e) => [e.quantity, e.metadata, e.periodKey])).toContainEqual([4, { job: "build-7", size: 3 }, "2026-11"]);
     expect(stored.map((e) => [e.quantity, e.metadata])).toContainEqual([1, null]);
   });
@@ -41,7 +51,7 @@ describe("POST /license/usage", () => {
     } finally {
       t.deps.repos.usage.consume = real;
     }
-    expect(events(license.id)).toEqual([]);
+    expect(await events(license.id)).toEqual([]);
     expect(await t.deps.repos.usage.used(license.id, "api", "2026-11")).toBe(0);
   });
 
