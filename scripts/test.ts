@@ -24,3 +24,4 @@ if (process.env.TEST_DATABASE_URL) {
   console.log("\n== npm test: PostgreSQL pass skipped (set TEST_DATABASE_URL=postgres://… to run the HTTP suite on PostgreSQL too)");
 }
 process.exit(first !== 0 ? first : second);
+export {};
