@@ -22,10 +22,14 @@ export function auditEntry(action: string, entityId: string | null, changes: Rec
 
 /** Audit rows as (action, entityId, changes), in action then entity order. */
 export async function auditRows(o: Opened): Promise<{ action: string; entityId: string | null; changes: unknown }[]> {
-  const cols = (t: typeof sqliteSchema.auditLog | typeof pgSchema.auditLog) => ({ action: t.action, entityId: t.entityId, changes: t.changes });
-  const rows = o.sqlite
-    ? o.sqlite.db.select(cols(sqliteSchema.auditLog)).from(sqliteSchema.auditLog).all()
-    : await o.pg!.db.select(cols(pgSchema.auditLog)).from(pgSchema.auditLog);
+  let rows: { action: string; entityId: string | null; changes: unknown }[];
+  if (o.sqlite) {
+    const t = sqliteSchema.auditLog;
+    rows = o.sqlite.db.select({ action: t.action, entityId: t.entityId, changes: t.changes }).from(t).all();
+  } else {
+    const t = pgSchema.auditLog;
+    rows = await o.pg!.db.select({ action: t.action, entityId: t.entityId, changes: t.changes }).from(t);
+  }
   return rows.sort((a, b) => (a.action + (a.entityId ?? "") < b.action + (b.entityId ?? "") ? -1 : 1));
 }
 
@@ -46,19 +50,21 @@ export async function countRows(o: Opened, table: Counted, licenseId?: string): 
 
 /** Usage events of a license, oldest first. */
 export async function usageEvents(o: Opened, licenseId: string) {
-  const pick = (t: typeof sqliteSchema.usageEvents | typeof pgSchema.usageEvents) => ({
-    feature: t.feature,
-    periodKey: t.periodKey,
-    quantity: t.quantity,
-    metadata: t.metadata,
-    createdAt: t.createdAt,
-  });
   if (o.sqlite) {
     const t = sqliteSchema.usageEvents;
-    return o.sqlite.db.select(pick(t)).from(t).where(eq(t.licenseId, licenseId)).orderBy(asc(t.createdAt), asc(t.id)).all();
+    return o.sqlite.db
+      .select({ feature: t.feature, periodKey: t.periodKey, quantity: t.quantity, metadata: t.metadata, createdAt: t.createdAt })
+      .from(t)
+      .where(eq(t.licenseId, licenseId))
+      .orderBy(asc(t.createdAt), asc(t.id))
+      .all();
   }
   const t = pgSchema.usageEvents;
-  return o.pg!.db.select(pick(t)).from(t).where(eq(t.licenseId, licenseId)).orderBy(asc(t.createdAt), asc(t.id));
+  return o.pg!.db
+    .select({ feature: t.feature, periodKey: t.periodKey, quantity: t.quantity, metadata: t.metadata, createdAt: t.createdAt })
+    .from(t)
+    .where(eq(t.licenseId, licenseId))
+    .orderBy(asc(t.createdAt), asc(t.id));
 }
 
 export async function seedAddon(o: Opened, productId: string, over: Partial<Addon> = {}): Promise<Addon> {
@@ -90,17 +96,21 @@ export async function seedClaim(o: Opened, claimedAt: Date): Promise<Idempotency
 }
 
 export async function claimState(o: Opened, s: IdempotencyScope): Promise<{ state: string; responseStatus: number | null; responseSealed: string | null } | null> {
-  const pick = (t: typeof sqliteSchema.idempotencyKeys | typeof pgSchema.idempotencyKeys) => ({
-    state: t.state,
-    responseStatus: t.responseStatus,
-    responseSealed: t.responseSealed,
-  });
   if (o.sqlite) {
     const t = sqliteSchema.idempotencyKeys;
-    return o.sqlite.db.select(pick(t)).from(t).where(and(eq(t.key, s.key), eq(t.route, s.route), eq(t.scope, s.scope))).get() ?? null;
+    return (
+      o.sqlite.db
+        .select({ state: t.state, responseStatus: t.responseStatus, responseSealed: t.responseSealed })
+        .from(t)
+        .where(and(eq(t.key, s.key), eq(t.route, s.route), eq(t.scope, s.scope)))
+        .get() ?? null
+    );
   }
   const t = pgSchema.idempotencyKeys;
-  const [row] = await o.pg!.db.select(pick(t)).from(t).where(and(eq(t.key, s.key), eq(t.route, s.route), eq(t.scope, s.scope)));
+  const [row] = await o.pg!.db
+    .select({ state: t.state, responseStatus: t.responseStatus, responseSealed: t.responseSealed })
+    .from(t)
+    .where(and(eq(t.key, s.key), eq(t.route, s.route), eq(t.scope, s.scope)));
   return row ?? null;
 }
 
@@ -118,9 +128,9 @@ export const completion = (scope: IdempotencyScope, claimedAt: Date, responseSea
  * `n` nodes of one deployment. Close them with the returned function.
  */
 export async function pgNodes(o: Opened, n: number, max = 4): Promise<{ repos: Repos[]; close(): Promise<void> }> {
-  const [{ db }] = await o.pg!.sql<{ db: string }[]>`SELECT current_database() AS db`;
+  const [row] = await o.pg!.sql<{ db: string }[]>`SELECT current_database() AS db`;
   const url = new URL(pgTestUrl()!);
-  url.pathname = `/${db}`;
+  url.pathname = `/${row!.db}`;
   const handles: PgHandle[] = Array.from({ length: n }, () => openPostgres(url.toString(), { max }));
   return {
     repos: handles.map((h) => createPgRepos(h) as Repos),
