@@ -26,6 +26,8 @@ async function readLicense(tx: PgExecutor, id: string, forUpdate = false): Promi
 
 export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
   const { db } = handle;
+  // Hot path (activate/verify): the SQL is built once; postgres.js prepares it on the server.
+  const byKeyHash = db.select().from(licenses).where(eq(licenses.keyHash, sql.placeholder("hash"))).prepare("licenses_by_key_hash");
 
   return {
     async create(license, addonIds, audit) {
@@ -44,7 +46,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
     },
     findById: (id) => readLicense(db, id),
     async findByKeyHash(hash) {
-      const [r] = await db.select().from(licenses).where(eq(licenses.keyHash, hash));
+      const [r] = await byKeyHash.execute({ hash });
       return r ? toLicense(r) : null;
     },
     async list(f) {
