@@ -243,5 +243,21 @@ forEachEngine("ActivationRepo", (engine, open) => {
         await nodes.close();
       }
     });
+
+    test("30 concurrent activations of one identifier from 3 nodes: one activation, the rest re-activate", async () => {
+      await setup();
+      const { license } = await seedCatalog(o, { maxActivations: 1 });
+      const nodes = await pgNodes(o, 3);
+      try {
+        const results = await Promise.all(
+          Array.from({ length: 30 }, (_, i) => nodes.repos[i % 3]!.activations.activate(input(license.id, "same", { at: later(i) }), mustBeActive)),
+        );
+        expect(results.filter((r) => r.kind === "activated").length).toBe(1);
+        expect(results.filter((r) => r.kind === "already_activated").length).toBe(29);
+        expect(await countRows(o, "activations", license.id)).toBe(1);
+      } finally {
+        await nodes.close();
+      }
+    });
   }
 });
