@@ -1,0 +1,168 @@
+import { and, asc, count, eq, sql } from "drizzle-orm";
+import type { PgHandle } from "../../db/pg";
+import { activations } from "../../db/schema-pg";
+import { writeAuditPg } from "../audit/write.pg";
+import { readLicenseAccess } from "../license-api/repo.pg";
+import { storeOutcomePg } from "../idempotency/repo.pg";
+import type { FeatureGrant } from "../entitlements/repo";
+import type { QuotaPeriod } from "../plans/repo";
+import type { LicenseStatus } from "../licenses/repo";
+import { newId } from "../../shared/ids";
+import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
+
+type GrantTuple = [string, FeatureGrant["valueType"], string, number | null, QuotaPeriod | null];
+
+interface VerifyRow {
+  id: string;
+  product_id: string;
+  plan_id: string;
+  status: LicenseStatus;
+  /** Epoch milliseconds (float8): the raw client returns timestamps as text. */
+  valid_until: number | null;
+  support_until: number | null;
+  external_customer_id: string | null;
+  external_workspace_id: string | null;
+  activation_id: string;
+  last_seen_at: number | null;
+  plan_name: string;
+  grace_days: number;
+  max_activations: number | null;
+  floating: boolean;
+  floating_timeout: number;
+  quota_period: QuotaPeriod;
+  /** [[name, value_type, value, quota_limit, quota_period], …] in name order. */
+  features: GrantTuple[];
+  /** The same for add-ons in attach order, then add-on id; null when the license has none. */
+  addons: GrantTuple[] | null;
+}
+
+const toGrants = (source: FeatureGrant["source"], rows: GrantTuple[]): FeatureGrant[] =>
+  rows.map(([name, valueType, value, quotaLimit, quotaPeriod]) => ({ source, name, valueType, value, quotaLimit, quotaPeriod }));
+
+const ms = (v: number | null) => (v === null ? null : new Date(v));
+
+export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
+  const { db } = handle;
+  const client = handle.sql;
+
+  return {
+    async activate(input, check, record) {
+      return db.transaction(async (tx): Promise<ActivateOutcome> => {
+        // Locks the license row: activations of one license (on any node) and a revoke serialise
+        // here, so the count below cannot be overtaken and a committed revoke is seen by check().
+        const current = await readLicenseAccess(tx, { id: input.licenseId }, { forUpdate: true });
+        check(current);
+        const lic = current!;
+        const [existing] = await tx
+          .select()
+          .from(activations)
+          .where(and(eq(activations.licenseId, input.licenseId), eq(activations.identifier, input.identifier)));
+        if (existing) {
+          // Re-activation takes no slot (spec: Activation table); it refreshes last_seen and the label.
+          const label = input.label ?? existing.label;
+          await tx.update(activations).set({ label, lastSeenAt: input.at }).where(eq(activations.id, existing.id));
+          const outcome: ActivatedOutcome = { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: lic };
+          if (record) await storeOutcomePg(tx, record(outcome));
+          return outcome;
+        }
+        const max = lic.plan.maxActivations;
+        if (max !== null) {
+          const [counted] = await tx.select({ n: count() }).from(activations).where(eq(activations.licenseId, input.licenseId));
+          if (counted!.n >= max) return { kind: "limit", max };
+        }
+        const activation: Activation = {
+          id: newId(),
+          licenseId: input.licenseId,
+          identifier: input.identifier,
+          identifierType: input.identifierType,
+          label: input.label,
+          createdAt: input.at,
+          lastSeenAt: input.at,
+        };
+        await tx.insert(activations).values(activation);
+        const outcome: ActivatedOutcome = { kind: "activated", activation, access: lic };
+        if (record) await storeOutcomePg(tx, record(outcome));
+        return outcome;
+      });
+    },
+    async findForVerify(hash, identifier) {
+      // Verify's whole read in one statement (one round trip): license, plan and activation joined,
+      // plan features and add-on grants aggregated by indexed subqueries (the add-on one is empty
+      // for most licenses). Instants come back as epoch ms, converted without a date parser.
+      const [row] = await client<VerifyRow[]>`
+        SELECT l.id, l.product_id, l.plan_id, l.status,
+               (extract(epoch FROM l.valid_until) * 1000)::float8 AS valid_until,
+               (extract(epoch FROM l.support_until) * 1000)::float8 AS support_until,
+               l.external_customer_id, l.external_workspace_id,
+               a.id AS activation_id, (extract(epoch FROM a.last_seen_at) * 1000)::float8 AS last_seen_at,
+               p.name AS plan_name, p.grace_days, p.max_activations, p.floating, p.floating_timeout, p.quota_period,
+               (SELECT coalesce(json_agg(json_build_array(f.name, f.value_type, f.value, f.quota_limit, f.quota_period)
+                                         ORDER BY f.name COLLATE "C"), '[]'::json)
+                  FROM plan_features f WHERE f.plan_id = l.plan_id) AS features,
+               (SELECT json_agg(json_build_array(ad.feature_name, ad.value_type, ad.value, ad.quota_limit, ad.quota_period)
+                                ORDER BY la.created_at, la.addon_id COLLATE "C")
+                  FROM license_addons la JOIN addons ad ON ad.id = la.addon_id WHERE la.license_id = l.id) AS addons
+          FROM licenses l
+          JOIN plans p ON p.id = l.plan_id
+          JOIN activations a ON a.license_id = l.id AND a.identifier = ${identifier}
+         WHERE l.key_hash = ${hash}`;
+      if (!row) return null;
+      const grants = toGrants("plan", row.features);
+      if (row.addons) grants.push(...toGrants("addon", row.addons));
+      return {
+        license: {
+          id: row.id,
+          productId: row.product_id,
+          planId: row.plan_id,
+          status: row.status,
+          validUntil: ms(row.valid_until),
+          supportUntil: ms(row.support_until),
+          externalCustomerId: row.external_customer_id,
+          externalWorkspaceId: row.external_workspace_id,
+        },
+        plan: {
+          id: row.plan_id,
+          name: row.plan_name,
+          graceDays: row.grace_days,
+          maxActivations: row.max_activations,
+          floating: row.floating,
+          floatingTimeout: row.floating_timeout,
+          quotaPeriod: row.quota_period,
+        },
+        activation: { id: row.activation_id, lastSeenAt: ms(row.last_seen_at) },
+        grants,
+      } satisfies VerifyLookup;
+    },
+    async touch(id, at, notSeenSince) {
+      // Conditional: another node may have just touched it.
+      await client`
+        UPDATE activations SET last_seen_at = ${at.toISOString()}::timestamptz
+         WHERE id = ${id} AND (last_seen_at IS NULL OR last_seen_at <= ${notSeenSince.toISOString()}::timestamptz)`;
+    },
+    async deactivate(licenseId, identifier) {
+      const gone = await db
+        .delete(activations)
+        .where(and(eq(activations.licenseId, licenseId), eq(activations.identifier, identifier)))
+        .returning({ id: activations.id });
+      return gone.length > 0;
+    },
+    async listByLicense(licenseId) {
+      return db
+        .select()
+        .from(activations)
+        .where(eq(activations.licenseId, licenseId))
+        .orderBy(asc(activations.createdAt), sql`${activations.id} COLLATE "C"`);
+    },
+    async remove(licenseId, activationId, audit) {
+      return db.transaction(async (tx) => {
+        const [removed] = await tx
+          .delete(activations)
+          .where(and(eq(activations.id, activationId), eq(activations.licenseId, licenseId)))
+          .returning();
+        if (!removed) return null;
+        await writeAuditPg(tx, audit(removed));
+        return removed;
+      });
+    },
+  };
+}

@@ -1,0 +1,263 @@
+// ActivationRepo on every engine: activate (limit, re-activation, check, Idempotency outcome),
+// verify's one-statement lookup, conditional touch, deactivate, list order, audited removal; and on
+// PostgreSQL 60 activations from 3 nodes racing for 10 slots.
+import { afterEach, expect, test } from "bun:test";
+import type { ActivationRepo, NewActivation } from "../../src/modules/activations/repo";
+import type { LicenseAccess } from "../../src/modules/license-api/repo";
+import { ClaimLostError } from "../../src/modules/idempotency/repo";
+import { AppError } from "../../src/shared/errors";
+import { newId } from "../../src/shared/ids";
+import { forEachEngine, type Opened } from "./harness";
+import { insertRows, seedCatalog, seedLicense, SEED_TIME } from "./seed";
+import { repoFor } from "./repos";
+import { auditEntry, auditRows, claimState, completion, countRows, pgNodes, seedAddon, seedClaim } from "./inspect";
+
+const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
+const mustBeActive = (cur: LicenseAccess | null) => {
+  if (!cur || cur.license.status !== "active") throw new AppError("LICENSE_INACTIVE");
+};
+
+forEachEngine("ActivationRepo", (engine, open) => {
+  let o: Opened;
+  let repo: ActivationRepo;
+  const setup = async () => {
+    o = await open();
+    repo = repoFor(o).activations;
+  };
+  afterEach(() => o?.close());
+  const input = (licenseId: string, identifier: string, over: Partial<NewActivation> = {}): NewActivation => ({
+    licenseId,
+    identifier,
+    identifierType: "device",
+    label: null,
+    at: later(1000),
+    ...over,
+  });
+
+  test("activate inserts up to max_activations; re-activation takes no slot and refreshes label and last_seen", async () => {
+    await setup();
+    const { license, plan } = await seedCatalog(o, { maxActivations: 2 });
+    let seen: LicenseAccess | null = null;
+    const first = await repo.activate(input(license.id, "dev-1", { label: "Laptop", identifierType: "user" }), (cur) => {
+      seen = cur;
+    });
+    expect(seen!).toMatchObject({ license: { id: license.id, status: "active" }, plan: { id: plan.id, maxActivations: 2 } });
+    expect(first.kind).toBe("activated");
+    if (first.kind === "limit") throw new Error("unreachable");
+    expect(first.activation).toEqual({
+      id: first.activation.id,
+      licenseId: license.id,
+      identifier: "dev-1",
+      identifierType: "user",
+      label: "Laptop",
+      createdAt: later(1000),
+      lastSeenAt: later(1000),
+    });
+    expect(first.access).toEqual(seen!);
+    const again = await repo.activate(input(license.id, "dev-1", { at: later(2000) }), mustBeActive);
+    expect(again).toMatchObject({ kind: "already_activated", activation: { id: first.activation.id, label: "Laptop", lastSeenAt: later(2000), createdAt: later(1000) } });
+    const relabeled = await repo.activate(input(license.id, "dev-1", { at: later(2500), label: "Desk" }), mustBeActive);
+    expect(relabeled).toMatchObject({ kind: "already_activated", activation: { label: "Desk", lastSeenAt: later(2500) } });
+    expect(await repo.listByLicense(license.id)).toEqual([{ ...first.activation, label: "Desk", lastSeenAt: later(2500) }]);
+    expect((await repo.activate(input(license.id, "dev-2"), mustBeActive)).kind).toBe("activated");
+    expect(await repo.activate(input(license.id, "dev-3"), mustBeActive)).toEqual({ kind: "limit", max: 2 });
+    // At the limit, an activated identifier still re-activates.
+    expect((await repo.activate(input(license.id, "dev-2", { at: later(3000) }), mustBeActive)).kind).toBe("already_activated");
+    expect(await countRows(o, "activations", license.id)).toBe(2);
+  });
+
+  test("activate: unlimited plans never refuse; a throwing check writes nothing", async () => {
+    await setup();
+    const { license, product, plan } = await seedCatalog(o, { maxActivations: null });
+    for (let i = 0; i < 5; i++) expect((await repo.activate(input(license.id, `d${i}`), mustBeActive)).kind).toBe("activated");
+    const revoked = await seedLicense(o, product.id, plan.id, { status: "revoked" });
+    await expect(repo.activate(input(revoked.id, "d0"), mustBeActive)).rejects.toBeInstanceOf(AppError);
+    let seen: LicenseAccess | null | undefined;
+    await expect(repo.activate(input("nope", "d0"), (cur) => { seen = cur; mustBeActive(cur); })).rejects.toBeInstanceOf(AppError);
+    expect(seen).toBeNull();
+    expect(await countRows(o, "activations", revoked.id)).toBe(0);
+  });
+
+  test("activate stores the Idempotency outcome in its transaction; a lost claim undoes the activation", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    const claimedAt = later(10);
+    const scope = await seedClaim(o, claimedAt);
+    const out = await repo.activate(input(license.id, "dev-1"), mustBeActive, (outcome) => completion(scope, claimedAt, `sealed:${outcome.kind}`));
+    expect(out.kind).toBe("activated");
+    expect(await claimState(o, scope)).toEqual({ state: "done", responseStatus: 200, responseSealed: "sealed:activated" });
+    // Re-activation records too.
+    const scope2 = await seedClaim(o, claimedAt);
+    await repo.activate(input(license.id, "dev-1", { label: "x" }), mustBeActive, (outcome) => completion(scope2, claimedAt, `sealed:${outcome.kind}`));
+    expect(await claimState(o, scope2)).toMatchObject({ state: "done", responseSealed: "sealed:already_activated" });
+    // The claim is already done: storing again loses, the new activation rolls back.
+    await expect(repo.activate(input(license.id, "dev-2"), mustBeActive, () => completion(scope, claimedAt, "again"))).rejects.toBeInstanceOf(ClaimLostError);
+    await expect(repo.activate(input(license.id, "dev-1", { label: "lost" }), mustBeActive, () => completion(scope, claimedAt, "again"))).rejects.toBeInstanceOf(
+      ClaimLostError,
+    );
+    const rows = await repo.listByLicense(license.id);
+    expect(rows.map((r) => [r.identifier, r.label])).toEqual([["dev-1", "x"]]);
+    expect(await claimState(o, scope)).toMatchObject({ responseSealed: "sealed:activated" });
+  });
+
+  test("findForVerify: license, plan, activation and grants (plan by name, add-ons in attach order) in one read", async () => {
+    await setup();
+    const validUntil = new Date("2027-03-04T05:06:07.891Z");
+    const { license, plan, product } = await seedCatalog(o, { graceDays: 2, maxActivations: 4, floating: true, floatingTimeout: 15, quotaPeriod: "daily" }, [
+      { name: "seats", valueType: "int", value: "5", quotaLimit: null, quotaPeriod: null },
+      { name: "api", valueType: "quota", value: "", quotaLimit: 1000, quotaPeriod: "hourly" },
+      { name: "Zeta", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null },
+    ]);
+    await insertRows(o, "activations", [
+      { id: newId(), licenseId: license.id, identifier: "dev-1", identifierType: "device", label: null, createdAt: SEED_TIME, lastSeenAt: null },
+    ]);
+    const found = await repo.findForVerify(license.keyHash, "dev-1");
+    expect(found).toEqual({
+      license: {
+        id: license.id,
+        productId: product.id,
+        planId: plan.id,
+        status: "active",
+        validUntil: null,
+        supportUntil: null,
+        externalCustomerId: null,
+        externalWorkspaceId: null,
+      },
+      plan: { id: plan.id, name: plan.name, graceDays: 2, maxActivations: 4, floating: true, floatingTimeout: 15, quotaPeriod: "daily" },
+      activation: { id: found!.activation.id, lastSeenAt: null },
+      grants: [
+        { source: "plan", name: "Zeta", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null },
+        { source: "plan", name: "api", valueType: "quota", value: "", quotaLimit: 1000, quotaPeriod: "hourly" },
+        { source: "plan", name: "seats", valueType: "int", value: "5", quotaLimit: null, quotaPeriod: null },
+      ],
+    });
+    expect(await repo.findForVerify(license.keyHash, "dev-2")).toBeNull();
+    expect(await repo.findForVerify("nope", "dev-1")).toBeNull();
+
+    // A license with dates, add-ons (two attached at the same instant: add-on id breaks the tie).
+    const other = await seedLicense(o, product.id, plan.id, { validUntil, supportUntil: later(86_400_000), externalCustomerId: "c", externalWorkspaceId: "w", status: "past_due" });
+    const [a1, a2, a3] = [
+      await seedAddon(o, product.id, { featureName: "seats", valueType: "int", value: "9" }),
+      await seedAddon(o, product.id, { featureName: "extra", valueType: "quota", value: "", quotaLimit: 50, quotaPeriod: "monthly" }),
+      await seedAddon(o, product.id, { featureName: "flag", valueType: "flag", value: "on" }),
+    ];
+    const [x, y] = [a2!.id, a3!.id].sort() as [string, string];
+    await insertRows(o, "licenseAddons", [
+      { licenseId: other.id, addonId: y, createdAt: later(500) },
+      { licenseId: other.id, addonId: a1!.id, createdAt: later(900) },
+      { licenseId: other.id, addonId: x, createdAt: later(500) },
+    ]);
+    await insertRows(o, "activations", [
+      { id: newId(), licenseId: other.id, identifier: "dev-1", identifierType: "user", label: "L", createdAt: SEED_TIME, lastSeenAt: later(1234) },
+    ]);
+    const withAddons = await repo.findForVerify(other.keyHash, "dev-1");
+    expect(withAddons!.license).toEqual({
+      id: other.id,
+      productId: product.id,
+      planId: plan.id,
+      status: "past_due",
+      validUntil,
+      supportUntil: later(86_400_000),
+      externalCustomerId: "c",
+      externalWorkspaceId: "w",
+    });
+    expect(withAddons!.activation.lastSeenAt).toEqual(later(1234));
+    const byId = new Map([a1!, a2!, a3!].map((a) => [a.id, a]));
+    const addonGrant = (id: string) => {
+      const a = byId.get(id)!;
+      return { source: "addon" as const, name: a.featureName, valueType: a.valueType, value: a.value, quotaLimit: a.quotaLimit, quotaPeriod: a.quotaPeriod };
+    };
+    expect(withAddons!.grants.slice(3)).toEqual([addonGrant(x), addonGrant(y), addonGrant(a1!.id)]);
+    // The same grants EntitlementRepo.grants returns.
+    expect(await repoFor(o).entitlements.grants(plan.id, other.id)).toEqual(withAddons!.grants);
+  });
+
+  test("touch sets last_seen_at only when unset or not after notSeenSince", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    const id = newId();
+    await insertRows(o, "activations", [{ id, licenseId: license.id, identifier: "d", identifierType: "device", label: null, createdAt: SEED_TIME, lastSeenAt: null }]);
+    const seen = async () => (await repo.listByLicense(license.id))[0]!.lastSeenAt;
+    await repo.touch(id, later(5000), later(0));
+    expect(await seen()).toEqual(later(5000));
+    // Touched after notSeenSince by another node: unchanged.
+    await repo.touch(id, later(6000), later(4999));
+    expect(await seen()).toEqual(later(5000));
+    // Exactly at notSeenSince: updated.
+    await repo.touch(id, later(7000), later(5000));
+    expect(await seen()).toEqual(later(7000));
+    await repo.touch("nope", later(8000), later(9000));
+    expect(await seen()).toEqual(later(7000));
+  });
+
+  test("deactivate, listByLicense order, and audited remove", async () => {
+    await setup();
+    const { license, product, plan } = await seedCatalog(o);
+    const other = await seedLicense(o, product.id, plan.id);
+    const ids = [newId(), newId(), newId()].sort();
+    const row = (id: string, identifier: string, createdAt: Date, licenseId = license.id) => ({
+      id,
+      licenseId,
+      identifier,
+      identifierType: "device" as const,
+      label: null,
+      createdAt,
+      lastSeenAt: null,
+    });
+    // created_at first, then id: c (t=1, smallest id), b (t=1, larger id) ... a (t=2).
+    await insertRows(o, "activations", [row(ids[2]!, "a", later(2)), row(ids[1]!, "b", later(1)), row(ids[0]!, "c", later(1)), row(newId(), "a", later(0), other.id)]);
+    expect((await repo.listByLicense(license.id)).map((a) => a.identifier)).toEqual(["c", "b", "a"]);
+    expect(await repo.listByLicense("nope")).toEqual([]);
+
+    expect(await repo.deactivate(license.id, "b")).toBe(true);
+    expect(await repo.deactivate(license.id, "b")).toBe(false);
+    expect(await repo.deactivate(license.id, "zz")).toBe(false);
+    expect((await repo.listByLicense(license.id)).map((a) => a.identifier)).toEqual(["c", "a"]);
+    expect(await countRows(o, "activations", other.id)).toBe(1);
+
+    // Removal: only from the named license, with its audit row.
+    expect(await repo.remove(other.id, ids[2]!, () => auditEntry("activation.remove", ids[2]!))).toBeNull();
+    const removed = await repo.remove(license.id, ids[2]!, (r) => auditEntry("activation.remove", r.id, { identifier: r.identifier }));
+    expect(removed).toEqual(row(ids[2]!, "a", later(2)));
+    expect(await auditRows(o)).toEqual([{ action: "activation.remove", entityId: ids[2]!, changes: { identifier: "a" } }]);
+    expect(await repo.remove(license.id, ids[2]!, () => auditEntry("activation.remove", null))).toBeNull();
+    // A throwing audit callback keeps the activation.
+    await expect(repo.remove(license.id, ids[0]!, () => { throw new Error("no audit"); })).rejects.toThrow("no audit");
+    expect((await repo.listByLicense(license.id)).map((a) => a.identifier)).toEqual(["c"]);
+    expect((await auditRows(o)).length).toBe(1);
+  });
+
+  if (engine === "postgres") {
+    test("60 concurrent activations of distinct identifiers from 3 nodes against max 10: exactly 10", async () => {
+      await setup();
+      const { license } = await seedCatalog(o, { maxActivations: 10 });
+      const nodes = await pgNodes(o, 3);
+      try {
+        const results = await Promise.all(
+          Array.from({ length: 60 }, (_, i) => nodes.repos[i % 3]!.activations.activate(input(license.id, `dev-${i}`, { at: later(i) }), mustBeActive)),
+        );
+        expect(results.filter((r) => r.kind === "activated").length).toBe(10);
+        expect(results.filter((r) => r.kind === "limit").length).toBe(50);
+        expect(await countRows(o, "activations", license.id)).toBe(10);
+      } finally {
+        await nodes.close();
+      }
+    });
+
+    test("30 concurrent activations of one identifier from 3 nodes: one activation, the rest re-activate", async () => {
+      await setup();
+      const { license } = await seedCatalog(o, { maxActivations: 1 });
+      const nodes = await pgNodes(o, 3);
+      try {
+        const results = await Promise.all(
+          Array.from({ length: 30 }, (_, i) => nodes.repos[i % 3]!.activations.activate(input(license.id, "same", { at: later(i) }), mustBeActive)),
+        );
+        expect(results.filter((r) => r.kind === "activated").length).toBe(1);
+        expect(results.filter((r) => r.kind === "already_activated").length).toBe(29);
+        expect(await countRows(o, "activations", license.id)).toBe(1);
+      } finally {
+        await nodes.close();
+      }
+    });
+  }
+});

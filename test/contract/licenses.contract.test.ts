@@ -1,0 +1,282 @@
+// LicenseRepo on every engine: issue, reads, admin list (filters, search, cursor), mutate (incl.
+// revoke's clearActivations), add-on links; and on PostgreSQL a revoke racing activations on 3 nodes.
+import { afterEach, expect, test } from "bun:test";
+import type { License, LicenseListFilter, LicenseRepo } from "../../src/modules/licenses/repo";
+import type { LicenseAccess } from "../../src/modules/license-api/repo";
+import { AppError } from "../../src/shared/errors";
+import { newId } from "../../src/shared/ids";
+import { forEachEngine, type Opened } from "./harness";
+import { insertRows, seedCatalog, seedLicense, seedPlan, seedProduct, SEED_TIME } from "./seed";
+import { repoFor } from "./repos";
+import { auditEntry, auditRows, countRows, pgNodes, seedAddon } from "./inspect";
+
+const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
+
+/** A License value (not written) for create(). */
+function newLicense(productId: string, planId: string, over: Partial<License> = {}): License {
+  const id = newId();
+  return {
+    id,
+    productId,
+    planId,
+    keyHash: `hash-${id}`,
+    keyEncrypted: `sealed-${id}`,
+    keyHint: "WXYZ",
+    email: "buyer@example.com",
+    status: "active",
+    priorStatus: null,
+    validUntil: new Date("2027-01-02T03:04:05.678Z"),
+    supportUntil: null,
+    externalCustomerId: "cus_1",
+    externalWorkspaceId: null,
+    createdAt: SEED_TIME,
+    updatedAt: SEED_TIME,
+    ...over,
+  };
+}
+
+async function expectAppError(p: Promise<unknown>, code: string, message?: string) {
+  const e = await p.then(
+    () => null,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(AppError);
+  expect((e as AppError).code).toBe(code as AppError["code"]);
+  if (message) expect((e as AppError).message).toBe(message);
+}
+
+forEachEngine("LicenseRepo", (engine, open) => {
+  let o: Opened;
+  let repo: LicenseRepo;
+  const setup = async () => {
+    o = await open();
+    repo = repoFor(o).licenses;
+  };
+  afterEach(() => o?.close());
+
+  test("create stores the license, its add-ons and the audit row; reads by id and key hash", async () => {
+    await setup();
+    const product = await seedProduct(o);
+    const { plan } = await seedPlan(o, product.id);
+    const a1 = await seedAddon(o, product.id);
+    const a2 = await seedAddon(o, product.id);
+    const lic = newLicense(product.id, plan.id);
+    expect(await repo.create(lic, [a2.id, a1.id], auditEntry("license.issue", lic.id, { email: lic.email }))).toEqual(lic);
+    expect(await repo.findById(lic.id)).toEqual(lic);
+    expect(await repo.findByKeyHash(lic.keyHash)).toEqual(lic);
+    expect(await repo.findById("nope")).toBeNull();
+    expect(await repo.findByKeyHash("nope")).toBeNull();
+    // Add-on id order (SQLite reads them off the primary-key index).
+    expect(await repo.addonIds(lic.id)).toEqual([a1.id, a2.id].sort());
+    expect(await repo.addonIds("nope")).toEqual([]);
+    expect(await auditRows(o)).toEqual([{ action: "license.issue", entityId: lic.id, changes: { email: lic.email } }]);
+  });
+
+  test("create refuses a duplicate key hash, an unknown plan or add-on with CONFLICT and writes nothing", async () => {
+    await setup();
+    const { product, plan, license } = await seedCatalog(o);
+    await expectAppError(
+      repo.create(newLicense(product.id, plan.id, { keyHash: license.keyHash }), [], auditEntry("license.issue", null)),
+      "CONFLICT",
+      "License key collision; retry.",
+    );
+    await expectAppError(repo.create(newLicense(product.id, "no-plan"), [], auditEntry("license.issue", null)), "CONFLICT", "Unknown product, plan or add-on.");
+    const orphan = newLicense(product.id, plan.id);
+    await expectAppError(repo.create(orphan, ["no-addon"], auditEntry("license.issue", null)), "CONFLICT", "Unknown product, plan or add-on.");
+    expect(await repo.findById(orphan.id)).toBeNull();
+    expect(await countRows(o, "licenses")).toBe(1);
+    expect(await auditRows(o)).toEqual([]);
+  });
+
+  test("list filters, searches and pages newest first by (created_at, id)", async () => {
+    await setup();
+    const product = await seedProduct(o);
+    const other = await seedProduct(o);
+    const { plan } = await seedPlan(o, product.id);
+    const { plan: plan2 } = await seedPlan(o, product.id);
+    const { plan: otherPlan } = await seedPlan(o, other.id);
+    const l1 = await seedLicense(o, product.id, plan.id, { email: "Alice.Smith@Example.com", createdAt: later(1000), externalCustomerId: "cus_A" });
+    const l2 = await seedLicense(o, product.id, plan2.id, { email: "bob_b@example.com", createdAt: later(2000), status: "revoked", externalWorkspaceId: "ws_9" });
+    const l3 = await seedLicense(o, other.id, otherPlan.id, { email: "ÉLODIE@exemple.fr", createdAt: later(2000) });
+    const l4 = await seedLicense(o, product.id, plan.id, { email: "bobxb@example.com", createdAt: later(3000) });
+    const ids = (r: { items: License[] }) => r.items.map((l) => l.id);
+    const list = (f: Omit<LicenseListFilter, "limit">) => repo.list({ limit: 50, ...f });
+    const sameTime = [l2.id, l3.id].sort().reverse();
+
+    expect(ids(await list({}))).toEqual([l4.id, ...sameTime, l1.id]);
+    expect((await list({})).items[0]).toEqual(l4);
+    expect(ids(await list({ productId: product.id }))).toEqual([l4.id, l2.id, l1.id]);
+    expect(ids(await list({ planId: plan.id }))).toEqual([l4.id, l1.id]);
+    expect(ids(await list({ status: "revoked" }))).toEqual([l2.id]);
+    expect(ids(await list({ externalCustomerId: "cus_A" }))).toEqual([l1.id]);
+    expect(ids(await list({ externalWorkspaceId: "ws_9" }))).toEqual([l2.id]);
+    expect(ids(await list({ email: "alice.smith@EXAMPLE.com" }))).toEqual([l1.id]);
+    expect(ids(await list({ email: "alice" }))).toEqual([]);
+    // Search: case-insensitive email substring, wildcards literal, exact external ids / id / key hash.
+    expect(ids(await list({ search: "SMITH@example" }))).toEqual([l1.id]);
+    expect(ids(await list({ search: "bob_b" }))).toEqual([l2.id]);
+    expect(ids(await list({ search: "%" }))).toEqual([]);
+    expect(ids(await list({ search: "bob" }))).toEqual([l4.id, l2.id]);
+    expect(ids(await list({ search: "cus_A" }))).toEqual([l1.id]);
+    expect(ids(await list({ search: "cus_a" }))).toEqual([]);
+    expect(ids(await list({ search: "ws_9" }))).toEqual([l2.id]);
+    expect(ids(await list({ search: l3.id }))).toEqual([l3.id]);
+    expect(ids(await list({ search: "KW-PLAIN-KEY", searchKeyHash: l4.keyHash }))).toEqual([l4.id]);
+    expect(ids(await list({ search: "zzz", searchKeyHash: l4.keyHash, productId: other.id }))).toEqual([]);
+    // Case folding is ASCII-only, as SQLite's lower()/LIKE: "É" is not folded in the stored email.
+    expect(ids(await list({ search: "LODIE@EXEMPLE" }))).toEqual([l3.id]);
+    expect(ids(await list({ search: "élodie" }))).toEqual([]);
+    expect(ids(await list({ email: "élodie@exemple.fr" }))).toEqual([]);
+    expect(ids(await list({ email: "ÉLODIE@EXEMPLE.FR" }))).toEqual([l3.id]);
+
+    // Pages of 1 through the (created_at, id) tie.
+    const seen: string[] = [];
+    let cursor: LicenseListFilter["cursor"];
+    for (;;) {
+      const page = await repo.list({ limit: 1, cursor });
+      seen.push(...ids(page));
+      if (!page.hasMore) break;
+      const last = page.items[page.items.length - 1]!;
+      cursor = { t: last.createdAt.getTime(), id: last.id };
+    }
+    expect(seen).toEqual([l4.id, ...sameTime, l1.id]);
+    const two = await repo.list({ limit: 2 });
+    expect(two.hasMore).toBe(true);
+    expect(await repo.list({ limit: 4 })).toMatchObject({ hasMore: false });
+  });
+
+  test("mutate applies decide's patch with its audit row; unknown is null; a refusal writes nothing", async () => {
+    await setup();
+    const { license, product } = await seedCatalog(o);
+    const { plan: plan2 } = await seedPlan(o, product.id);
+    let seen: License | null = null;
+    const at = later(60_000);
+    const out = await repo.mutate(
+      license.id,
+      (cur) => {
+        seen = cur;
+        return { status: "suspended", priorStatus: cur.status, planId: plan2.id, validUntil: new Date("2028-05-06T07:08:09.123Z") };
+      },
+      at,
+      (before, patch) => auditEntry("license.update", before.id, { from: before.status, to: patch.status }),
+    );
+    expect(seen!).toEqual(license);
+    const expected = { ...license, status: "suspended", priorStatus: "active", planId: plan2.id, validUntil: new Date("2028-05-06T07:08:09.123Z"), updatedAt: at };
+    expect(out!).toEqual(expected as License);
+    expect(await repo.findById(license.id)).toEqual(expected as License);
+    expect(await auditRows(o)).toEqual([{ action: "license.update", entityId: license.id, changes: { from: "active", to: "suspended" } }]);
+
+    let called = false;
+    const none = await repo.mutate("nope", () => ((called = true), {}), at, () => auditEntry("x", null));
+    expect(none).toBeNull();
+    expect(called).toBe(false);
+
+    await expectAppError(
+      repo.mutate(license.id, () => { throw new AppError("CONFLICT", { message: "no" }); }, later(1), () => auditEntry("y", null)),
+      "CONFLICT",
+      "no",
+    );
+    // A throwing audit callback rolls the update back too.
+    await expect(repo.mutate(license.id, () => ({ status: "active" }), later(2), () => { throw new Error("audit failed"); })).rejects.toThrow("audit failed");
+    expect(await repo.findById(license.id)).toEqual(expected as License);
+    expect((await auditRows(o)).length).toBe(1);
+
+    await expectAppError(repo.mutate(license.id, () => ({ planId: "gone-plan" }), later(3), () => auditEntry("z", null)), "CONFLICT", "The plan no longer exists.");
+    expect(await repo.findById(license.id)).toEqual(expected as License);
+  });
+
+  test("mutate with clearActivations drops that license's activations and floating sessions only", async () => {
+    await setup();
+    const { license, product, plan } = await seedCatalog(o);
+    const other = await seedLicense(o, product.id, plan.id);
+    const act = (licenseId: string, identifier: string) => ({ id: newId(), licenseId, identifier, identifierType: "device", label: null, createdAt: SEED_TIME, lastSeenAt: null });
+    const sess = (licenseId: string, identifier: string) => ({ id: newId(), licenseId, identifier, label: null, createdAt: SEED_TIME, heartbeatAt: SEED_TIME, expiresAt: later(3_600_000) });
+    await insertRows(o, "activations", [act(license.id, "a"), act(license.id, "b"), act(other.id, "a")]);
+    await insertRows(o, "floatingSessions", [sess(license.id, "a"), sess(other.id, "a")]);
+    // Without the option nothing is dropped.
+    await repo.mutate(license.id, () => ({ email: "new@example.com" }), later(1), () => auditEntry("license.update", license.id));
+    expect(await countRows(o, "activations", license.id)).toBe(2);
+    const revoked = await repo.mutate(license.id, () => ({ status: "revoked" }), later(2), () => auditEntry("license.revoke", license.id), { clearActivations: true });
+    expect(revoked!.status).toBe("revoked");
+    expect(revoked!.email).toBe("new@example.com");
+    expect(await countRows(o, "activations", license.id)).toBe(0);
+    expect(await countRows(o, "floatingSessions", license.id)).toBe(0);
+    expect(await countRows(o, "activations", other.id)).toBe(1);
+    expect(await countRows(o, "floatingSessions", other.id)).toBe(1);
+    // A refused revoke keeps them.
+    await insertRows(o, "activations", [act(other.id, "b")]);
+    await expect(
+      repo.mutate(other.id, () => { throw new AppError("FORBIDDEN"); }, later(3), () => auditEntry("license.revoke", other.id), { clearActivations: true }),
+    ).rejects.toBeInstanceOf(AppError);
+    expect(await countRows(o, "activations", other.id)).toBe(2);
+  });
+
+  test("attachAddon / detachAddon: guarded, idempotent, audited only when something changed", async () => {
+    await setup();
+    const { license, product } = await seedCatalog(o);
+    const addon = await seedAddon(o, product.id);
+    const at = later(5000);
+    const ok = () => {};
+    expect(await repo.attachAddon(license.id, addon.id, at, ok, auditEntry("license.addon.attach", license.id))).toBe(true);
+    expect(await repo.attachAddon(license.id, addon.id, later(6000), ok, auditEntry("license.addon.attach", license.id))).toBe(false);
+    expect(await repo.addonIds(license.id)).toEqual([addon.id]);
+    expect(await auditRows(o)).toEqual([{ action: "license.addon.attach", entityId: license.id, changes: null }]);
+    expect(await repo.attachAddon("nope", addon.id, at, ok, auditEntry("x", null))).toBeNull();
+    await expectAppError(repo.attachAddon(license.id, "gone-addon", at, ok, auditEntry("x", null)), "CONFLICT", "The add-on no longer exists.");
+    const other = await seedAddon(o, product.id);
+    let guarded: License | null = null;
+    await expectAppError(
+      repo.attachAddon(license.id, other.id, at, (cur) => { guarded = cur; throw new AppError("CONFLICT", { message: "wrong product" }); }, auditEntry("x", null)),
+      "CONFLICT",
+      "wrong product",
+    );
+    expect(guarded!).toEqual(license);
+    expect(await repo.addonIds(license.id)).toEqual([addon.id]);
+
+    await expect(repo.detachAddon(license.id, addon.id, () => { throw new AppError("FORBIDDEN"); }, auditEntry("x", null))).rejects.toBeInstanceOf(AppError);
+    expect(await repo.addonIds(license.id)).toEqual([addon.id]);
+    expect(await repo.detachAddon(license.id, addon.id, ok, auditEntry("license.addon.detach", license.id))).toBe(true);
+    expect(await repo.detachAddon(license.id, addon.id, ok, auditEntry("license.addon.detach", license.id))).toBe(false);
+    expect(await repo.detachAddon("nope", addon.id, ok, auditEntry("x", null))).toBeNull();
+    expect(await repo.addonIds(license.id)).toEqual([]);
+    expect((await auditRows(o)).map((r) => r.action)).toEqual(["license.addon.attach", "license.addon.detach"]);
+  });
+
+  if (engine === "postgres") {
+    test("a revoke racing activations on 3 nodes leaves no activation behind", async () => {
+      await setup();
+      const { license } = await seedCatalog(o, { maxActivations: null });
+      // Three nodes activate; a fourth (with its own pool, so it does not queue behind them) revokes.
+      const nodes = await pgNodes(o, 4);
+      try {
+        const mustBeActive = (cur: LicenseAccess | null) => {
+          if (!cur || cur.license.status !== "active") throw new AppError("LICENSE_INACTIVE");
+        };
+        const activate = (i: number) =>
+          nodes.repos[i % 3]!.activations.activate(
+            { licenseId: license.id, identifier: `dev-${i}`, identifierType: "device", label: null, at: later(i) },
+            mustBeActive,
+          );
+        const before = Array.from({ length: 20 }, (_, i) => activate(i));
+        // Let some activations commit first, then revoke while the others are still running or queued.
+        await Promise.all(before.slice(0, 5));
+        const revoke = nodes.repos[3]!.licenses.mutate(license.id, () => ({ status: "revoked" }), later(100), () => auditEntry("license.revoke", license.id), {
+          clearActivations: true,
+        });
+        const after = Array.from({ length: 25 }, (_, i) => activate(20 + i));
+        const activations = [...before, ...after];
+        const results = await Promise.allSettled([revoke, ...activations]);
+        expect(results[0]!.status).toBe("fulfilled");
+        const acts = results.slice(1);
+        const refused = acts.filter((r) => r.status === "rejected");
+        for (const r of refused) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(AppError);
+        expect(acts.filter((r) => r.status === "fulfilled").length).toBeGreaterThanOrEqual(5);
+        // Activations that committed before the revoke were dropped by it; later ones were refused.
+        expect(await countRows(o, "activations", license.id)).toBe(0);
+        expect((await repo.findById(license.id))!.status).toBe("revoked");
+      } finally {
+        await nodes.close();
+      }
+    });
+  }
+});

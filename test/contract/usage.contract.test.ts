@@ -1,0 +1,156 @@
+// UsageRepo on every engine: the guarded counter (limit, unlimited, oversize), the usage event, the
+// license re-check, the Idempotency outcome, used() and the audited reset; and on PostgreSQL 300
+// reports of 1 from 3 nodes against a quota of 100.
+import { afterEach, expect, test } from "bun:test";
+import type { ConsumeInput, UsageRepo } from "../../src/modules/usage/repo";
+import type { LicenseAccess } from "../../src/modules/license-api/repo";
+import { ClaimLostError } from "../../src/modules/idempotency/repo";
+import { AppError } from "../../src/shared/errors";
+import { forEachEngine, type Opened } from "./harness";
+import { seedCatalog, seedLicense, SEED_TIME } from "./seed";
+import { repoFor } from "./repos";
+import { auditEntry, auditRows, claimState, completion, countRows, pgNodes, seedClaim, usageEvents } from "./inspect";
+
+const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
+const mustBeActive = (cur: LicenseAccess | null) => {
+  if (!cur || cur.license.status !== "active") throw new AppError("LICENSE_INACTIVE");
+};
+
+forEachEngine("UsageRepo", (engine, open) => {
+  let o: Opened;
+  let repo: UsageRepo;
+  const setup = async () => {
+    o = await open();
+    repo = repoFor(o).usage;
+  };
+  afterEach(() => o?.close());
+  const input = (licenseId: string, over: Partial<ConsumeInput> = {}): ConsumeInput => ({
+    licenseId,
+    feature: "api",
+    periodKey: "2026-11",
+    quantity: 1,
+    limit: 10,
+    metadata: null,
+    at: later(1000),
+    ...over,
+  });
+
+  test("consume counts under the limit, refuses what does not fit, and writes one event per accepted report", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    let seen: LicenseAccess | null = null;
+    expect(await repo.consume(input(license.id, { quantity: 4, metadata: { job: "a", n: [1, 2] } }), (cur) => { seen = cur; })).toEqual({ accepted: true, used: 4 });
+    expect(seen!).toMatchObject({ license: { id: license.id } });
+    expect(await repo.consume(input(license.id, { quantity: 6, at: later(2000) }), mustBeActive)).toEqual({ accepted: true, used: 10 });
+    expect(await repo.consume(input(license.id, { quantity: 1 }), mustBeActive)).toEqual({ accepted: false, used: 10 });
+    // Other periods and features have their own counters.
+    expect(await repo.consume(input(license.id, { periodKey: "2026-12" }), mustBeActive)).toEqual({ accepted: true, used: 1 });
+    expect(await repo.consume(input(license.id, { feature: "export", quantity: 3, limit: 3 }), mustBeActive)).toEqual({ accepted: true, used: 3 });
+    expect(await repo.used(license.id, "api", "2026-11")).toBe(10);
+    expect(await repo.used(license.id, "api", "2026-12")).toBe(1);
+    expect(await repo.used(license.id, "api", "1999-01")).toBe(0);
+    expect(await repo.used("nope", "api", "2026-11")).toBe(0);
+    const events = await usageEvents(o, license.id);
+    expect(events.filter((e) => e.feature === "api" && e.periodKey === "2026-11")).toEqual([
+      { feature: "api", periodKey: "2026-11", quantity: 4, metadata: { job: "a", n: [1, 2] }, createdAt: later(1000) },
+      { feature: "api", periodKey: "2026-11", quantity: 6, metadata: null, createdAt: later(2000) },
+    ]);
+    expect(events.length).toBe(4);
+  });
+
+  test("a quantity above the limit is refused without creating a counter; null limit is unlimited", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    expect(await repo.consume(input(license.id, { quantity: 11 }), mustBeActive)).toEqual({ accepted: false, used: 0 });
+    expect(await countRows(o, "usageCounters", license.id)).toBe(0);
+    expect(await repo.consume(input(license.id, { quantity: 10 }), mustBeActive)).toEqual({ accepted: true, used: 10 });
+    expect(await repo.consume(input(license.id, { quantity: 11 }), mustBeActive)).toEqual({ accepted: false, used: 10 });
+    expect(await repo.consume(input(license.id, { feature: "free", quantity: 5_000_000_000, limit: null }), mustBeActive)).toEqual({ accepted: true, used: 5_000_000_000 });
+    expect(await repo.consume(input(license.id, { feature: "free", quantity: 7, limit: null }), mustBeActive)).toEqual({ accepted: true, used: 5_000_000_007 });
+    expect(await countRows(o, "usageEvents", license.id)).toBe(3);
+  });
+
+  test("a throwing check writes nothing", async () => {
+    await setup();
+    const { license, product, plan } = await seedCatalog(o);
+    const suspended = await seedLicense(o, product.id, plan.id, { status: "suspended" });
+    await expect(repo.consume(input(suspended.id), mustBeActive)).rejects.toBeInstanceOf(AppError);
+    let seen: LicenseAccess | null | undefined;
+    await expect(repo.consume(input("nope"), (cur) => { seen = cur; mustBeActive(cur); })).rejects.toBeInstanceOf(AppError);
+    expect(seen).toBeNull();
+    expect(await countRows(o, "usageCounters")).toBe(0);
+    expect(await countRows(o, "usageEvents")).toBe(0);
+    expect((await repo.consume(input(license.id), mustBeActive)).accepted).toBe(true);
+  });
+
+  test("consume stores the Idempotency outcome with the increment; a lost claim undoes increment and event", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    const claimedAt = later(5);
+    const scope = await seedClaim(o, claimedAt);
+    expect(await repo.consume(input(license.id, { quantity: 2 }), mustBeActive, (r) => completion(scope, claimedAt, `used=${r.used}`))).toEqual({ accepted: true, used: 2 });
+    expect(await claimState(o, scope)).toEqual({ state: "done", responseStatus: 200, responseSealed: "used=2" });
+    await expect(repo.consume(input(license.id, { quantity: 3 }), mustBeActive, () => completion(scope, claimedAt, "again"))).rejects.toBeInstanceOf(ClaimLostError);
+    expect(await repo.used(license.id, "api", "2026-11")).toBe(2);
+    expect(await countRows(o, "usageEvents", license.id)).toBe(1);
+    // A refused report stores nothing through the recorder (the service completes it separately).
+    let recorded = false;
+    const scope2 = await seedClaim(o, claimedAt);
+    expect(await repo.consume(input(license.id, { quantity: 9 }), mustBeActive, () => ((recorded = true), completion(scope2, claimedAt, "x")))).toEqual({ accepted: false, used: 2 });
+    expect(recorded).toBe(false);
+    expect(await claimState(o, scope2)).toMatchObject({ state: "in_flight" });
+  });
+
+  test("reset deletes the named counters and audits what it reset", async () => {
+    await setup();
+    const { license, product, plan } = await seedCatalog(o);
+    const other = await seedLicense(o, product.id, plan.id);
+    await repo.consume(input(license.id, { quantity: 3, at: later(100) }), mustBeActive);
+    await repo.consume(input(license.id, { feature: "export", quantity: 2, at: later(200) }), mustBeActive);
+    await repo.consume(input(other.id, { quantity: 5 }), mustBeActive);
+    const reset = await repo.reset(
+      license.id,
+      [
+        { feature: "api", periodKey: "2026-11" },
+        { feature: "missing", periodKey: "2026-11" },
+        { feature: "export", periodKey: "2026-11" },
+      ],
+      (r) => auditEntry("usage.reset", license.id, { counters: r.map((c) => `${c.feature}:${c.used}`) }),
+    );
+    expect(reset).toEqual([
+      { licenseId: license.id, feature: "api", periodKey: "2026-11", used: 3, updatedAt: later(100) },
+      { licenseId: license.id, feature: "export", periodKey: "2026-11", used: 2, updatedAt: later(200) },
+    ]);
+    expect(await repo.used(license.id, "api", "2026-11")).toBe(0);
+    expect(await repo.used(other.id, "api", "2026-11")).toBe(5);
+    expect(await auditRows(o)).toEqual([{ action: "usage.reset", entityId: license.id, changes: { counters: ["api:3", "export:2"] } }]);
+    // Nothing to reset: still audited (the admin asked), empty list.
+    expect(await repo.reset(license.id, [{ feature: "api", periodKey: "2026-11" }], () => auditEntry("usage.reset", "again"))).toEqual([]);
+    expect((await auditRows(o)).length).toBe(2);
+    // A throwing audit keeps the counter.
+    await expect(repo.reset(other.id, [{ feature: "api", periodKey: "2026-11" }], () => { throw new Error("no audit"); })).rejects.toThrow("no audit");
+    expect(await repo.used(other.id, "api", "2026-11")).toBe(5);
+  });
+
+  if (engine === "postgres") {
+    test("300 concurrent reports of 1 from 3 nodes against a quota of 100: exactly 100 accepted", async () => {
+      await setup();
+      const { license } = await seedCatalog(o);
+      const nodes = await pgNodes(o, 3);
+      try {
+        const results = await Promise.all(
+          Array.from({ length: 300 }, (_, i) => nodes.repos[i % 3]!.usage.consume(input(license.id, { limit: 100, at: later(i) }), mustBeActive)),
+        );
+        const accepted = results.filter((r) => r.accepted);
+        expect(accepted.length).toBe(100);
+        // Each accepted report saw a distinct counter value 1..100.
+        expect(accepted.map((r) => r.used).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+        expect(results.filter((r) => !r.accepted).every((r) => r.used === 100)).toBe(true);
+        expect(await repo.used(license.id, "api", "2026-11")).toBe(100);
+        expect(await countRows(o, "usageEvents", license.id)).toBe(100);
+      } finally {
+        await nodes.close();
+      }
+    });
+  }
+});
