@@ -3,9 +3,16 @@
 import type { PgHandle } from "./db/pg";
 import type { Repos } from "./deps";
 import { createLicenseAccessRepoPg } from "./modules/license-api/repo.pg";
+import { createIdempotencyRepoPg } from "./modules/idempotency/repo.pg";
+import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
+
+/** The public rate limiter on PostgreSQL (exact across nodes); container.ts wires it as `rateLimiter`. */
+export { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
 
 export function createPgRepos(handle: PgHandle): Partial<Repos> {
   return {
     licenseAccess: createLicenseAccessRepoPg(handle),
+    idempotency: createIdempotencyRepoPg(handle),
+    bruteForce: createBruteForceRepoPg(handle),
   };
 }
