@@ -3,6 +3,7 @@
 import type { PgHandle } from "./db/pg";
 import type { Repos } from "./deps";
 import { createLicenseAccessRepoPg } from "./modules/license-api/repo.pg";
+import { createReleaseRepoPg } from "./modules/releases/repo.pg";
 import { createIdempotencyRepoPg } from "./modules/idempotency/repo.pg";
 import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
 
@@ -12,6 +13,7 @@ export { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
 export function createPgRepos(handle: PgHandle): Partial<Repos> {
   return {
     licenseAccess: createLicenseAccessRepoPg(handle),
+    releases: createReleaseRepoPg(handle),
     idempotency: createIdempotencyRepoPg(handle),
     bruteForce: createBruteForceRepoPg(handle),
   };
