@@ -9,6 +9,12 @@ import { createActivationRepoPg } from "./modules/activations/repo.pg";
 import { createEntitlementRepoPg } from "./modules/entitlements/repo.pg";
 import { createUsageRepoPg } from "./modules/usage/repo.pg";
 import { createFloatingRepoPg } from "./modules/floating/repo.pg";
+import { createReleaseRepoPg } from "./modules/releases/repo.pg";
+import { createIdempotencyRepoPg } from "./modules/idempotency/repo.pg";
+import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
+
+/** The public rate limiter on PostgreSQL (exact across nodes); container.ts wires it as `rateLimiter`. */
+export { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
 
 export function createPgRepos(handle: PgHandle): Partial<Repos> {
   return {
@@ -18,5 +24,8 @@ export function createPgRepos(handle: PgHandle): Partial<Repos> {
     entitlements: createEntitlementRepoPg(handle),
     usage: createUsageRepoPg(handle),
     floating: createFloatingRepoPg(handle),
+    releases: createReleaseRepoPg(handle),
+    idempotency: createIdempotencyRepoPg(handle),
+    bruteForce: createBruteForceRepoPg(handle),
   };
 }
