@@ -5,11 +5,13 @@ import type { Repos } from "./deps";
 import { createLicenseAccessRepoPg } from "./modules/license-api/repo.pg";
 // catalog and system repositories (pg-h1)
 import { createProductRepoPg } from "./modules/products/repo.pg";
+import { createPlanRepoPg } from "./modules/plans/repo.pg";
 
 export function createPgRepos(handle: PgHandle): Partial<Repos> {
   return {
     licenseAccess: createLicenseAccessRepoPg(handle),
     // catalog and system repositories (pg-h1)
     products: createProductRepoPg(handle),
+    plans: createPlanRepoPg(handle),
   };
 }
