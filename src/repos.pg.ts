@@ -6,6 +6,7 @@ import { createLicenseAccessRepoPg } from "./modules/license-api/repo.pg";
 // catalog and system repositories (pg-h1)
 import { createProductRepoPg } from "./modules/products/repo.pg";
 import { createPlanRepoPg } from "./modules/plans/repo.pg";
+import { createAddonRepoPg } from "./modules/addons/repo.pg";
 
 export function createPgRepos(handle: PgHandle): Partial<Repos> {
   return {
@@ -13,5 +14,6 @@ export function createPgRepos(handle: PgHandle): Partial<Repos> {
     // catalog and system repositories (pg-h1)
     products: createProductRepoPg(handle),
     plans: createPlanRepoPg(handle),
+    addons: createAddonRepoPg(handle),
   };
 }
