@@ -7,6 +7,7 @@ import { createLicenseAccessRepoPg } from "./modules/license-api/repo.pg";
 import { createProductRepoPg } from "./modules/products/repo.pg";
 import { createPlanRepoPg } from "./modules/plans/repo.pg";
 import { createAddonRepoPg } from "./modules/addons/repo.pg";
+import { createSettingsRepoPg } from "./modules/settings/repo.pg";
 
 export function createPgRepos(handle: PgHandle): Partial<Repos> {
   return {
@@ -15,5 +16,6 @@ export function createPgRepos(handle: PgHandle): Partial<Repos> {
     products: createProductRepoPg(handle),
     plans: createPlanRepoPg(handle),
     addons: createAddonRepoPg(handle),
+    settings: createSettingsRepoPg(handle),
   };
 }
