@@ -8,6 +8,7 @@ import { createProductRepoPg } from "./modules/products/repo.pg";
 import { createPlanRepoPg } from "./modules/plans/repo.pg";
 import { createAddonRepoPg } from "./modules/addons/repo.pg";
 import { createSettingsRepoPg } from "./modules/settings/repo.pg";
+import { createApiKeyRepoPg } from "./modules/api-keys/repo.pg";
 
 export function createPgRepos(handle: PgHandle): Partial<Repos> {
   return {
@@ -17,5 +18,6 @@ export function createPgRepos(handle: PgHandle): Partial<Repos> {
     plans: createPlanRepoPg(handle),
     addons: createAddonRepoPg(handle),
     settings: createSettingsRepoPg(handle),
+    apiKeys: createApiKeyRepoPg(handle),
   };
 }
