@@ -15,7 +15,7 @@ export function createApiKeyRepoPg(handle: PgHandle): ApiKeyRepo {
   const byHash = db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder("hash"))).prepare("api_key_by_hash");
   const touch = db
     .update(apiKeys)
-    .set({ lastUsedAt: sql.placeholder("at") })
+    .set({ lastUsedAt: sql`${sql.placeholder("at")}::timestamptz` })
     .where(eq(apiKeys.id, sql.placeholder("id")))
     .prepare("api_key_touch");
   const findById = async (id: string) => {
@@ -59,7 +59,7 @@ export function createApiKeyRepoPg(handle: PgHandle): ApiKeyRepo {
       });
     },
     async touch(id, at) {
-      await touch.execute({ id, at });
+      await touch.execute({ id, at: at.toISOString() });
     },
   };
 }
