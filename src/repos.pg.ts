@@ -9,6 +9,7 @@ import { createPlanRepoPg } from "./modules/plans/repo.pg";
 import { createAddonRepoPg } from "./modules/addons/repo.pg";
 import { createSettingsRepoPg } from "./modules/settings/repo.pg";
 import { createApiKeyRepoPg } from "./modules/api-keys/repo.pg";
+import { createAuditRepoPg } from "./modules/audit/repo.pg";
 
 export function createPgRepos(handle: PgHandle): Partial<Repos> {
   return {
@@ -19,5 +20,6 @@ export function createPgRepos(handle: PgHandle): Partial<Repos> {
     addons: createAddonRepoPg(handle),
     settings: createSettingsRepoPg(handle),
     apiKeys: createApiKeyRepoPg(handle),
+    audit: createAuditRepoPg(handle),
   };
 }

@@ -8,6 +8,13 @@ import type { Opened } from "./harness";
 
 type Readable = "products" | "plans" | "planFeatures" | "addons" | "settings" | "apiKeys" | "auditLog" | "signingKeys";
 
+/** Writes rows straight into a table of either engine (fixtures for tables seed.ts does not cover). */
+export async function insertInto(o: Opened, table: "auditLog" | "signingKeys", rows: Record<string, unknown>[]): Promise<void> {
+  if (rows.length === 0) return;
+  if (o.sqlite) o.sqlite.db.insert(sqliteSchema[table] as any).values(rows as any).run();
+  else await o.pg!.db.insert(pgSchema[table] as any).values(rows as any);
+}
+
 /** Every row of a table, in no particular order. */
 export async function readRows(o: Opened, table: Readable): Promise<Record<string, any>[]> {
   if (o.sqlite) return o.sqlite.db.select().from(sqliteSchema[table] as any).all() as Record<string, any>[];
