@@ -10,6 +10,7 @@ import { createAddonRepoPg } from "./modules/addons/repo.pg";
 import { createSettingsRepoPg } from "./modules/settings/repo.pg";
 import { createApiKeyRepoPg } from "./modules/api-keys/repo.pg";
 import { createAuditRepoPg } from "./modules/audit/repo.pg";
+import { createSigningKeyRepoPg } from "./modules/keys/repo.pg";
 
 export function createPgRepos(handle: PgHandle): Partial<Repos> {
   return {
@@ -21,5 +22,6 @@ export function createPgRepos(handle: PgHandle): Partial<Repos> {
     settings: createSettingsRepoPg(handle),
     apiKeys: createApiKeyRepoPg(handle),
     audit: createAuditRepoPg(handle),
+    signingKeys: createSigningKeyRepoPg(handle),
   };
 }

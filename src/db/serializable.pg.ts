@@ -21,14 +21,14 @@ export function isRetryableConflict(e: unknown): boolean {
  * touch the database and synchronous callbacks) when PostgreSQL aborts it for a serialization
  * conflict. Gives up after `attempts` tries, rethrowing the last conflict.
  */
-export async function serializable<T>(db: PgDb, fn: (tx: PgTx) => Promise<T>, attempts = 12): Promise<T> {
+export async function serializable<T>(db: PgDb, fn: (tx: PgTx) => Promise<T>, attempts = 20): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction(fn, { isolationLevel: "serializable" });
     } catch (e) {
       if (attempt >= attempts || !isRetryableConflict(e)) throw e;
-      // A little jitter so the same transactions do not collide again in lockstep.
-      await Bun.sleep(Math.random() * 4 * attempt);
+      // Randomised, growing backoff (capped at 100 ms) so the losers do not collide again in lockstep.
+      await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
     }
   }
 }
