@@ -15,6 +15,14 @@ import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
 
 /** The public rate limiter on PostgreSQL (exact across nodes); container.ts wires it as `rateLimiter`. */
 export { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
+// catalog and system repositories (pg-h1)
+import { createProductRepoPg } from "./modules/products/repo.pg";
+import { createPlanRepoPg } from "./modules/plans/repo.pg";
+import { createAddonRepoPg } from "./modules/addons/repo.pg";
+import { createSettingsRepoPg } from "./modules/settings/repo.pg";
+import { createApiKeyRepoPg } from "./modules/api-keys/repo.pg";
+import { createAuditRepoPg } from "./modules/audit/repo.pg";
+import { createSigningKeyRepoPg } from "./modules/keys/repo.pg";
 
 export function createPgRepos(handle: PgHandle): Partial<Repos> {
   return {
@@ -27,5 +35,13 @@ export function createPgRepos(handle: PgHandle): Partial<Repos> {
     releases: createReleaseRepoPg(handle),
     idempotency: createIdempotencyRepoPg(handle),
     bruteForce: createBruteForceRepoPg(handle),
+    // catalog and system repositories (pg-h1)
+    products: createProductRepoPg(handle),
+    plans: createPlanRepoPg(handle),
+    addons: createAddonRepoPg(handle),
+    settings: createSettingsRepoPg(handle),
+    apiKeys: createApiKeyRepoPg(handle),
+    audit: createAuditRepoPg(handle),
+    signingKeys: createSigningKeyRepoPg(handle),
   };
 }

@@ -1,0 +1,34 @@
+// SERIALIZABLE transactions with retry, for the few PostgreSQL writes whose decision rests on rows that
+// may not exist yet, so there is no row to lock (first-start signing-key race, settings documents):
+// PostgreSQL's serializable snapshot isolation aborts one of two transactions that read the same
+// predicate and then write into it (SQLSTATE 40001), and the retry sees the winner's committed rows.
+import type { PgDb } from "./pg";
+
+type PgTx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
+
+/** Serialization failure or deadlock: the transaction was rolled back and may simply run again. */
+export function isRetryableConflict(e: unknown): boolean {
+  let cur = e as { code?: string; cause?: unknown } | null | undefined;
+  for (let i = 0; cur && typeof cur === "object" && i < 5; i++) {
+    if (cur.code === "40001" || cur.code === "40P01") return true;
+    cur = cur.cause as typeof cur;
+  }
+  return false;
+}
+
+/**
+ * Runs `fn` in a SERIALIZABLE transaction, re-running it (a fresh transaction, so `fn` must only
+ * touch the database and synchronous callbacks) when PostgreSQL aborts it for a serialization
+ * conflict. Gives up after `attempts` tries, rethrowing the last conflict.
+ */
+export async function serializable<T>(db: PgDb, fn: (tx: PgTx) => Promise<T>, attempts = 20): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(fn, { isolationLevel: "serializable" });
+    } catch (e) {
+      if (attempt >= attempts || !isRetryableConflict(e)) throw e;
+      // Randomised, growing backoff (capped at 100 ms) so the losers do not collide again in lockstep.
+      await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
+    }
+  }
+}

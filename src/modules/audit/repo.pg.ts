@@ -1,0 +1,42 @@
+import { and, eq, gte, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import type { PgHandle } from "../../db/pg";
+import { auditLog } from "../../db/schema-pg";
+import { decodeCursor, encodeCursor } from "../../db/cursor";
+import type { AuditRecord, AuditRepo } from "./repo";
+
+type Row = typeof auditLog.$inferSelect;
+const toRecord = (r: Row): AuditRecord => ({ ...r, changes: r.changes ?? null });
+
+/** The id in byte order (SQLite's text comparison), whatever the database collation. */
+const idBytes = sql`${auditLog.id} COLLATE "C"`;
+
+export function createAuditRepoPg(handle: PgHandle): AuditRepo {
+  const { db } = handle;
+  return {
+    async list(f) {
+      const where: SQL[] = [];
+      if (f.entityType) where.push(eq(auditLog.entityType, f.entityType));
+      if (f.entityId) where.push(eq(auditLog.entityId, f.entityId));
+      if (f.action) where.push(eq(auditLog.action, f.action));
+      if (f.actorId) where.push(eq(auditLog.actorId, f.actorId));
+      if (f.productId) where.push(eq(auditLog.productId, f.productId));
+      if (f.since) where.push(gte(auditLog.createdAt, f.since));
+      if (f.until) where.push(lte(auditLog.createdAt, f.until));
+      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
+      if (cursor) {
+        // Newest first; ids are UUIDv7 so (created_at, id) is a stable total order. Same cursor as SQLite.
+        const at = new Date(cursor.t);
+        where.push(or(lt(auditLog.createdAt, at), and(eq(auditLog.createdAt, at), sql`${idBytes} < ${cursor.id}`))!);
+      }
+      const rows = await db
+        .select()
+        .from(auditLog)
+        .where(where.length ? and(...where) : undefined)
+        .orderBy(sql`${auditLog.createdAt} DESC`, sql`${idBytes} DESC`)
+        .limit(f.limit + 1);
+      const items = rows.slice(0, f.limit).map(toRecord);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+    },
+  };
+}
