@@ -3,9 +3,13 @@
 import type { PgHandle } from "./db/pg";
 import type { Repos } from "./deps";
 import { createLicenseAccessRepoPg } from "./modules/license-api/repo.pg";
+import { createJobLeaseRepoPg } from "./jobs/lease.pg";
+import { createOutboxRepoPg } from "./modules/outbox/repo.pg";
 
 export function createPgRepos(handle: PgHandle): Partial<Repos> {
   return {
     licenseAccess: createLicenseAccessRepoPg(handle),
+    jobLeases: createJobLeaseRepoPg(handle),
+    outbox: createOutboxRepoPg(handle),
   };
 }
