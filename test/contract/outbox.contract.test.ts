@@ -12,7 +12,8 @@ const T0 = new Date("2026-11-21T08:00:00.000Z");
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const MIN = 60_000;
 
-function row(over: Partial<OutboxMessage> = {}): OutboxMessage {
+/** A message row, inserted straight into the table (insertRows takes plain records). */
+function row(over: Partial<OutboxMessage> = {}): OutboxMessage & Record<string, unknown> {
   return {
     id: newId(),
     kind: "event",
