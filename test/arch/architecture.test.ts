@@ -1,7 +1,7 @@
 // Enforces the codebase rules on src/ (COMMON.md rules 1-3, STYLE habit 1):
 //   env        process.env / Bun.env / import.meta.env only in src/config.ts
 //   clock      Date.now, new Date(), Date(), performance.now, Bun.nanoseconds, process.hrtime only in src/shared/clock.ts
-//   db         drizzle-orm, bun:sqlite and sql`…` only in src/db/** and *.sqlite.ts
+//   db         drizzle-orm, bun:sqlite and sql`…` only in src/db/**, *.sqlite.ts and *.pg.ts
 //   bare-error no `throw new Error(…)` in src/modules/**/service.ts|domain.ts (AppError instead)
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -49,6 +49,7 @@ describe("each rule can fail (fake files)", () => {
     { rule: "db", code: 'import type { Database } from "bun:sqlite";', allowedAt: "src/db/client.ts" },
     { rule: "db", code: 'export { eq } from "drizzle-orm";', allowedAt: "src/db/index.ts" },
     { rule: "db", code: 'const m = await import("bun:sqlite");', allowedAt: "src/jobs/cleanup.sqlite.ts" },
+    { rule: "db", code: 'import { eq } from "drizzle-orm";', allowedAt: "src/modules/widgets/repo.pg.ts" },
     { rule: "db", code: "const q = sql`SELECT 1`;", allowedAt: "src/modules/widgets/repo.sqlite.ts" },
     { rule: "db", code: "const q = sql.raw`SELECT 1`;", allowedAt: "src/db/migrate.ts" },
     { rule: "bare-error", code: 'throw new Error("no such widget");', allowedAt: "src/modules/widgets/repo.sqlite.ts" },

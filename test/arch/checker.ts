@@ -18,8 +18,8 @@ export const RULES: Record<RuleId, { allowed: (path: string) => boolean; fix: st
     fix: "use deps.clock.now() / nowMs() / monotonicMs() so tests can fix the time",
   },
   db: {
-    allowed: (p) => p.startsWith("src/db/") || p.endsWith(".sqlite.ts"),
-    fix: "keep drizzle, bun:sqlite and SQL in src/db/** or a repo.sqlite.ts behind a repository interface",
+    allowed: (p) => p.startsWith("src/db/") || p.endsWith(".sqlite.ts") || p.endsWith(".pg.ts"),
+    fix: "keep drizzle, bun:sqlite and SQL in src/db/** or a repo.sqlite.ts / repo.pg.ts behind a repository interface",
   },
   "bare-error": {
     allowed: (p) => !/^src\/modules\/.+\/(service|domain)\.ts$/.test(p),
