@@ -25,7 +25,7 @@ import type { IdempotencyRepo } from "./modules/idempotency/repo";
 import type { BruteForceRepo } from "./modules/abuse/repo";
 import type { JobLeaseRepo } from "./jobs/lease";
 import type { OutboxRepo } from "./modules/outbox/repo";
-import type { OutboxHandlers } from "./modules/outbox/service";
+import type { OutboxHandlers } from "./modules/outbox/handlers";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {

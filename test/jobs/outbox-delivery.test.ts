@@ -2,7 +2,8 @@
 import { afterEach, expect, test } from "bun:test";
 import type { Repos } from "../../src/deps";
 import type { OutboxMessage } from "../../src/modules/outbox/repo";
-import { deliverOutbox, type OutboxHandlers } from "../../src/modules/outbox/service";
+import { deliverOutbox } from "../../src/modules/outbox/service";
+import type { OutboxHandlers } from "../../src/modules/outbox/handlers";
 import { DAY, fixedClock, SECOND } from "../../src/shared/clock";
 import { forEachEngine, type Opened } from "../contract/harness";
 import { repoFor } from "../contract/repos";

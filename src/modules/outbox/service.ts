@@ -4,11 +4,7 @@
 import type { Deps } from "../../deps";
 import { MINUTE, SECOND } from "../../shared/clock";
 import { nextAttemptAfterFailure } from "./domain";
-import { OUTBOX_KINDS, type OutboxKind, type OutboxMessage } from "./repo";
-
-/** Delivers one message; resolves when it was accepted, rejects (any error) to retry later. */
-export type OutboxHandler = (message: OutboxMessage) => Promise<void>;
-export type OutboxHandlers = Partial<Record<OutboxKind, OutboxHandler>>;
+import { OUTBOX_KINDS, type OutboxMessage } from "./repo";
 
 /**
  * How long a claim keeps other nodes off a message. A handler must settle well within it (webhook
