@@ -1,5 +1,8 @@
 // Runs one job pass under the lease (lease.ts): claim, run, finish. A pass that throws is recorded as
 // an error in the job's last result and reported to the caller; it never throws into the scheduler.
+// The fence guards the job's record only. A pass's own writes must stay safe if a stalled run and
+// its successor overlap: the prune and expire passes delete rows that are past a cut-off (running
+// twice deletes nothing more), and outbox messages carry their own per-message claims.
 import { hostname } from "node:os";
 import type { Deps } from "../deps";
 import { AppError } from "../shared/errors";
