@@ -32,6 +32,7 @@ import { settingsAdminRoutes } from "./modules/settings/admin";
 import { licenseAdminRoutes } from "./modules/licenses/admin";
 import { licenseApiRoutes } from "./modules/license-api";
 import { licenseApiAdminRoutes } from "./modules/license-api/admin";
+import { jobAdminRoutes } from "./jobs/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -122,7 +123,8 @@ export function createApp(deps: Deps) {
           .use(licenseApiAdminRoutes(deps, guard))
           .use(keyAdminRoutes(deps, guard))
           .use(releaseKeyAdminRoutes(deps, guard))
-          .use(releaseAdminRoutes(deps, guard)),
+          .use(releaseAdminRoutes(deps, guard))
+          .use(jobAdminRoutes(deps, guard)),
       )
   );
 }

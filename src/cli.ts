@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { configFromProcessEnv, ConfigError, type Config } from "./config";
 import { createDeps } from "./container";
 import { startServer, type RunningServer } from "./server";
+import { startScheduler, type Scheduler } from "./jobs/scheduler";
 import { systemClock } from "./shared/clock";
 import { createLogger, type Logger } from "./shared/logger";
 import { SCOPES, SYSTEM_ACTOR, type Scope } from "./shared/actor";
@@ -170,14 +171,18 @@ export async function runCli(argv: string[]): Promise<number | null> {
 async function serve(config: Readonly<Config>, logger: Logger): Promise<number | null> {
   const deps = await createDeps(config, systemClock, logger);
   let server: RunningServer;
+  // Background job passes (JOBS): stopped by server.stop() after in-flight requests, before the
+  // database closes.
+  let scheduler: Scheduler | null = null;
   try {
-    server = startServer(deps);
+    server = startServer(deps, { onStop: () => scheduler?.stop() });
   } catch (e) {
     // EADDRINUSE and friends: say which address, not a stack trace.
     logger.error("cannot listen", { host: config.host, port: config.port, error: (e as Error).message });
     await deps.db.close();
     return 1;
   }
+  if (config.jobs) scheduler = startScheduler(deps);
   // The release build starts with JavaScriptCore's JIT tier-up thresholds scaled up
   // (--compile-jit-policy in scripts/build.ts) because start-up code runs once and compiling it is
   // wasted work. Once listening, start-up is over: from here on the JIT works as usual. (A no-op
@@ -205,6 +210,6 @@ async function serve(config: Readonly<Config>, logger: Logger): Promise<number |
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   // Logged only once the signal handlers are in place: a supervisor that acts on this line can stop us.
-  logger.info("keyward listening", { url: server.url, dataDir: config.dataDir });
+  logger.info("keyward listening", { url: server.url, dataDir: config.dataDir, jobs: config.jobs });
   return null;
 }

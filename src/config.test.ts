@@ -33,6 +33,8 @@ describe("defaults (DECISIONS: Service basics)", () => {
     expect(c.logLevel).toBe("info");
     expect(c.storage.driver).toBe("local");
     expect(c.shutdownGraceMs).toBe(10_000);
+    expect(c.jobs).toBe(true);
+    expect(c.webhookRetryBaseSeconds).toBe(30);
   });
 
   test("the result is frozen", () => {
@@ -81,6 +83,13 @@ describe("defaults (DECISIONS: Service basics)", () => {
   test("NODE_ENV=test defaults to silent logs", () => {
     expect(loadConfig({ NODE_ENV: "test" }).logLevel).toBe("silent");
   });
+
+  test("JOBS: on by default, off under NODE_ENV=test unless set", () => {
+    expect(loadConfig({ NODE_ENV: "production", RELEASE_KEY_ENCRYPTION_KEY: "ab".repeat(32), BASE_URL: "https://k.example.com" }).jobs).toBe(true);
+    expect(loadConfig({ NODE_ENV: "test" }).jobs).toBe(false);
+    expect(loadConfig({ NODE_ENV: "test", JOBS: "on" }).jobs).toBe(true);
+    expect(loadConfig({ JOBS: "off" }).jobs).toBe(false);
+  });
 });
 
 describe("a bad value is refused with an error naming the variable", () => {
@@ -88,6 +97,9 @@ describe("a bad value is refused with an error naming the variable", () => {
     ["NODE_ENV", "staging"],
     ["PORT", "abc"],
     ["PORT", "-1"],
+    ["JOBS", "sometimes"],
+    ["WEBHOOK_RETRY_BASE_SECONDS", "0"],
+    ["WEBHOOK_RETRY_BASE_SECONDS", "3601"],
     ["PORT", "65536"],
     ["PORT", "80.5"],
     ["BASE_URL", "not a url"],

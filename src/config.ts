@@ -53,6 +53,10 @@ export interface Config {
     uploadUrlTtlSeconds: number;
   };
   shutdownGraceMs: number;
+  /** Run the scheduled job passes in `serve` (JOBS, default on; off under NODE_ENV=test unless set). */
+  jobs: boolean;
+  /** Base of the outbox retry backoff (WEBHOOK_RETRY_BASE_SECONDS): the n-th retry waits up to base × 2^(n−1). */
+  webhookRetryBaseSeconds: number;
   /** Test only (refused unless NODE_ENV=test): the process SIGKILLs itself at this point. */
   testCrashPoint: CrashPoint | null;
 }
@@ -204,6 +208,10 @@ export function loadConfig(env: Env): Readonly<Config> {
     rateLimitPublicPerMinute: int(env, "RATE_LIMIT_PUBLIC_PER_MINUTE", 1200, 0, 100_000_000),
     storage,
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+    // Tests start servers of their own and drive the passes directly; a scheduler firing in the
+    // middle of a test would change its data.
+    jobs: bool(env, "JOBS", nodeEnv !== "test"),
+    webhookRetryBaseSeconds: int(env, "WEBHOOK_RETRY_BASE_SECONDS", 30, 1, 3600),
     testCrashPoint: optional(env, "TEST_CRASH_POINT") === null ? null : oneOf(env, "TEST_CRASH_POINT", CRASH_POINTS[0], CRASH_POINTS),
   };
   if (config.testCrashPoint !== null && nodeEnv !== "test") {

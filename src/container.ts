@@ -27,6 +27,8 @@ import { createFloatingRepo } from "./modules/floating/repo.sqlite";
 import { createIdempotencyRepo } from "./modules/idempotency/repo.sqlite";
 import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
 import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
+import { createJobLeaseRepo } from "./jobs/lease.sqlite";
+import { createOutboxRepo } from "./modules/outbox/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -46,6 +48,8 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     floating: createFloatingRepo(handle),
     idempotency: createIdempotencyRepo(handle),
     bruteForce: createBruteForceRepo(handle),
+    jobLeases: createJobLeaseRepo(handle),
+    outbox: createOutboxRepo(handle),
   };
 }
 
@@ -79,7 +83,7 @@ export async function createDeps(config: Readonly<Config>, clock: Clock, logger:
       },
     };
     sqliteHandles.set(store, db);
-    return { config, clock, logger, db: store, secrets, repos, tokenKeys, storage, rateLimiter: createSqliteRateLimiter(db) };
+    return { config, clock, logger, db: store, secrets, repos, tokenKeys, storage, rateLimiter: createSqliteRateLimiter(db), outboxHandlers: {} };
   } catch (e) {
     await db.close();
     throw e;

@@ -23,6 +23,9 @@ import type { UsageRepo } from "./modules/usage/repo";
 import type { FloatingRepo } from "./modules/floating/repo";
 import type { IdempotencyRepo } from "./modules/idempotency/repo";
 import type { BruteForceRepo } from "./modules/abuse/repo";
+import type { JobLeaseRepo } from "./jobs/lease";
+import type { OutboxRepo } from "./modules/outbox/repo";
+import type { OutboxHandlers } from "./modules/outbox/handlers";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
@@ -42,6 +45,8 @@ export interface Repos {
   floating: FloatingRepo;
   idempotency: IdempotencyRepo;
   bruteForce: BruteForceRepo;
+  jobLeases: JobLeaseRepo;
+  outbox: OutboxRepo;
 }
 
 export interface Deps {
@@ -54,4 +59,9 @@ export interface Deps {
   tokenKeys: TokenKeyring;
   rateLimiter: RateLimiter;
   storage: Storage;
+  /**
+   * Delivery of outbox messages, one handler per kind (the deliver-outbox job). Empty until the webhook
+   * and email features register theirs; messages of a kind without a handler stay pending.
+   */
+  outboxHandlers: OutboxHandlers;
 }

@@ -1,9 +1,8 @@
 // Per-IP rate limit on the public SDK and feed routes (DECISIONS: Abuse limits): 429 RATE_LIMITED with
 // Retry-After. Checked in onRequest, before parsing, so a flood costs as little as possible.
 import { Elysia } from "elysia";
-import type { RateLimiter } from "../shared/rate-limiter";
+import { RATE_LIMIT_WINDOW_MS, type RateLimiter } from "../shared/rate-limiter";
 import type { Clock } from "../shared/clock";
-import { MINUTE } from "../shared/clock";
 import { pathOf, requestContext } from "./request-context";
 import { errorResponse } from "./error-handler";
 
@@ -14,7 +13,7 @@ export function publicRateLimit(opts: { limiter: RateLimiter; clock: Clock; perM
     const path = pathOf(request.url);
     if (!prefixes.some((p) => path.startsWith(p))) return;
     const { ip } = requestContext(request);
-    const decision = await limiter.hit(`public:${ip}`, perMinute, MINUTE, clock.nowMs());
+    const decision = await limiter.hit(`public:${ip}`, perMinute, RATE_LIMIT_WINDOW_MS, clock.nowMs());
     if (!decision.allowed) {
       return errorResponse(request, "RATE_LIMITED", "Too many requests; retry later.", { retry_after: decision.retryAfterSeconds }, {
         "retry-after": String(decision.retryAfterSeconds),

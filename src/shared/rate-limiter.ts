@@ -2,6 +2,14 @@
 // The decision is pure (slidingWindowDecision); the counting lives in the SQLite-backed limiter
 // (modules/abuse/rate-limit.sqlite.ts), whose state every node sharing the database sees
 // (DECISIONS: Abuse limits).
+import { MINUTE } from "./clock";
+
+/**
+ * The window of every limit in use (public routes: per minute; spec: invite accept 60/min). The
+ * prune-abuse job drops counters older than two of them: they no longer weigh in any decision.
+ */
+export const RATE_LIMIT_WINDOW_MS = MINUTE;
+
 export interface RateDecision {
   allowed: boolean;
   /** Seconds until a request would be allowed again (0 when allowed). */

@@ -1,0 +1,26 @@
+import { Elysia } from "elysia";
+import { t } from "../http/schema";
+import type { Deps } from "../deps";
+import type { AdminGuard } from "../http/auth";
+import { Envelope, errors, ok } from "../http/envelope";
+import { JobNameParams, JobRunSchema, JobStatusSchema } from "./model";
+import { presentJobRun, presentJobStatus } from "./present";
+import { listJobs, runJobNow } from "./service";
+
+const detail = (summary: string) => ({ tags: ["Admin: system"], summary });
+
+export function jobAdminRoutes(deps: Deps, guard: AdminGuard) {
+  return new Elysia({ name: "keyward/jobs/admin" })
+    .use(guard)
+    .get("/admin/system/jobs", async ({ actor }) => ok({ items: (await listJobs(deps, actor)).map(presentJobStatus) }), {
+      scopes: ["admin"],
+      response: { 200: Envelope(t.Object({ items: t.Array(JobStatusSchema) })), ...errors(401, 403) },
+      detail: detail("Background job passes: schedule, lease holder, last slot and last result"),
+    })
+    .post("/admin/system/jobs/:name/run", async ({ actor, params }) => ok(presentJobRun(await runJobNow(deps, actor, params.name))), {
+      scopes: ["admin"],
+      params: JobNameParams,
+      response: { 200: Envelope(JobRunSchema), ...errors(401, 403, 404, 409) },
+      detail: detail("Run a job pass now on this node and return its result (409 while another run holds its lease)"),
+    });
+}

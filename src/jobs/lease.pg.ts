@@ -1,0 +1,47 @@
+// JobLeaseRepo on PostgreSQL: each claim is one INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING.
+// The conflicting row is locked and the WHERE is evaluated on its latest committed version, so of
+// several nodes racing for one slot exactly one gets a row back (no advisory locks: DECISIONS).
+import { and, eq, isNull, lt, lte, or, sql } from "drizzle-orm";
+import type { PgHandle } from "../db/pg";
+import { jobLeases } from "../db/schema-pg";
+import type { JobLease, JobLeaseRepo } from "./lease";
+
+export function createJobLeaseRepoPg(handle: PgHandle): JobLeaseRepo {
+  const { db } = handle;
+  const free = (now: Date) => or(isNull(jobLeases.leaseUntil), lte(jobLeases.leaseUntil, now));
+  const upsert = async (name: string, owner: string, slot: Date | null, leaseUntil: Date, now: Date) => {
+    const [row] = await db
+      .insert(jobLeases)
+      .values({ name, owner, leaseUntil, fence: 1, lastSlotAt: slot, lastStartedAt: now })
+      .onConflictDoUpdate({
+        target: jobLeases.name,
+        set: {
+          owner,
+          leaseUntil,
+          fence: sql`${jobLeases.fence} + 1`,
+          ...(slot ? { lastSlotAt: slot } : {}),
+          lastStartedAt: now,
+        },
+        setWhere: slot ? and(free(now), or(isNull(jobLeases.lastSlotAt), lt(jobLeases.lastSlotAt, slot))) : free(now),
+      })
+      .returning({ fence: jobLeases.fence });
+    return row ? { fence: row.fence } : null;
+  };
+  return {
+    claim: (name, owner, slot, leaseUntil, now) => upsert(name, owner, slot, leaseUntil, now),
+    claimNow: (name, owner, leaseUntil, now) => upsert(name, owner, null, leaseUntil, now),
+    async finish(name, owner, fence, result, now) {
+      const done = await db
+        .update(jobLeases)
+        .set({ owner: null, leaseUntil: null, lastFinishedAt: now, lastResult: result })
+        .where(and(eq(jobLeases.name, name), eq(jobLeases.owner, owner), eq(jobLeases.fence, fence)))
+        .returning({ name: jobLeases.name });
+      return done.length === 1;
+    },
+    async list() {
+      // Byte order, as SQLite compares text.
+      const rows = await db.select().from(jobLeases).orderBy(sql`${jobLeases.name} COLLATE "C"`);
+      return rows as JobLease[];
+    },
+  };
+}

@@ -1,0 +1,68 @@
+// The job passes: each a verb `(deps, ctx) => counts`, run on a schedule by the scheduler and on demand
+// through POST /admin/system/jobs/{name}/run (DECISIONS: Data engines and jobs — "each pass is a verb
+// an admin route can call too"). Schedules are 5-field cron expressions in UTC, so every node derives
+// the same slots whatever its local time zone.
+import type { Deps } from "../deps";
+import { MINUTE } from "../shared/clock";
+import { pruneIdempotencyKeys } from "../modules/idempotency/service";
+import { REPEAT_MEMORY_MS } from "../modules/abuse/domain";
+import { RATE_LIMIT_WINDOW_MS } from "../shared/rate-limiter";
+import { deliverOutbox } from "../modules/outbox/service";
+
+export type JobTrigger = "schedule" | "admin";
+
+export interface JobContext {
+  /** When the pass started (the node's clock). */
+  now: Date;
+  /** The scheduled slot; for an admin run, the moment it was asked for. */
+  slot: Date;
+  trigger: JobTrigger;
+}
+
+/** What a pass reports: counts, stored as the job's last result and returned by the admin route. */
+export type JobResult = Record<string, number>;
+
+export interface JobPass {
+  name: string;
+  /** Cron expression (UTC). */
+  schedule: string;
+  /** The lease a run takes; the pass must finish within it (nothing renews it). */
+  leaseMs: number;
+  description: string;
+  run(deps: Deps, ctx: JobContext): Promise<JobResult>;
+}
+
+export const JOB_PASSES: readonly JobPass[] = [
+  {
+    name: "deliver-outbox",
+    schedule: "* * * * *",
+    // Longer than one claim of outbox messages (CLAIM_LEASE_MS), which bounds a batch's deliveries.
+    leaseMs: 15 * MINUTE,
+    description: "Hands due outbox messages (webhook events, emails) to their delivery handler; retries with backoff.",
+    run: async (deps) => ({ ...(await deliverOutbox(deps)) }),
+  },
+  {
+    name: "expire-floating",
+    schedule: "* * * * *",
+    leaseMs: 5 * MINUTE,
+    description: "Deletes floating sessions past their expiry (they never count and are never revived).",
+    run: async (deps, { now }) => ({ expired: (await deps.repos.floating.expire(now)).length }),
+  },
+  {
+    name: "prune-abuse",
+    schedule: "*/15 * * * *",
+    leaseMs: 5 * MINUTE,
+    description: "Forgets brute-force state of addresses idle past the lockout memory and rate-limit counters older than two windows.",
+    run: async (deps, { now }) => ({
+      lockouts: await deps.repos.bruteForce.prune(new Date(now.getTime() - REPEAT_MEMORY_MS)),
+      rate_limit_counters: await deps.rateLimiter.prune(now.getTime() - 2 * RATE_LIMIT_WINDOW_MS),
+    }),
+  },
+  {
+    name: "prune-idempotency",
+    schedule: "17 * * * *",
+    leaseMs: 5 * MINUTE,
+    description: "Deletes Idempotency-Key records older than the 24-hour replay window.",
+    run: async (deps) => ({ deleted: await pruneIdempotencyKeys(deps) }),
+  },
+];

@@ -1,0 +1,54 @@
+import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import { immediate, lift, type DbHandle } from "../../db/client";
+import { outbox } from "../../db/schema";
+import type { OutboxMessage, OutboxRepo } from "./repo";
+import { writeOutbox } from "./write.sqlite";
+
+export function createOutboxRepo(handle: DbHandle): OutboxRepo {
+  const { db } = handle;
+  return {
+    enqueue: lift((m) => writeOutbox(db, m)),
+    get: lift((id: string) => (db.select().from(outbox).where(eq(outbox.id, id)).get() as OutboxMessage | undefined) ?? null),
+    async claimDue({ now, limit, leaseUntil, kinds }) {
+      if (kinds.length === 0 || limit <= 0) return [];
+      // IMMEDIATE: the write lock is taken before the read, so two processes on one file never pick
+      // the same rows.
+      return immediate(handle, () => {
+        const due = db
+          .select({ id: outbox.id })
+          .from(outbox)
+          .where(and(eq(outbox.status, "pending"), inArray(outbox.kind, [...kinds]), lte(outbox.nextAttemptAt, now)))
+          .orderBy(asc(outbox.nextAttemptAt), asc(outbox.id))
+          .limit(limit)
+          .all()
+          .map((r) => r.id);
+        if (due.length === 0) return [];
+        const claimed = db.update(outbox).set({ nextAttemptAt: leaseUntil }).where(inArray(outbox.id, due)).returning().all() as OutboxMessage[];
+        // Oldest first (ids are time-ordered UUIDv7 and compared by bytes), as the PostgreSQL repository returns them.
+        return claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      });
+    },
+    async markSent(id, claim, now) {
+      const done = db
+        .update(outbox)
+        .set({ status: "sent", sentAt: now })
+        .where(and(eq(outbox.id, id), eq(outbox.status, "pending"), eq(outbox.nextAttemptAt, claim)))
+        .returning({ id: outbox.id })
+        .all();
+      return done.length === 1;
+    },
+    async markFailed(id, claim, error, nextAttemptAt) {
+      const done = db
+        .update(outbox)
+        .set({
+          attempts: sql`${outbox.attempts} + 1`,
+          lastError: error,
+          ...(nextAttemptAt ? { nextAttemptAt } : { status: "failed" as const }),
+        })
+        .where(and(eq(outbox.id, id), eq(outbox.status, "pending"), eq(outbox.nextAttemptAt, claim)))
+        .returning({ id: outbox.id })
+        .all();
+      return done.length === 1;
+    },
+  };
+}

@@ -1,0 +1,73 @@
+// The delivery loop of the outbox (the deliver-outbox job pass): claim due messages whose kind has a
+// handler, hand each to it, then mark it sent or schedule a retry (domain.ts). Messages of kinds with
+// no handler (webhooks and email arrive with later features) stay pending, untouched.
+import type { Deps } from "../../deps";
+import { MINUTE, SECOND } from "../../shared/clock";
+import { nextAttemptAfterFailure } from "./domain";
+import { OUTBOX_KINDS, type OutboxMessage } from "./repo";
+
+/**
+ * How long a claim keeps other nodes off a message. A handler must settle well within it (webhook
+ * requests time out after seconds); past it the message is due again and may be delivered twice.
+ */
+export const CLAIM_LEASE_MS = 5 * MINUTE;
+export const BATCH_SIZE = 25;
+/** Batches per pass: bounds one pass; what is left is due for the next one. */
+export const MAX_BATCHES = 20;
+const MAX_ERROR_LENGTH = 1000;
+
+export interface DeliveryCounts {
+  claimed: number;
+  sent: number;
+  /** Failed, due again later. */
+  retried: number;
+  /** Failed for good (status failed). */
+  gave_up: number;
+  /** Handled, but the claim had expired and another claim took the message meanwhile. */
+  lost: number;
+}
+
+type DeliveryDeps = Pick<Deps, "repos" | "clock" | "config" | "logger" | "outboxHandlers">;
+
+export async function deliverOutbox(deps: DeliveryDeps, opts: { random?: () => number; batchSize?: number; maxBatches?: number } = {}): Promise<DeliveryCounts> {
+  const random = opts.random ?? Math.random;
+  const batchSize = opts.batchSize ?? BATCH_SIZE;
+  const maxBatches = opts.maxBatches ?? MAX_BATCHES;
+  const handlers = deps.outboxHandlers;
+  const kinds = OUTBOX_KINDS.filter((k) => handlers[k] !== undefined);
+  const counts: DeliveryCounts = { claimed: 0, sent: 0, retried: 0, gave_up: 0, lost: 0 };
+  if (kinds.length === 0) return counts;
+  // Messages are claimed as due at the start of the pass: one that fails now is due again at least
+  // MIN_RETRY_MS later, so the pass cannot loop on it.
+  const start = deps.clock.now();
+  const baseMs = deps.config.webhookRetryBaseSeconds * SECOND;
+
+  const deliverOne = async (m: OutboxMessage) => {
+    const claim = m.nextAttemptAt;
+    try {
+      await handlers[m.kind]!(m);
+    } catch (e) {
+      const now = deps.clock.now();
+      const failures = m.attempts + 1;
+      const next = nextAttemptAfterFailure(m.createdAt, failures, now, baseMs, random);
+      const error = (e instanceof Error ? e.message : String(e)).slice(0, MAX_ERROR_LENGTH);
+      if (await deps.repos.outbox.markFailed(m.id, claim, error, next)) {
+        if (next) counts.retried += 1;
+        else counts.gave_up += 1;
+        deps.logger.warn("outbox delivery failed", { id: m.id, kind: m.kind, topic: m.topic, attempts: failures, gave_up: next === null });
+      } else counts.lost += 1;
+      return;
+    }
+    if (await deps.repos.outbox.markSent(m.id, claim, deps.clock.now())) counts.sent += 1;
+    else counts.lost += 1;
+  };
+
+  for (let batch = 0; batch < maxBatches; batch++) {
+    const claimed = await deps.repos.outbox.claimDue({ now: start, limit: batchSize, leaseUntil: new Date(deps.clock.nowMs() + CLAIM_LEASE_MS), kinds });
+    counts.claimed += claimed.length;
+    // One batch in parallel: handlers wait on the network, not on this process.
+    await Promise.all(claimed.map(deliverOne));
+    if (claimed.length < batchSize) break;
+  }
+  return counts;
+}
