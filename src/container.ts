@@ -4,6 +4,10 @@ import type { Config } from "./config";
 import type { Deps, Repos } from "./deps";
 import { openDatabase, type DbHandle } from "./db/client";
 import type { DataStore } from "./db/store";
+import { openPostgres } from "./db/pg";
+import { runPgMigrations } from "./db/migrate.pg";
+import { createPgRateLimiter, createPgRepos } from "./repos.pg";
+import type { RateLimiter } from "./shared/rate-limiter";
 import { runMigrations } from "./db/migrate";
 import type { Clock } from "./shared/clock";
 import type { Logger } from "./shared/logger";
@@ -60,30 +64,66 @@ export function sqliteHandleOf(store: DataStore): DbHandle | null {
   return sqliteHandles.get(store) ?? null;
 }
 
+/** Everything but the database: the same on both engines. */
+async function assemble(
+  config: Readonly<Config>,
+  clock: Clock,
+  logger: Logger,
+  engine: { store: DataStore; repos: Repos; rateLimiter: RateLimiter; closeDb(): Promise<void> },
+): Promise<Deps> {
+  const secrets = secretsFromMaster(loadMasterKey(config, logger));
+  const tokenKeys = await createTokenKeyring({
+    repo: engine.repos.signingKeys,
+    secrets,
+    clock,
+    configuredSeedHex: config.licenseSigningKeyHex,
+    onRefreshError: (error) => logger.warn("token key refresh failed", { error }),
+  });
+  const storage = createStorage({ config, clock, secrets });
+  const db: DataStore = {
+    engine: engine.store.engine,
+    ping: () => engine.store.ping(),
+    close: async () => {
+      tokenKeys.stop();
+      await engine.closeDb();
+    },
+  };
+  const sqlite = sqliteHandles.get(engine.store);
+  if (sqlite) sqliteHandles.set(db, sqlite);
+  return { config, clock, logger, db, secrets, repos: engine.repos, tokenKeys, storage, rateLimiter: engine.rateLimiter, outboxHandlers: {} };
+}
+
+/**
+ * The one place that picks the engine: DATABASE_URL (PostgreSQL, several nodes) or the SQLite file
+ * (one node, the default). Migrations run here on either engine.
+ */
 export async function createDeps(config: Readonly<Config>, clock: Clock, logger: Logger): Promise<Deps> {
+  if (config.databaseUrl) {
+    const pg = openPostgres(config.databaseUrl, { max: config.databasePoolSize });
+    try {
+      await runPgMigrations(pg.sql, clock.nowMs());
+      const store: DataStore = { engine: "postgres", ping: () => pg.ping(), close: () => pg.close() };
+      return await assemble(config, clock, logger, {
+        store,
+        repos: createPgRepos(pg),
+        rateLimiter: createPgRateLimiter(pg),
+        closeDb: () => pg.close(),
+      });
+    } catch (e) {
+      await pg.close();
+      throw e;
+    }
+  }
   const db = openDatabase(config.databasePath);
   try {
     runMigrations(db.sqlite, clock.nowMs());
-    const secrets = secretsFromMaster(loadMasterKey(config, logger));
-    const repos = createSqliteRepos(db);
-    const tokenKeys = await createTokenKeyring({
-      repo: repos.signingKeys,
-      secrets,
-      clock,
-      configuredSeedHex: config.licenseSigningKeyHex,
-      onRefreshError: (error) => logger.warn("token key refresh failed", { error }),
+    sqliteHandles.set(db, db);
+    return await assemble(config, clock, logger, {
+      store: db,
+      repos: createSqliteRepos(db),
+      rateLimiter: createSqliteRateLimiter(db),
+      closeDb: () => db.close(),
     });
-    const storage = createStorage({ config, clock, secrets });
-    const store: DataStore = {
-      engine: db.engine,
-      ping: () => db.ping(),
-      close: async () => {
-        tokenKeys.stop();
-        await db.close();
-      },
-    };
-    sqliteHandles.set(store, db);
-    return { config, clock, logger, db: store, secrets, repos, tokenKeys, storage, rateLimiter: createSqliteRateLimiter(db), outboxHandlers: {} };
   } catch (e) {
     await db.close();
     throw e;
