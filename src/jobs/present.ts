@@ -1,5 +1,6 @@
 // Domain → wire for the job admin routes.
 import { iso } from "../shared/clock";
+import { sortedKeys } from "../shared/json";
 import type { JobStatus } from "./service";
 import type { RunOutcome } from "./runner";
 import type { JobResult } from "./passes";
@@ -10,7 +11,7 @@ function presentLastResult(r: Record<string, unknown> | null) {
   return {
     trigger: r.trigger === "admin" ? ("admin" as const) : ("schedule" as const),
     status: r.status === "ok" ? ("ok" as const) : ("error" as const),
-    result: r.result && typeof r.result === "object" ? (r.result as JobResult) : null,
+    result: r.result && typeof r.result === "object" ? (sortedKeys(r.result) as JobResult) : null,
     error: typeof r.error === "string" ? r.error : null,
     duration_ms: typeof r.duration_ms === "number" ? Math.round(r.duration_ms) : 0,
   };

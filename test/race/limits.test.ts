@@ -83,7 +83,8 @@ for (const engine of engines()) {
       const same = await all(40, (i) => postJson(c.url(i), "/license/floating/checkout", { license_key: other.key, identifier: "same" }));
       expect(tally(same)).toEqual({ 200: 40 });
       expect(new Set(same.map((r) => r.body.data.session_id)).size).toBe(1);
-      expect((await c.t.deps.repos.floating.listActive(license.id, new Date(8.64e15))).length).toBe(0);
+      // The nodes run on the real clock; the sessions they opened are live now.
+      expect(await c.t.deps.repos.floating.listActive(license.id, new Date())).toHaveLength(3);
     });
 
     test("50 requests with one Idempotency-Key → one effect (usage, activation, floating)", async () => {

@@ -5,6 +5,7 @@ import type { AdminGuard } from "../../http/auth";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { assertSystemWide } from "../../shared/actor";
 import type { AuditRecord } from "./repo";
+import { sortedKeys } from "../../shared/json";
 
 const AuditSchema = t.Object(
   {
@@ -31,7 +32,8 @@ const present = (r: AuditRecord) => ({
   entity_type: r.entityType,
   entity_id: r.entityId,
   product_id: r.productId,
-  changes: r.changes,
+  // jsonb (PostgreSQL) and JSON text (SQLite) keep keys in different orders: one order on the wire.
+  changes: sortedKeys(r.changes),
   ip: r.ip,
   request_id: r.requestId,
   created_at: r.createdAt.toISOString(),

@@ -5,7 +5,8 @@ import { createPublicKey } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestApp, type TestApp, type TestResponse } from "../../support/app";
+import { createTestApp, type TestApp, type TestResponse, testEngine } from "../../support/app";
+import { freshPgDatabase } from "../../support/pg";
 import { makeLicense, makePlan, makeProduct } from "../../support/factories";
 import { attachAddon, catalog, feature, patchLicense, post, quota } from "../../support/license-api";
 import { differences, docExamples } from "../../support/doc-examples";
@@ -172,16 +173,20 @@ describe("docs/integration.md: every documented response is the real one", () =>
   const SEED_RETIRED = "b2".repeat(32);
   let ex: TestApp;
   let exDir: string;
+  let exPg: Awaited<ReturnType<typeof freshPgDatabase>> | null = null;
 
   beforeAll(async () => {
     // The page's keys: b2… created 2026-01-10 and retired when a1… became the active key.
     exDir = mkdtempSync(join(tmpdir(), "keyward-doc-"));
-    const env = (seed: string) => ({ RELEASE_KEY_ENCRYPTION_KEY: MASTER, LICENSE_SIGNING_KEY: seed });
+    // Two starts on one database: the same data directory (SQLite) or the same database (PostgreSQL).
+    exPg = testEngine() === "postgres" ? await freshPgDatabase("integration_doc") : null;
+    const env = (seed: string) => ({ RELEASE_KEY_ENCRYPTION_KEY: MASTER, LICENSE_SIGNING_KEY: seed, ...(exPg ? { DATABASE_URL: exPg.url } : {}) });
     await (await createTestApp({ dataDir: exDir, env: env(SEED_RETIRED), clock: fixedClock("2026-01-10T09:00:00.000Z") })).deps.db.close(); // keeps exDir
     ex = await createTestApp({ dataDir: exDir, env: env(SEED_ACTIVE) });
   });
   afterAll(async () => {
     await ex.close();
+    await exPg?.drop();
     rmSync(exDir, { recursive: true, force: true });
   });
 
