@@ -82,9 +82,18 @@ export function testEngine(): Engine {
 export const sqliteOnlyTest: typeof test = testEngine() === "sqlite" ? test : test.skip;
 
 export async function createTestApp(
-  opts: { env?: Record<string, string>; clock?: FixedClock; dataDir?: string; label?: string } = {},
+  opts: {
+    env?: Record<string, string>;
+    clock?: FixedClock;
+    dataDir?: string;
+    label?: string;
+    /** A second node on another app's database: its data directory, and its DATABASE_URL if any. */
+    sameDatabaseAs?: TestApp;
+  } = {},
 ): Promise<TestApp> {
-  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "keyward-test-"));
+  const other = opts.sameDatabaseAs;
+  if (other?.deps.config.databaseUrl) opts = { ...opts, env: { DATABASE_URL: other.deps.config.databaseUrl, ...opts.env } };
+  const dataDir = opts.dataDir ?? other?.dataDir ?? mkdtempSync(join(tmpdir(), "keyward-test-"));
   const engine = testEngine();
   // A caller that passes DATABASE_URL itself (several nodes on one database) keeps it.
   const pgDb = engine === "postgres" && !opts.env?.DATABASE_URL ? await freshPgDatabase(opts.label ?? "http") : null;

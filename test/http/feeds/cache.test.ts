@@ -38,7 +38,7 @@ const versions = async (format: "feed.json" | "feed.xml" = "feed.json") => {
 
 beforeAll(async () => {
   a = await createTestApp({ env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey } });
-  b = await createTestApp({ dataDir: a.dataDir, clock: a.clock, env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey } });
+  b = await createTestApp({ sameDatabaseAs: a, clock: a.clock, env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey } });
   product = await makeProduct(a.deps);
   await publish(a, "1.0.0");
 });

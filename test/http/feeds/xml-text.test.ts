@@ -5,7 +5,7 @@
 //   2. values already stored with them (written before the check, or by a path that skips it) are
 //      stripped when the feeds render, so the appcast still passes the real xmllint.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
+import { createTestApp, testEngine, type TestApp } from "../../support/app";
 import { makeProduct } from "../../support/factories";
 import { xmllintCheck, xmllintXPath } from "../../support/xmllint";
 import { toolTest } from "../../support/tools";
@@ -15,7 +15,9 @@ const ILLEGAL = ["\u0000", "\u0001", "\u0008", "\u000B", "\u000C", "\u000E", "\u
 const hex = (c: string) => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
 // Legal in XML 1.0 and so accepted: TAB, LF, CR, DEL, C1 controls, U+FFFD, astral characters.
 const LEGAL = "tab\there\nline\r\nend \u007F \u0085 \uFFFD 😀 Ünïcødé";
-const ALL_ILLEGAL = ILLEGAL.join("");
+// What can be planted straight into the database: PostgreSQL refuses U+0000 in text at the protocol
+// level, so on that engine a stored NUL cannot exist and the other characters are planted.
+const ALL_ILLEGAL = ILLEGAL.filter((c) => testEngine() === "sqlite" || c !== "\u0000").join("");
 
 let t: TestApp;
 let productId: string;
