@@ -16,6 +16,8 @@ import { createApiKey } from "./modules/api-keys/service";
 import { describeDemo, loadDemo } from "./demo";
 import { openDatabase } from "./db/client";
 import { runMigrations } from "./db/migrate";
+import { openPostgres } from "./db/pg";
+import { runPgMigrations } from "./db/migrate.pg";
 import { backupDatabase } from "./db/backup";
 import { runDbCommand } from "./db/copy";
 import { GENERATED_MASTER_KEY_FILE } from "./modules/keys/secrets";
@@ -81,6 +83,16 @@ export async function runCli(argv: string[]): Promise<number | null> {
     case "serve":
       return serve(config, createLogger(config.logLevel, undefined, now));
     case "migrate": {
+      if (config.databaseUrl) {
+        const pg = openPostgres(config.databaseUrl, { max: 1 });
+        try {
+          const applied = await runPgMigrations(pg.sql, systemClock.nowMs());
+          for (const m of applied) console.log(`${m.appliedNow ? "applied" : "up to date"}  ${m.tag}`);
+        } finally {
+          await pg.close();
+        }
+        return 0;
+      }
       const db = openDatabase(config.databasePath);
       try {
         const applied = runMigrations(db.sqlite, systemClock.nowMs());
@@ -111,6 +123,11 @@ export async function runCli(argv: string[]): Promise<number | null> {
       if (!target) {
         console.error("usage: keyward backup FILE");
         return 2;
+      }
+      if (config.databaseUrl) {
+        // PostgreSQL has its own consistent online backup tools; this command copies the SQLite file.
+        console.error("backup copies the SQLite database; with DATABASE_URL use pg_dump (see docs/operations.md)");
+        return 1;
       }
       if (!existsSync(config.databasePath)) {
         console.error(`no database at ${config.databasePath}`);

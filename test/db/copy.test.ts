@@ -187,6 +187,39 @@ describe.skipIf(!url)("keyward db copy", () => {
     expect(await revealLicenseKey(t.deps, pgLicense!)).toBe(fixture.license.license_key);
   }, 60_000);
 
+  test("a server on the copy serves every license: verify works, and tokens issued before the copy still verify", async () => {
+    // Before: a token from the SQLite instance and its public key.
+    const pub = (app: TestApp, path: string, body: unknown) => app.request("POST", `${V1}${path}`, { body, key: null });
+    const before = await ok(pub(t, "/license/verify", { license_key: fixture.license.license_key, identifier: "device-1" }));
+    const pemBefore = (await ok(t.request("GET", `${V1}/license/pubkey`, { key: null }))).pem as string;
+
+    // After: a node on the PostgreSQL copy with the same master key.
+    const node = await createTestApp({ env: { DATABASE_URL: copied.url, RELEASE_KEY_ENCRYPTION_KEY: t.deps.config.masterKeyHex! } });
+    cleanups.push(() => node.close());
+    expect(node.engine).toBe("postgres");
+    const after = await ok(pub(node, "/license/verify", { license_key: fixture.license.license_key, identifier: "device-1" }));
+    expect({ ...after, token: null }).toEqual({ ...before, token: null });
+    const pubkey = await ok(node.request("GET", `${V1}/license/pubkey`, { key: null }));
+    expect(pubkey.pem).toBe(pemBefore);
+    // The old token's signature checks out against the key the PostgreSQL node serves, and the new
+    // token is signed with the same key id.
+    const { createPublicKey, verify } = await import("node:crypto");
+    const [payload, signature] = (before.token as string).split(".") as [string, string];
+    expect(verify(null, Buffer.from(payload), createPublicKey(pubkey.pem), Buffer.from(signature, "base64url"))).toBe(true);
+    const claims = (tok: string) => JSON.parse(Buffer.from(tok.split(".")[0]!, "base64url").toString("utf8"));
+    expect(claims(after.token).kid).toBe(claims(before.token).kid);
+    // The copy is a working instance: the idempotent activation replays, usage continues from 3.
+    const replay = await node.request("POST", `${V1}/license/activate`, {
+      body: { license_key: fixture.license.license_key, identifier: "device-1", label: "Laptop" },
+      headers: { "idempotency-key": "activate-1" },
+      key: null,
+    });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    const usage = await ok(pub(node, "/license/usage", { license_key: fixture.license.license_key, feature: "api", quantity: 2 }));
+    expect(usage.used).toBe(5);
+  }, 60_000);
+
   test("refuses a target that already holds rows, and changes nothing in it", async () => {
     const before = await pgCounts(copied.handle);
     const err = await copySqliteToPostgres({ sqlitePath, targetUrl: copied.url }).catch((e: unknown) => e);
