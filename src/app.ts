@@ -12,8 +12,7 @@ import { accessLog } from "./http/access-log";
 import { apiDocs } from "./http/openapi";
 // After the openapi plugin (imported by ./http/openapi): replaces its per-call uuid format check.
 import "./http/formats";
-import { adminGuard } from "./http/auth";
-import { apiKeyResolver } from "./modules/api-keys/service";
+import { adminGuard, apiKeyResolver } from "./http/auth";
 import { healthRoutes } from "./modules/health";
 import { keyRoutes } from "./modules/keys";
 import { keyAdminRoutes } from "./modules/keys/admin";
@@ -29,9 +28,14 @@ import { LOCAL_OBJECTS_PATH } from "./modules/storage/local";
 import { planAdminRoutes } from "./modules/plans/admin";
 import { addonAdminRoutes } from "./modules/addons/admin";
 import { settingsAdminRoutes } from "./modules/settings/admin";
-import { licenseAdminRoutes } from "./modules/licenses/admin";
-import { licenseApiRoutes } from "./modules/license-api";
-import { licenseApiAdminRoutes } from "./modules/license-api/admin";
+import { licenseAdminRoutes } from "./modules/license-admin/admin";
+import { activationRoutes } from "./modules/activations";
+import { entitlementRoutes } from "./modules/entitlements";
+import { usageRoutes } from "./modules/usage";
+import { floatingRoutes } from "./modules/floating";
+import { activationAdminRoutes } from "./modules/activations/admin";
+import { usageAdminRoutes } from "./modules/usage/admin";
+import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
 
 export const API_PREFIX = "/api/v1";
@@ -108,7 +112,11 @@ export function createApp(deps: Deps) {
           // 6. Public routes (no credential at the route layer).
           .use(healthRoutes(deps))
           .use(keyRoutes(deps))
-          .use(licenseApiRoutes(deps))
+          // The public license API (license_key in the body is the credential).
+          .use(activationRoutes(deps))
+          .use(entitlementRoutes(deps))
+          .use(usageRoutes(deps))
+          .use(floatingRoutes(deps))
           .use(feedRoutes(deps))
           .use(downloadRoutes(deps))
           .use(storageRoutes(deps))
@@ -120,7 +128,9 @@ export function createApp(deps: Deps) {
           .use(addonAdminRoutes(deps, guard))
           .use(settingsAdminRoutes(deps, guard))
           .use(licenseAdminRoutes(deps, guard))
-          .use(licenseApiAdminRoutes(deps, guard))
+          .use(activationAdminRoutes(deps, guard))
+          .use(usageAdminRoutes(deps, guard))
+          .use(floatingAdminRoutes(deps, guard))
           .use(keyAdminRoutes(deps, guard))
           .use(releaseKeyAdminRoutes(deps, guard))
           .use(releaseAdminRoutes(deps, guard))

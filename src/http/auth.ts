@@ -3,10 +3,12 @@
 // table test (test/http/auth-matrix.test.ts) proves every /admin route carries it.
 import { Elysia } from "elysia";
 import { AppError } from "../shared/errors";
-import { hasAnyScope, type Actor, type Scope } from "../shared/actor";
+import { hasAnyScope, type Actor, type Credential, type Scope } from "../shared/actor";
+import type { Deps } from "../deps";
+import { authenticateApiKey } from "../modules/api-keys/service";
 import { requestContext } from "./request-context";
 
-export type Credential = Omit<Actor, "ip" | "requestId">;
+export type { Credential };
 /** Returns a credential, null when this resolver's credential is absent; throws UNAUTHORIZED when present but invalid. */
 export type CredentialResolver = (request: Request) => Promise<Credential | null> | Credential | null;
 
@@ -48,6 +50,14 @@ export function adminGuard(resolvers: readonly CredentialResolver[]) {
       };
     },
   });
+}
+
+/** The resolver for `Authorization: Bearer kw_…` (API keys). */
+export function apiKeyResolver(deps: Deps): CredentialResolver {
+  return async (request) => {
+    const token = bearerToken(request);
+    return token === null ? null : authenticateApiKey(deps, token);
+  };
 }
 
 /** Extracts a bearer token; null when the header is absent or another scheme. */

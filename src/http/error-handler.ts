@@ -64,7 +64,8 @@ export function errorHandler(logger: Logger) {
     // Errors thrown by our body parser arrive wrapped in Elysia's ParseError.
     const appError = isAppError(error) ? error : isAppError((error as Error | undefined)?.cause) ? ((error as Error).cause as AppError) : null;
     if (appError) {
-      return errorResponse(request, appError.code, appError.message, appError.details, appError.headers);
+      const headers: Record<string, string> = appError.retryAfterSeconds === null ? {} : { "retry-after": String(appError.retryAfterSeconds) };
+      return errorResponse(request, appError.code, appError.message, appError.details, headers);
     }
     if (code === "VALIDATION" && error instanceof ValidationError) {
       const where = error.type === "response" ? null : error.type;

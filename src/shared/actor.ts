@@ -15,6 +15,9 @@ export interface Actor {
   requestId: string | null;
 }
 
+/** What a credential (API key, later a session) resolves to, before the request's address and id are added. */
+export type Credential = Omit<Actor, "ip" | "requestId">;
+
 export const SYSTEM_ACTOR: Actor = {
   type: "system",
   id: null,

@@ -49,15 +49,16 @@ const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
 export interface AppErrorOptions {
   message?: string;
   details?: Record<string, unknown> | null;
-  /** Extra response headers, e.g. Retry-After. */
-  headers?: Record<string, string>;
+  /** When a retry may succeed; the HTTP layer sends it as `Retry-After`. */
+  retryAfterSeconds?: number;
 }
 
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: Record<string, unknown> | null;
-  readonly headers: Record<string, string>;
+  /** Seconds until a retry may succeed (429 and 409 in-flight refusals), or null. */
+  readonly retryAfterSeconds: number | null;
 
   constructor(code: ErrorCode, options: AppErrorOptions = {}) {
     super(options.message ?? DEFAULT_MESSAGES[code] ?? code.toLowerCase().replaceAll("_", " "));
@@ -65,7 +66,7 @@ export class AppError extends Error {
     this.code = code;
     this.status = ERROR_CODES[code];
     this.details = options.details ?? null;
-    this.headers = options.headers ?? {};
+    this.retryAfterSeconds = options.retryAfterSeconds ?? null;
   }
 }
 

@@ -5,9 +5,12 @@
 //   sqlite     bun:sqlite and drizzle's SQLite dialect only in *.sqlite.ts and src/db's SQLite files
 //   postgres   postgres (postgres.js) and drizzle's PostgreSQL dialect only in *.pg.ts and src/db's PostgreSQL files
 //   repo-promise  every method of an `interface …Repo` returns a Promise
+//   module-http   src/modules/** and src/jobs/** import nothing from src/http and build no Response,
+//                 except in their route files (index.ts, admin.ts, model.ts, present.ts)
 //   bare-error no `throw new Error(…)` in src/modules/**/service.ts|domain.ts (AppError instead)
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { checkSource, checkTree, formatViolations, sourceFiles, type RuleId } from "./checker";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -79,6 +82,17 @@ describe("each rule can fail (fake files)", () => {
     expect(rulesAt(REPO, "export interface Widget { name(): string; }")).toEqual([]);
   });
 
+  test("module-http: a module's non-route files neither import src/http nor build Responses", () => {
+    expect(rulesAt("src/modules/widgets/service.ts", 'import { requestContext } from "../../http/request-context";')).toEqual(["module-http"]);
+    expect(rulesAt("src/modules/widgets/repo.pg.ts", 'import type { AdminGuard } from "../../http/auth";')).toEqual(["module-http"]);
+    expect(rulesAt("src/jobs/runner.ts", 'import { ok } from "../http/envelope";')).toEqual(["module-http"]);
+    expect(rulesAt("src/modules/widgets/domain.ts", "const r = new Response(null, { status: 204 });")).toEqual(["module-http"]);
+    for (const route of ["index", "admin", "model", "present"]) {
+      expect(rulesAt(`src/modules/widgets/${route}.ts`, 'import { ok } from "../../http/envelope";\nconst r = new Response("");')).toEqual([]);
+    }
+    expect(rulesAt("src/http/idempotency.ts", 'import { requestContext } from "./request-context";\nconst r = new Response("");')).toEqual([]);
+  });
+
   test("each engine's driver stays in that engine's files", () => {
     expect(rulesAt("src/modules/widgets/repo.pg.ts", 'import { Database } from "bun:sqlite";')).toEqual(["sqlite"]);
     expect(rulesAt("src/modules/widgets/repo.pg.ts", 'import { sqliteTable } from "drizzle-orm/sqlite-core";')).toEqual(["sqlite"]);
@@ -110,5 +124,43 @@ describe("each rule can fail (fake files)", () => {
       "const x = sqlish`not sql`;",
     ].join("\n");
     expect(checkSource(SERVICE, clean)).toEqual([]);
+  });
+});
+
+describe("module import graph", () => {
+  /** Module → modules it imports (any file, types included), from src/modules/<name>/*.ts. */
+  function moduleGraph(): Map<string, Set<string>> {
+    const graph = new Map<string, Set<string>>();
+    for (const file of sourceFiles(ROOT).filter((f) => f.startsWith("src/modules/"))) {
+      const from = file.split("/")[2]!;
+      const deps = graph.get(from) ?? new Set<string>();
+      graph.set(from, deps);
+      for (const m of readFileSync(join(ROOT, file), "utf8").matchAll(/from "\.\.\/([a-z-]+)\//g)) if (m[1] !== from) deps.add(m[1]!);
+    }
+    return graph;
+  }
+  /** Modules reachable from `start` (not counting itself unless a cycle leads back). */
+  function reachable(graph: Map<string, Set<string>>, start: string): Set<string> {
+    const seen = new Set<string>();
+    const stack = [...(graph.get(start) ?? [])];
+    while (stack.length) {
+      const m = stack.pop()!;
+      if (seen.has(m)) continue;
+      seen.add(m);
+      stack.push(...(graph.get(m) ?? []));
+    }
+    return seen;
+  }
+  const LICENSE_MODULES = ["licenses", "license-api", "activations", "floating", "entitlements", "usage", "license-admin"];
+
+  test("the license modules are in no import circle, and the leaf modules import none of their users", () => {
+    const graph = moduleGraph();
+    for (const m of LICENSE_MODULES) expect({ module: m, inCircle: reachable(graph, m).has(m) }).toEqual({ module: m, inCircle: false });
+    const usersOf = (m: string) => [...graph].filter(([, deps]) => deps.has(m)).map(([user]) => user);
+    for (const leaf of ["licenses", "license-api"]) {
+      for (const user of usersOf(leaf)) expect({ leaf, imports: reachable(graph, leaf).has(user) ? user : null }).toEqual({ leaf, imports: null });
+    }
+    // The composite admin view sits above what it shows.
+    for (const m of ["licenses", "activations", "floating"]) expect(reachable(graph, m).has("license-admin")).toBe(false);
   });
 });

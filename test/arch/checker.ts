@@ -6,7 +6,7 @@ import ts from "typescript";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
-export type RuleId = "env" | "clock" | "db" | "sqlite" | "postgres" | "repo-promise" | "bare-error";
+export type RuleId = "env" | "clock" | "db" | "sqlite" | "postgres" | "repo-promise" | "module-http" | "bare-error";
 
 export const RULES: Record<RuleId, { allowed: (path: string) => boolean; fix: string }> = {
   env: {
@@ -28,6 +28,11 @@ export const RULES: Record<RuleId, { allowed: (path: string) => boolean; fix: st
   postgres: {
     allowed: (p) => p.endsWith(".pg.ts") || PG_DB_FILES.test(p),
     fix: "postgres (postgres.js) and drizzle's PostgreSQL dialect belong in *.pg.ts files (or src/db's PostgreSQL files)",
+  },
+  "module-http": {
+    // Route files (index.ts, admin.ts, model.ts, present.ts) are the HTTP layer of a module.
+    allowed: (p) => !/^src\/(modules|jobs)\//.test(p) || /\/(index|admin|model|present)\.ts$/.test(p),
+    fix: "modules speak domain types: move Request/Response handling into src/http or the module's route files",
   },
   "repo-promise": {
     allowed: () => false,
@@ -99,6 +104,7 @@ function ruleOf(n: ts.Node): RuleId | null {
 
   const spec = moduleSpecifier(n);
   if (spec !== null) {
+    if (/(^|\/)http\//.test(spec) && spec.startsWith(".")) return "module-http";
     if (SQLITE_MODULES.test(spec)) return "sqlite";
     if (PG_MODULES.test(spec)) return "postgres";
     if (DB_MODULES.test(spec)) return "db";
@@ -111,6 +117,8 @@ function ruleOf(n: ts.Node): RuleId | null {
   // raw SQL: sql`…` or sql.raw`…`
   if (ts.isTaggedTemplateExpression(n) && (isId(n.tag, "sql") || (member(n.tag) !== null && isId(member(n.tag)!.object, "sql")))) return "db";
 
+  // Building a Response: the HTTP layer's job.
+  if (ts.isNewExpression(n) && isId(n.expression, "Response")) return "module-http";
   // A repository interface (`interface XRepo`) whose method does not return a Promise.
   if (ts.isInterfaceDeclaration(n) && /Repo$/.test(n.name.text)) {
     for (const m of n.members) {

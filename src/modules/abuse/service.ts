@@ -23,7 +23,7 @@ export async function assertNotLockedOut(deps: Deps, ip: string, now: Date): Pro
     throw new AppError("LOCKED_OUT", {
       message: "Too many failed activation attempts from this address. Retry later.",
       details: { retry_after_seconds: seconds },
-      headers: { "Retry-After": String(seconds) },
+      retryAfterSeconds: seconds,
     });
   }
 }

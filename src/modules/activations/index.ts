@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { requestContext } from "../../http/request-context";
-import { idempotent } from "../idempotency/service";
+import { idempotent } from "../../http/idempotency";
 import { activate, deactivate, verify, type ActivateResult } from "./service";
 import { activationModels, ActivateResponse, DeactivateResponse, VerifyResponse } from "./model";
 import { presentActivate, presentVerify } from "./present";

@@ -5,9 +5,7 @@ import { hmacSha256Hex } from "../../crypto/hash";
 import { AppError } from "../../shared/errors";
 import { newId } from "../../shared/ids";
 import { MINUTE } from "../../shared/clock";
-import { assertSystemWide, SCOPES, type Actor, type Scope } from "../../shared/actor";
-import type { Credential, CredentialResolver } from "../../http/auth";
-import { bearerToken } from "../../http/auth";
+import { assertSystemWide, SCOPES, type Actor, type Credential, type Scope } from "../../shared/actor";
 import type { ApiKeyRecord } from "./repo";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -88,18 +86,17 @@ export async function revokeApiKey(deps: Deps, actor: Actor, id: string): Promis
   return r;
 }
 
-/** The guard's resolver for `Authorization: Bearer kw_…`. */
-export function apiKeyResolver(deps: Deps): CredentialResolver {
-  return async (request: Request): Promise<Credential | null> => {
-    const token = bearerToken(request);
-    if (token === null) return null;
-    // Shape check first: garbage never reaches the database. The lookup is by keyed hash, so no
-    // timing difference reveals how much of a key matched.
-    const record = KEY_SHAPE.test(token) ? await deps.repos.apiKeys.findByHash(hashApiKey(deps, token)) : null;
-    if (!record || record.revokedAt) throw new AppError("UNAUTHORIZED", { message: "Invalid API key." });
-    const now = deps.clock.now();
-    // last_used_at is informative; write it at most once a minute per key to keep reads write-free.
-    if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() > MINUTE) await deps.repos.apiKeys.touch(record.id, now);
-    return { type: "api_key", id: record.id, scopes: new Set(record.scopes), productId: record.productId };
-  };
+/**
+ * The credential of a presented API key (the admin guard's resolver in src/http/auth.ts calls this
+ * with the bearer token); UNAUTHORIZED when it is not a live key.
+ */
+export async function authenticateApiKey(deps: Deps, token: string): Promise<Credential> {
+  // Shape check first: garbage never reaches the database. The lookup is by keyed hash, so no
+  // timing difference reveals how much of a key matched.
+  const record = KEY_SHAPE.test(token) ? await deps.repos.apiKeys.findByHash(hashApiKey(deps, token)) : null;
+  if (!record || record.revokedAt) throw new AppError("UNAUTHORIZED", { message: "Invalid API key." });
+  const now = deps.clock.now();
+  // last_used_at is informative; write it at most once a minute per key to keep reads write-free.
+  if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() > MINUTE) await deps.repos.apiKeys.touch(record.id, now);
+  return { type: "api_key", id: record.id, scopes: new Set(record.scopes), productId: record.productId };
 }

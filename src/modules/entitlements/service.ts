@@ -4,7 +4,7 @@ import type { Deps } from "../../deps";
 import type { QuotaPeriod } from "../plans/repo";
 import { requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
 import type { LicenseAccess } from "../license-api/repo";
-import { periodEnd, periodKey, remaining } from "../usage/domain";
+import { periodEnd, periodKey, remaining } from "./quota";
 import { mergeGrants, type Entitlement } from "./domain";
 
 /** Merged plan + add-on features of a license, by name. */

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
-import { idempotent } from "../idempotency/service";
+import { idempotent } from "../../http/idempotency";
 import { checkin, checkout, heartbeat, type FloatingView } from "./service";
 import { CheckinResponse, floatingModels, SessionResponse } from "./model";
 import { presentCheckin, presentSession } from "./present";

@@ -1,4 +1,5 @@
-// Issuing, loading and administering licenses. The plaintext key exists only in the issue response and,
+// Issuing, loading and administering licenses (a leaf: the composite admin view with activations and
+// floating sessions is src/modules/license-admin). The plaintext key exists only in the issue response and,
 // for admins, decrypted on demand from its AES-GCM copy; the database holds a lookup hash and the
 // ciphertext (DECISIONS: Keys and secrets).
 import type { Deps } from "../../deps";
@@ -11,14 +12,9 @@ import { newId } from "../../shared/ids";
 import { assertProductAccess, scopedProductFilter, type Actor } from "../../shared/actor";
 import type { AuditEntry } from "../audit/repo";
 import { createdChanges, diffChanges } from "../plans/changes";
-import type { Plan } from "../plans/repo";
-import type { Addon } from "../addons/repo";
-import { mergeFeatures, type EffectiveFeature } from "../addons/domain";
 import { assertNotRevoked, transition, trialExpiryError, type LicenseAction } from "./domain";
 import { licenseAuditView } from "./present";
 import type { License, LicenseListFilter, LicensePatch, LicenseStatus } from "./repo";
-import type { Activation } from "../activations/repo";
-import type { FloatingSession } from "../floating/repo";
 
 export interface IssueLicenseInput {
   productId: string;
@@ -108,42 +104,6 @@ export async function getLicense(deps: Deps, actor: Actor, id: string): Promise<
   return license;
 }
 
-/** Everything the admin view of one license shows. */
-export interface LicenseDetail {
-  license: License;
-  key: string;
-  plan: Plan;
-  addons: Addon[];
-  features: EffectiveFeature[];
-  activations: Activation[];
-  /** Live (unexpired) floating sessions. */
-  floatingSessions: FloatingSession[];
-}
-
-async function detailOf(deps: Deps, license: License, key?: string): Promise<LicenseDetail> {
-  const plan = (await deps.repos.plans.findById(license.planId))!; // licenses → plans is ON DELETE RESTRICT
-  const addons = await deps.repos.addons.forLicense(license.id);
-  return {
-    license,
-    key: key ?? revealLicenseKey(deps, license),
-    plan,
-    addons,
-    features: mergeFeatures(plan.quotaPeriod, await deps.repos.plans.features(plan.id), addons),
-    activations: await deps.repos.activations.listByLicense(license.id),
-    floatingSessions: await deps.repos.floating.listActive(license.id, deps.clock.now()),
-  };
-}
-
-/** POST /admin/licenses: issue, then answer with the full admin view (including the new key). */
-export async function createLicense(deps: Deps, actor: Actor, input: IssueLicenseInput): Promise<LicenseDetail> {
-  const { license, key } = await issueLicense(deps, actor, input);
-  return await detailOf(deps, license, key);
-}
-
-export async function getLicenseDetail(deps: Deps, actor: Actor, id: string): Promise<LicenseDetail> {
-  return await detailOf(deps, await getLicense(deps, actor, id));
-}
-
 export interface ListLicensesInput {
   productId?: string;
   planId?: string;
@@ -208,7 +168,7 @@ async function mutateLicense(
   action: string,
   decide: (current: License) => LicensePatch,
   opts: { clearActivations?: boolean } = {},
-): Promise<LicenseDetail> {
+): Promise<License> {
   await getLicense(deps, actor, id);
   const updated = await deps.repos.licenses.mutate(
     id,
@@ -218,18 +178,18 @@ async function mutateLicense(
     opts,
   );
   if (!updated) throw new AppError("NOT_FOUND", { message: "License not found." });
-  return await detailOf(deps, updated);
+  return updated;
 }
 
 /** revoke | suspend | reinstate per the transition table in domain.ts; revoke drops activations. */
-export async function applyLicenseAction(deps: Deps, actor: Actor, id: string, action: LicenseAction): Promise<LicenseDetail> {
+export async function applyLicenseAction(deps: Deps, actor: Actor, id: string, action: LicenseAction): Promise<License> {
   return await mutateLicense(deps, actor, id, `license.${action}`, (current) => transition(current, action), {
     clearActivations: action === "revoke",
   });
 }
 
 /** Moves a license to another plan of the same product; status and dates stay as they are. */
-export async function changeLicensePlan(deps: Deps, actor: Actor, id: string, planId: string): Promise<LicenseDetail> {
+export async function changeLicensePlan(deps: Deps, actor: Actor, id: string, planId: string): Promise<License> {
   const license = await getLicense(deps, actor, id);
   const plan = await deps.repos.plans.findById(planId);
   if (!plan || plan.productId !== license.productId) throw validationError({ plan_id: "unknown plan for this license's product" });
@@ -240,7 +200,7 @@ export async function changeLicensePlan(deps: Deps, actor: Actor, id: string, pl
 }
 
 /** Sets (or with null clears) the expiry. Reinstating an expired license is a separate action. */
-export async function setLicenseValidUntil(deps: Deps, actor: Actor, id: string, validUntil: Date | null): Promise<LicenseDetail> {
+export async function setLicenseValidUntil(deps: Deps, actor: Actor, id: string, validUntil: Date | null): Promise<License> {
   return await mutateLicense(deps, actor, id, "license.set_valid_until", (current) => {
     assertNotRevoked(current, "change the expiry of");
     const error = trialExpiryError(current, validUntil);
@@ -250,7 +210,7 @@ export async function setLicenseValidUntil(deps: Deps, actor: Actor, id: string,
 }
 
 /** Sets (or with null clears: unlimited) the end of the support/updates window. */
-export async function setLicenseSupportUntil(deps: Deps, actor: Actor, id: string, supportUntil: Date | null): Promise<LicenseDetail> {
+export async function setLicenseSupportUntil(deps: Deps, actor: Actor, id: string, supportUntil: Date | null): Promise<License> {
   return await mutateLicense(deps, actor, id, "license.set_support_until", (current) => {
     assertNotRevoked(current, "change the support window of");
     return { supportUntil };
@@ -258,7 +218,7 @@ export async function setLicenseSupportUntil(deps: Deps, actor: Actor, id: strin
 }
 
 /** Attaches an add-on of the license's product (400 otherwise); attaching twice is a no-op. */
-export async function attachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): Promise<LicenseDetail> {
+export async function attachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): Promise<License> {
   const license = await getLicense(deps, actor, id);
   await productAddons(deps, license.productId, [addonId], "addon_id");
   const result = await deps.repos.licenses.attachAddon(
@@ -269,10 +229,10 @@ export async function attachLicenseAddon(deps: Deps, actor: Actor, id: string, a
     audit(deps, actor, "license.addon.attach", license, createdChanges({ addon_id: addonId })),
   );
   if (result === null) throw new AppError("NOT_FOUND", { message: "License not found." });
-  return await getLicenseDetail(deps, actor, id);
+  return (await deps.repos.licenses.findById(id))!;
 }
 
-export async function detachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): Promise<LicenseDetail> {
+export async function detachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): Promise<License> {
   const license = await getLicense(deps, actor, id);
   const result = await deps.repos.licenses.detachAddon(
     id,
@@ -282,5 +242,5 @@ export async function detachLicenseAddon(deps: Deps, actor: Actor, id: string, a
   );
   if (result === null) throw new AppError("NOT_FOUND", { message: "License not found." });
   if (result === false) throw new AppError("NOT_FOUND", { message: "The add-on is not attached to this license." });
-  return await getLicenseDetail(deps, actor, id);
+  return (await deps.repos.licenses.findById(id))!;
 }

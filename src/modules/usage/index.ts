@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
-import { idempotent } from "../idempotency/service";
+import { idempotent } from "../../http/idempotency";
 import { recordUsage, usageStatus, type UsageView } from "./service";
 import { UsageBody, UsageResponse, UsageStatusBody, UsageStatusResponse } from "./model";
 import { presentUsage, presentUsageStatus } from "./present";

@@ -5,7 +5,7 @@ import { writeAudit } from "../audit/write.sqlite";
 import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
-import { fits } from "./domain";
+import { fits } from "../entitlements/quota";
 import type { UsageCounter, UsageRepo } from "./repo";
 
 export function createUsageRepo(handle: DbHandle): UsageRepo {

@@ -9,7 +9,7 @@ import { isUsableAccess, licenseNotFound, requireUsableLicense, type PublicLicen
 import type { LicenseAccess } from "../license-api/repo";
 import { featureView, licenseEntitlements, viewOf, type FeatureView } from "../entitlements/service";
 import type { Entitlement } from "../entitlements/domain";
-import { periodKey } from "./domain";
+import { periodKey } from "../entitlements/quota";
 
 /** Metadata is stored with every event; bounded so one report cannot store megabytes. */
 export const MAX_METADATA_BYTES = 4096;

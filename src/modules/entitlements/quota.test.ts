@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { fits, periodEnd, periodKey, periodStart, remaining } from "./domain";
+import { fits, periodEnd, periodKey, periodStart, remaining } from "./quota";
 
 const at = (s: string) => new Date(s);
 

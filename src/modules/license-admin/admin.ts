@@ -1,3 +1,4 @@
+// Admin routes of licenses: each answers with the composite license view (service.ts).
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import type { AdminGuard } from "../../http/auth";
@@ -15,19 +16,19 @@ import {
   ValidUntilBody,
   toInstant,
 } from "./model";
-import { presentLicenseDetail, presentLicenseSummary } from "./present";
+import { presentLicenseDetail } from "./present";
+import { presentLicenseSummary } from "../licenses/present";
+import { createLicense, detailOf, getLicenseDetail } from "./service";
 import {
   applyLicenseAction,
   attachLicenseAddon,
   changeLicensePlan,
-  createLicense,
   detachLicenseAddon,
-  getLicenseDetail,
   listLicenses,
   setLicenseSupportUntil,
   setLicenseValidUntil,
-} from "./service";
-import type { LicenseAction } from "./domain";
+} from "../licenses/service";
+import type { LicenseAction } from "../licenses/domain";
 
 const detail = (summary: string) => ({ tags: ["Admin: licenses"], summary });
 // Spec (API key rules): licenses:write creates, updates and manages licenses; admin does everything.
@@ -96,19 +97,19 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
       detail: detail("Fetch a license with its key, add-ons, effective features and activations"),
     })
     // Lifecycle actions (DECISIONS: License states); anything outside the table is 409 INVALID_TRANSITION.
-    .post("/admin/licenses/:id/revoke", async ({ actor, params }) => ok(presentLicenseDetail(await applyLicenseAction(deps, actor, params.id, "revoke"))), {
+    .post("/admin/licenses/:id/revoke", async ({ actor, params }) => ok(presentLicenseDetail(await detailOf(deps, await applyLicenseAction(deps, actor, params.id, "revoke")))), {
       scopes: WRITE,
       params: LicenseIdParams,
       response: { 200: One, ...errors(401, 403, 404, 409) },
       detail: detail(ACTIONS.revoke),
     })
-    .post("/admin/licenses/:id/suspend", async ({ actor, params }) => ok(presentLicenseDetail(await applyLicenseAction(deps, actor, params.id, "suspend"))), {
+    .post("/admin/licenses/:id/suspend", async ({ actor, params }) => ok(presentLicenseDetail(await detailOf(deps, await applyLicenseAction(deps, actor, params.id, "suspend")))), {
       scopes: WRITE,
       params: LicenseIdParams,
       response: { 200: One, ...errors(401, 403, 404, 409) },
       detail: detail(ACTIONS.suspend),
     })
-    .post("/admin/licenses/:id/reinstate", async ({ actor, params }) => ok(presentLicenseDetail(await applyLicenseAction(deps, actor, params.id, "reinstate"))), {
+    .post("/admin/licenses/:id/reinstate", async ({ actor, params }) => ok(presentLicenseDetail(await detailOf(deps, await applyLicenseAction(deps, actor, params.id, "reinstate")))), {
       scopes: WRITE,
       params: LicenseIdParams,
       response: { 200: One, ...errors(401, 403, 404, 409) },
@@ -116,7 +117,7 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     })
     .post(
       "/admin/licenses/:id/change-plan",
-      async ({ actor, params, body }) => ok(presentLicenseDetail(await changeLicensePlan(deps, actor, params.id, body.plan_id))),
+      async ({ actor, params, body }) => ok(presentLicenseDetail(await detailOf(deps, await changeLicensePlan(deps, actor, params.id, body.plan_id)))),
       {
         scopes: WRITE,
         params: LicenseIdParams,
@@ -127,7 +128,7 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .post(
       "/admin/licenses/:id/valid-until",
-      async ({ actor, params, body }) => ok(presentLicenseDetail(await setLicenseValidUntil(deps, actor, params.id, toInstant("valid_until", body.valid_until)))),
+      async ({ actor, params, body }) => ok(presentLicenseDetail(await detailOf(deps, await setLicenseValidUntil(deps, actor, params.id, toInstant("valid_until", body.valid_until))))),
       {
         scopes: WRITE,
         params: LicenseIdParams,
@@ -139,7 +140,7 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     .post(
       "/admin/licenses/:id/support-until",
       async ({ actor, params, body }) =>
-        ok(presentLicenseDetail(await setLicenseSupportUntil(deps, actor, params.id, toInstant("support_until", body.support_until)))),
+        ok(presentLicenseDetail(await detailOf(deps, await setLicenseSupportUntil(deps, actor, params.id, toInstant("support_until", body.support_until))))),
       {
         scopes: WRITE,
         params: LicenseIdParams,
@@ -150,7 +151,7 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .post(
       "/admin/licenses/:id/addons",
-      async ({ actor, params, body }) => ok(presentLicenseDetail(await attachLicenseAddon(deps, actor, params.id, body.addon_id))),
+      async ({ actor, params, body }) => ok(presentLicenseDetail(await detailOf(deps, await attachLicenseAddon(deps, actor, params.id, body.addon_id)))),
       {
         scopes: WRITE,
         params: LicenseIdParams,
@@ -161,7 +162,7 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .delete(
       "/admin/licenses/:id/addons/:addon_id",
-      async ({ actor, params }) => ok(presentLicenseDetail(await detachLicenseAddon(deps, actor, params.id, params.addon_id))),
+      async ({ actor, params }) => ok(presentLicenseDetail(await detailOf(deps, await detachLicenseAddon(deps, actor, params.id, params.addon_id)))),
       {
         scopes: WRITE,
         params: LicenseAddonParams,

@@ -1,0 +1,49 @@
+// The composite admin view of a license: the license with its plan, add-ons, effective features,
+// activations and live floating sessions. Above the leaf modules it reads (licenses, activations,
+// floating, plans, addons), so none of them imports it.
+import type { Deps } from "../../deps";
+import type { Actor } from "../../shared/actor";
+import type { Plan } from "../plans/repo";
+import type { Addon } from "../addons/repo";
+import { mergeFeatures, type EffectiveFeature } from "../addons/domain";
+import type { Activation } from "../activations/repo";
+import type { FloatingSession } from "../floating/repo";
+import type { License } from "../licenses/repo";
+import { getLicense, issueLicense, revealLicenseKey, type IssueLicenseInput } from "../licenses/service";
+
+/** Everything the admin view of one license shows. */
+export interface LicenseDetail {
+  license: License;
+  key: string;
+  plan: Plan;
+  addons: Addon[];
+  features: EffectiveFeature[];
+  activations: Activation[];
+  /** Live (unexpired) floating sessions. */
+  floatingSessions: FloatingSession[];
+}
+
+export async function detailOf(deps: Deps, license: License, key?: string): Promise<LicenseDetail> {
+  const plan = (await deps.repos.plans.findById(license.planId))!; // licenses → plans is ON DELETE RESTRICT
+  const addons = await deps.repos.addons.forLicense(license.id);
+  return {
+    license,
+    key: key ?? revealLicenseKey(deps, license),
+    plan,
+    addons,
+    features: mergeFeatures(plan.quotaPeriod, await deps.repos.plans.features(plan.id), addons),
+    activations: await deps.repos.activations.listByLicense(license.id),
+    floatingSessions: await deps.repos.floating.listActive(license.id, deps.clock.now()),
+  };
+}
+
+/** POST /admin/licenses: issue, then answer with the full admin view (including the new key). */
+export async function createLicense(deps: Deps, actor: Actor, input: IssueLicenseInput): Promise<LicenseDetail> {
+  const { license, key } = await issueLicense(deps, actor, input);
+  return await detailOf(deps, license, key);
+}
+
+export async function getLicenseDetail(deps: Deps, actor: Actor, id: string): Promise<LicenseDetail> {
+  return await detailOf(deps, await getLicense(deps, actor, id));
+}
+
