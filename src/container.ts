@@ -6,6 +6,8 @@ import { openDatabase, type DbHandle } from "./db/client";
 import type { DataStore } from "./db/store";
 import { openPostgres } from "./db/pg";
 import { runPgMigrations } from "./db/migrate.pg";
+import { withPgTransaction } from "./db/transaction.pg";
+import { createSqliteGate } from "./db/transaction.sqlite";
 import { createPgRateLimiter, createPgRepos } from "./repos.pg";
 import type { RateLimiter } from "./shared/rate-limiter";
 import { runMigrations } from "./db/migrate";
@@ -83,6 +85,7 @@ async function assemble(
   const db: DataStore = {
     engine: engine.store.engine,
     ping: () => engine.store.ping(),
+    transaction: (fn) => engine.store.transaction(fn),
     close: async () => {
       tokenKeys.stop();
       await engine.closeDb();
@@ -102,7 +105,12 @@ export async function createDeps(config: Readonly<Config>, clock: Clock, logger:
     const pg = openPostgres(config.databaseUrl, { max: config.databasePoolSize });
     try {
       await runPgMigrations(pg.sql, clock.nowMs());
-      const store: DataStore = { engine: "postgres", ping: () => pg.ping(), close: () => pg.close() };
+      const store: DataStore = {
+        engine: "postgres",
+        ping: () => pg.ping(),
+        close: () => pg.close(),
+        transaction: (fn) => withPgTransaction(pg, (tx) => fn(createPgRepos(tx))),
+      };
       return await assemble(config, clock, logger, {
         store,
         repos: createPgRepos(pg),
@@ -117,10 +125,19 @@ export async function createDeps(config: Readonly<Config>, clock: Clock, logger:
   const db = openDatabase(config.databasePath);
   try {
     runMigrations(db.sqlite, clock.nowMs());
-    sqliteHandles.set(db, db);
+    // Deps' repositories wait while a DataStore.transaction is open (one connection per process).
+    const gate = createSqliteGate(db);
+    const repos = createSqliteRepos(db);
+    const store: DataStore = {
+      engine: "sqlite",
+      ping: () => db.ping(),
+      close: () => db.close(),
+      transaction: (fn) => gate.run(() => fn(repos)),
+    };
+    sqliteHandles.set(store, db);
     return await assemble(config, clock, logger, {
-      store: db,
-      repos: createSqliteRepos(db),
+      store,
+      repos: gate.gate(repos),
       rateLimiter: createSqliteRateLimiter(db),
       closeDb: () => db.close(),
     });

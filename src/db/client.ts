@@ -10,7 +10,7 @@ import type { DataStore } from "./store";
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
 /** The SQLite engine's handle: the DataStore plus the connection its repositories use. */
-export interface DbHandle extends DataStore {
+export interface DbHandle extends Pick<DataStore, "ping" | "close"> {
   readonly engine: "sqlite";
   db: Db;
   sqlite: Database;

@@ -22,6 +22,8 @@ export interface PgHandle {
    */
   sql: PgSql;
   db: PgDb;
+  /** Set on the handle DataStore.transaction gives its repositories (db and sql are its connection). */
+  inTransaction?: boolean;
   /** Rejects when the database cannot answer (health check). */
   ping(): Promise<void>;
   /** Ends the pool, waiting up to 5 s for running queries; a second call does nothing. */

@@ -2,6 +2,8 @@
 // may not exist yet, so there is no row to lock (first-start signing-key race, settings documents):
 // PostgreSQL's serializable snapshot isolation aborts one of two transactions that read the same
 // predicate and then write into it (SQLSTATE 40001), and the retry sees the winner's committed rows.
+import { is } from "drizzle-orm";
+import { PgTransaction } from "drizzle-orm/pg-core";
 import type { PgDb } from "./pg";
 
 type PgTx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
@@ -22,6 +24,9 @@ export function isRetryableConflict(e: unknown): boolean {
  * conflict. Gives up after `attempts` tries, rethrowing the last conflict.
  */
 export async function serializable<T>(db: PgDb, fn: (tx: PgTx) => Promise<T>, attempts = 20): Promise<T> {
+  // Inside DataStore.transaction this would be a savepoint of a READ COMMITTED transaction: the
+  // decision it protects would silently lose its guarantee. Refuse instead.
+  if (is(db, PgTransaction)) throw new Error("this write needs its own SERIALIZABLE transaction and cannot run inside DataStore.transaction()");
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction(fn, { isolationLevel: "serializable" });

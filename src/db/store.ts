@@ -1,6 +1,8 @@
 // The engine-neutral database handle in Deps. Repositories hold their engine's own connection; the
 // rest of the app only needs to know the engine, whether the database answers, and how to close it.
 // container.ts is the one place that picks the engine (DATABASE_URL: PostgreSQL; unset: SQLite file).
+import type { Repos } from "../deps";
+
 export type Engine = "sqlite" | "postgres";
 
 export interface DataStore {
@@ -9,4 +11,15 @@ export interface DataStore {
   ping(): Promise<void>;
   /** Idempotent; SQLite checkpoints its WAL first, PostgreSQL drains its pool. */
   close(): Promise<void>;
+  /**
+   * Runs `fn` with repositories bound to one transaction: everything they write commits when `fn`
+   * resolves and rolls back when it throws. For verbs that must compose several repository calls
+   * atomically (a single rule that must hold stays one repository method, with its own locks).
+   * Inside `fn` use only the repositories it receives: Deps' repositories wait for the transaction
+   * on SQLite (one writer per file; no request reads uncommitted rows) and use another connection
+   * on PostgreSQL. A repository method's own transaction becomes a savepoint. On PostgreSQL the
+   * transaction is READ COMMITTED; the two methods that need SERIALIZABLE (signing-key activation,
+   * settings update) refuse to run inside it rather than run with weaker guarantees.
+   */
+  transaction<T>(fn: (repos: Repos) => Promise<T>): Promise<T>;
 }

@@ -1,0 +1,67 @@
+// DataStore.transaction on SQLite. One connection serves every request of the process, so while a
+// transaction is open the other requests' statements would run inside it (reading its uncommitted
+// rows, or failing to start their own). The gate makes them wait: Deps gets gated repositories,
+// the transaction's callback gets the ungated ones. SQLite has one writer per file anyway, so
+// queueing writers here costs no concurrency; readers wait only while a transaction is open.
+import type { DbHandle } from "./client";
+
+export interface SqliteGate {
+  /** Wraps every method of every repository so that it waits while a transaction is open. */
+  gate<R extends object>(repos: R): R;
+  /** Runs `fn` between BEGIN IMMEDIATE and COMMIT (ROLLBACK when it throws), one at a time. */
+  run<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+export function createSqliteGate(handle: DbHandle): SqliteGate {
+  let open = false;
+  let idle: Promise<void> = Promise.resolve();
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const waitWhileOpen = async () => {
+    while (open) await idle;
+  };
+  const gateRepo = <R extends object>(repo: R): R => {
+    const out: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(repo)) {
+      if (typeof value !== "function") {
+        out[name] = value;
+        continue;
+      }
+      const method = value as (...args: unknown[]) => unknown;
+      // No transaction open (the usual case): the call goes straight through, no extra tick.
+      out[name] = (...args: unknown[]) => (open ? waitWhileOpen().then(() => method.apply(repo, args)) : method.apply(repo, args));
+    }
+    return out as R;
+  };
+
+  return {
+    gate<R extends object>(repos: R): R {
+      const out: Record<string, unknown> = {};
+      for (const [name, repo] of Object.entries(repos)) out[name] = typeof repo === "object" && repo !== null ? gateRepo(repo) : repo;
+      return out as R;
+    },
+    run<T>(fn: () => Promise<T>): Promise<T> {
+      const turn = queue.then(async () => {
+        let release!: () => void;
+        idle = new Promise<void>((r) => (release = r));
+        open = true;
+        try {
+          handle.sqlite.exec("BEGIN IMMEDIATE");
+          try {
+            const out = await fn();
+            handle.sqlite.exec("COMMIT");
+            return out;
+          } catch (e) {
+            if (handle.sqlite.inTransaction) handle.sqlite.exec("ROLLBACK");
+            throw e;
+          }
+        } finally {
+          open = false;
+          release();
+        }
+      });
+      queue = turn.catch(() => undefined);
+      return turn;
+    },
+  };
+}

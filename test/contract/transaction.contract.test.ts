@@ -1,0 +1,128 @@
+// DataStore.transaction (Deps.db.transaction) on each engine: commit, rollback, nested repository
+// transactions as savepoints, and no other request reading its uncommitted rows.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { engines } from "./harness";
+import { createTestApp, type TestApp } from "../support/app";
+import { freshPgDatabase } from "../support/pg";
+import { newId } from "../../src/shared/ids";
+import { SYSTEM_ACTOR } from "../../src/shared/actor";
+import type { Product } from "../../src/modules/products/repo";
+import type { AuditEntry } from "../../src/modules/audit/repo";
+
+for (const engine of engines()) {
+  describe(`DataStore.transaction [${engine}]`, () => {
+    let t: TestApp;
+    let drop: (() => Promise<void>) | null = null;
+    beforeAll(async () => {
+      const pg = engine === "postgres" ? await freshPgDatabase("transaction") : null;
+      drop = pg ? pg.drop : null;
+      t = await createTestApp({ env: pg ? { DATABASE_URL: pg.url } : {} });
+      expect(t.engine).toBe(engine);
+    });
+    afterAll(async () => {
+      await t?.close();
+      await drop?.();
+    });
+
+    const product = (): Product => {
+      const id = newId();
+      const at = t.clock.now();
+      return { id, name: `P ${id.slice(-6)}`, slug: `p-${id.slice(-12)}`, distribution: "open", minimumSupportedVersion: null, minimumSupportedMessage: null, releaseGeneration: 0, createdAt: at, updatedAt: at };
+    };
+    const audit = (p: Product): AuditEntry => ({ actor: SYSTEM_ACTOR, action: "product.create", entityType: "product", entityId: p.id, productId: p.id, changes: null, at: t.clock.now() });
+    const auditRows = async (id: string) => (await t.exec("SELECT id FROM audit_log WHERE entity_id = $1", [id])).length;
+
+    test("commits what its repositories wrote when the callback resolves", async () => {
+      const a = product();
+      const b = product();
+      const out = await t.deps.db.transaction(async (r) => {
+        await r.products.create(a, audit(a));
+        await r.products.create(b, audit(b));
+        return "done";
+      });
+      expect(out).toBe("done");
+      expect((await t.deps.repos.products.findById(a.id))?.slug).toBe(a.slug);
+      expect((await t.deps.repos.products.findById(b.id))?.slug).toBe(b.slug);
+      expect(await auditRows(a.id)).toBe(1);
+    });
+
+    test("rolls everything back when the callback throws, audit rows and nested repository transactions included", async () => {
+      const a = product();
+      const failure = new Error("refused halfway");
+      const err = await t.deps.db
+        .transaction(async (r) => {
+          await r.products.create(a, audit(a));
+          // update() runs its own transaction: inside this one it is a savepoint, undone with it.
+          await r.products.update(a.id, { name: "Renamed" }, t.clock.now(), audit(a));
+          throw failure;
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBe(failure);
+      expect(await t.deps.repos.products.findById(a.id)).toBeNull();
+      expect(await auditRows(a.id)).toBe(0);
+    });
+
+    test("no request reads its uncommitted rows while it is open", async () => {
+      const a = product();
+      let release!: () => void;
+      const latch = new Promise<void>((r) => (release = r));
+      let committed = false;
+      const tx = t.deps.db.transaction(async (r) => {
+        await r.products.create(a, audit(a));
+        await latch;
+      }).then(() => (committed = true));
+      await Bun.sleep(20); // the transaction has written its row and waits
+      const state: { readAfterCommit: boolean | null } = { readAfterCommit: null };
+      const read = t.deps.repos.products.findById(a.id).then((p) => {
+        state.readAfterCommit = committed;
+        return p;
+      });
+      await Bun.sleep(50);
+      release();
+      await tx;
+      const seen = await read;
+      if (engine === "sqlite") {
+        // One connection: the read waits for the commit, then sees the row.
+        expect({ readAfterCommit: state.readAfterCommit, found: seen !== null }).toEqual({ readAfterCommit: true, found: true });
+      } else {
+        // Another connection, READ COMMITTED: the read does not wait and does not see the row.
+        expect({ readAfterCommit: state.readAfterCommit, found: seen !== null }).toEqual({ readAfterCommit: false, found: false });
+      }
+      expect(await t.deps.repos.products.findById(a.id)).not.toBeNull();
+    });
+
+    if (engine === "sqlite") {
+      // One writer per file: transactions queue, so a read-modify-write inside one loses no update.
+      test("transactions run one after the other: ten read-modify-writes keep all ten changes", async () => {
+        const a = product();
+        await t.deps.repos.products.create(a, audit(a));
+        await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            t.deps.db.transaction(async (r) => {
+              const current = (await r.products.findById(a.id))!;
+              await Bun.sleep(1); // yield inside the transaction: nothing else may interleave
+              await r.products.update(a.id, { name: `${current.name}+${i}` }, t.clock.now(), audit(a));
+            }),
+          ),
+        );
+        expect(((await t.deps.repos.products.findById(a.id))!.name.match(/\+/g) ?? []).length).toBe(10);
+      });
+    }
+
+    test(
+      engine === "postgres"
+        ? "the SERIALIZABLE-only write (settings) refuses to run inside it instead of running weaker"
+        : "a settings update inside it commits with it",
+      async () => {
+        const run = t.deps.db.transaction((r) =>
+          r.settings.update({ vendor_name: "Inside" }, t.clock.now(), () => ({ actor: SYSTEM_ACTOR, action: "settings.update", entityType: "settings", entityId: null, productId: null, changes: null, at: t.clock.now() })),
+        );
+        if (engine === "postgres") {
+          expect(await run.catch((e: Error) => e.message)).toContain("SERIALIZABLE");
+        } else {
+          expect((await run).vendor_name).toBe("Inside");
+        }
+      },
+    );
+  });
+}
