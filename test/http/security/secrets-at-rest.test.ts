@@ -16,7 +16,8 @@ import { openSeed } from "../../../src/modules/keys/service";
 import { KEY_PURPOSES, type KeyPurpose } from "../../../src/crypto/hkdf";
 import { GENERATED_MASTER_KEY_FILE } from "../../../src/modules/keys/secrets";
 import type { Deps } from "../../../src/deps";
-import { testEnv } from "../../support/app";
+import { testEngine, testEnv } from "../../support/app";
+import { freshPgDatabase } from "../../support/pg";
 import { makeCatalog, makeLicense } from "../../support/factories";
 
 const logLines: string[] = [];
@@ -71,9 +72,18 @@ async function allSecrets(): Promise<Record<string, Uint8Array | string>> {
   return out;
 }
 
+/** On the PostgreSQL pass the same checks read a full pg_dump of the database instead of the file. */
+let pgDb: Awaited<ReturnType<typeof freshPgDatabase>> | null = null;
+function pgDump(): Buffer {
+  const r = Bun.spawnSync(["pg_dump", "--data-only", "--format=plain", "--no-owner", pgDb!.url], { stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`pg_dump failed: ${r.stderr.toString()}`);
+  return Buffer.from(r.stdout);
+}
+
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "keyward-secrets-"));
-  const config = loadConfig(testEnv(dataDir, { LOG_LEVEL: "debug" }));
+  pgDb = testEngine() === "postgres" ? await freshPgDatabase("secrets_at_rest") : null;
+  const config = loadConfig(testEnv(dataDir, { LOG_LEVEL: "debug", ...(pgDb ? { DATABASE_URL: pgDb.url } : {}) }));
   deps = await createDeps(config, fixedClock(), createLogger("debug", (l) => logLines.push(l)));
   server = startServer(deps);
 
@@ -126,6 +136,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.stop();
+  await pgDb?.drop();
   if (existsSync(dataDir)) rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -140,7 +151,16 @@ describe("the search itself", () => {
 });
 
 describe("at rest", () => {
-  test("the database file and its WAL hold no license key, API key, seed, master key or subkey", async () => {
+  // Each engine's form of "at rest": a full pg_dump on the PostgreSQL pass, the file and WAL otherwise.
+  const onPg = testEngine() === "postgres";
+  (onPg ? test : test.skip)("the database (PostgreSQL: a full pg_dump) holds no license key, API key, seed, master key or subkey", async () => {
+    const secrets = await allSecrets();
+    const dump = pgDump();
+    for (const plain of knownPlain) expect({ plain, found: dump.includes(Buffer.from(plain)) }).toEqual({ plain, found: true });
+    expect({ dump: "pg_dump", leaked: findings(dump, secrets) }).toEqual({ dump: "pg_dump", leaked: [] });
+  });
+
+  (onPg ? test.skip : test)("the database file and its WAL hold no license key, API key, seed, master key or subkey", async () => {
     const secrets = await allSecrets();
     expect(Object.keys(secrets).length).toBeGreaterThan(20);
     const db = readFileSync(deps.config.databasePath);
@@ -157,6 +177,10 @@ describe("at rest", () => {
   test("after a graceful stop (WAL checkpointed into the main file) the file still holds none", async () => {
     const secrets = await allSecrets();
     await server.stop();
+    if (pgDb) {
+      expect(findings(pgDump(), secrets)).toEqual([]);
+      return;
+    }
     const db = readFileSync(deps.config.databasePath);
     for (const plain of knownPlain) expect(db.includes(Buffer.from(plain))).toBe(true);
     expect(findings(db, secrets)).toEqual([]);
