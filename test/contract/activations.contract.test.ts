@@ -10,7 +10,7 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
-import { auditEntry, auditRows, claimState, completion, countRows, pgNodes, seedAddon, seedClaim } from "./inspect";
+import { audited, auditRows, claimState, completion, countRows, pgNodes, seedAddon, seedClaim } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const mustBeActive = (cur: LicenseAccess | null) => {
@@ -216,11 +216,11 @@ forEachEngine("ActivationRepo", (engine, open) => {
     expect(await countRows(o, "activations", other.id)).toBe(1);
 
     // Removal: only from the named license, with its audit row.
-    expect(await repo.remove(other.id, ids[2]!, () => auditEntry("activation.remove", ids[2]!))).toBeNull();
-    const removed = await repo.remove(license.id, ids[2]!, (r) => auditEntry("activation.remove", r.id, { identifier: r.identifier }));
+    expect(await repo.remove(other.id, ids[2]!, () => audited("activation.remove", ids[2]!))).toBeNull();
+    const removed = await repo.remove(license.id, ids[2]!, (r) => audited("activation.remove", r.id, { identifier: r.identifier }));
     expect(removed).toEqual(row(ids[2]!, "a", later(2)));
     expect(await auditRows(o)).toEqual([{ action: "activation.remove", entityId: ids[2]!, changes: { identifier: "a" } }]);
-    expect(await repo.remove(license.id, ids[2]!, () => auditEntry("activation.remove", null))).toBeNull();
+    expect(await repo.remove(license.id, ids[2]!, () => audited("activation.remove", null))).toBeNull();
     // A throwing audit callback keeps the activation.
     await expect(repo.remove(license.id, ids[0]!, () => { throw new Error("no audit"); })).rejects.toThrow("no audit");
     expect((await repo.listByLicense(license.id)).map((a) => a.identifier)).toEqual(["c"]);

@@ -7,7 +7,7 @@ import * as pgSchema from "../../src/db/schema-pg";
 import { openPostgres, type PgHandle } from "../../src/db/pg";
 import { createPgRepos } from "../../src/repos.pg";
 import type { Repos } from "../../src/deps";
-import type { AuditEntry } from "../../src/modules/audit/repo";
+import type { Effects } from "../../src/modules/outbox/effects";
 import type { Addon } from "../../src/modules/addons/repo";
 import type { ClaimCompletion, IdempotencyScope } from "../../src/modules/idempotency/repo";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
@@ -16,8 +16,9 @@ import { pgTestUrl } from "../support/pg";
 import { insertRows, SEED_TIME } from "./seed";
 import type { Opened } from "./harness";
 
-export function auditEntry(action: string, entityId: string | null, changes: Record<string, unknown> | null = null): AuditEntry {
-  return { actor: SYSTEM_ACTOR, action, entityType: "license", entityId, productId: null, changes, at: SEED_TIME };
+/** Effects with only an audit entry. */
+export function audited(action: string, entityId: string | null, changes: Record<string, unknown> | null = null): Effects {
+  return { audit: { actor: SYSTEM_ACTOR, action, entityType: "license", entityId, productId: null, changes, at: SEED_TIME } };
 }
 
 /** Audit rows as (action, entityId, changes), in action then entity order. */

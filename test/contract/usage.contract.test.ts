@@ -9,7 +9,7 @@ import { AppError } from "../../src/shared/errors";
 import { forEachEngine, type Opened } from "./harness";
 import { seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
-import { auditEntry, auditRows, claimState, completion, countRows, pgNodes, seedClaim, usageEvents } from "./inspect";
+import { audited, auditRows, claimState, completion, countRows, pgNodes, seedClaim, usageEvents } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const mustBeActive = (cur: LicenseAccess | null) => {
@@ -115,7 +115,7 @@ forEachEngine("UsageRepo", (engine, open) => {
         { feature: "missing", periodKey: "2026-11" },
         { feature: "export", periodKey: "2026-11" },
       ],
-      (r) => auditEntry("usage.reset", license.id, { counters: r.map((c) => `${c.feature}:${c.used}`) }),
+      (r) => audited("usage.reset", license.id, { counters: r.map((c) => `${c.feature}:${c.used}`) }),
     );
     expect(reset).toEqual([
       { licenseId: license.id, feature: "api", periodKey: "2026-11", used: 3, updatedAt: later(100) },
@@ -125,7 +125,7 @@ forEachEngine("UsageRepo", (engine, open) => {
     expect(await repo.used(other.id, "api", "2026-11")).toBe(5);
     expect(await auditRows(o)).toEqual([{ action: "usage.reset", entityId: license.id, changes: { counters: ["api:3", "export:2"] } }]);
     // Nothing to reset: still audited (the admin asked), empty list.
-    expect(await repo.reset(license.id, [{ feature: "api", periodKey: "2026-11" }], () => auditEntry("usage.reset", "again"))).toEqual([]);
+    expect(await repo.reset(license.id, [{ feature: "api", periodKey: "2026-11" }], () => audited("usage.reset", "again"))).toEqual([]);
     expect((await auditRows(o)).length).toBe(2);
     // A throwing audit keeps the counter.
     await expect(repo.reset(other.id, [{ feature: "api", periodKey: "2026-11" }], () => { throw new Error("no audit"); })).rejects.toThrow("no audit");

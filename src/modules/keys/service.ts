@@ -129,7 +129,7 @@ export async function createTokenKeyring(deps: {
       assertSystemWide(actor);
       const next = await repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), {
         onlyIfNoneActive: false,
-        audit: {
+        effects: { audit: {
           actor,
           action: "signing_key.rotate",
           entityType: "signing_key",
@@ -137,7 +137,7 @@ export async function createTokenKeyring(deps: {
           productId: null,
           changes: { previous_kid: current.kid },
           at: clock.now(),
-        },
+        } },
       });
       current = load(next);
       return next;

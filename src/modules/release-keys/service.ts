@@ -94,7 +94,7 @@ async function activeRecord(deps: Deps, productId: string, actor: Actor): Promis
   // onlyIfNoneActive: two concurrent first uses keep one key (the repo re-checks inside its transaction).
   return await deps.repos.signingKeys.activate(next, {
     onlyIfNoneActive: true,
-    audit: {
+    effects: { audit: {
       actor,
       action: "release_signing_key.create",
       entityType: "signing_key",
@@ -102,7 +102,7 @@ async function activeRecord(deps: Deps, productId: string, actor: Actor): Promis
       productId,
       changes: null,
       at: deps.clock.now(),
-    },
+    } },
   });
 }
 
@@ -166,7 +166,7 @@ export async function rotateReleaseKey(deps: Deps, actor: Actor, productId: stri
   const next = newReleaseKeyRecord(deps, product.id);
   const record = await deps.repos.signingKeys.activate(next, {
     onlyIfNoneActive: false,
-    audit: {
+    effects: { audit: {
       actor,
       action: "release_signing_key.rotate",
       entityType: "signing_key",
@@ -174,7 +174,7 @@ export async function rotateReleaseKey(deps: Deps, actor: Actor, productId: stri
       productId: product.id,
       changes: { previous_kid: previous?.kid ?? null },
       at: deps.clock.now(),
-    },
+    } },
   });
   return toEntry(record);
 }
