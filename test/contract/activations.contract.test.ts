@@ -2,7 +2,7 @@
 // verify's one-statement lookup, conditional touch, deactivate, list order, audited removal; and on
 // PostgreSQL 60 activations from 3 nodes racing for 10 slots.
 import { afterEach, expect, test } from "bun:test";
-import type { ActivationRepo, NewActivation } from "../../src/modules/activations/repo";
+import type { ActivatedOutcome, Activation, ActivationRepo, NewActivation } from "../../src/modules/activations/repo";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
 import { ClaimLostError } from "../../src/modules/idempotency/repo";
 import { AppError } from "../../src/shared/errors";
@@ -188,6 +188,27 @@ forEachEngine("ActivationRepo", (engine, open) => {
     expect(await seen()).toEqual(later(7000));
     await repo.touch("nope", later(8000), later(9000));
     expect(await seen()).toEqual(later(7000));
+  });
+
+  test("effects: activate sees both outcomes, deactivate the removed row; a throwing callback undoes the change", async () => {
+    await setup();
+    const { license } = await seedCatalog(o, { maxActivations: 5 });
+    const kinds: string[] = [];
+    const track = (oc: ActivatedOutcome) => (kinds.push(oc.kind), audited(`activate.${oc.kind}`, oc.activation.id));
+    const first = await repo.activate(input(license.id, "dev-1"), mustBeActive, undefined, track);
+    await repo.activate(input(license.id, "dev-1", { at: later(10) }), mustBeActive, undefined, track);
+    expect(kinds).toEqual(["activated", "already_activated"]);
+    await expect(repo.activate(input(license.id, "dev-2"), mustBeActive, undefined, () => { throw new Error("refused"); })).rejects.toThrow("refused");
+    expect((await repo.listByLicense(license.id)).map((a) => a.identifier)).toEqual(["dev-1"]);
+
+    await expect(repo.deactivate(license.id, "dev-1", () => { throw new Error("refused"); })).rejects.toThrow("refused");
+    expect((await repo.listByLicense(license.id)).length).toBe(1);
+    let removed: Activation | null = null;
+    expect(await repo.deactivate(license.id, "dev-1", (a) => ((removed = a), audited("deactivate", a.id)))).toBe(true);
+    if (first.kind === "limit") throw new Error("expected an activation");
+    expect(removed!).toEqual({ ...first.activation, lastSeenAt: later(10) });
+    expect(await repo.deactivate(license.id, "dev-1", () => { throw new Error("not called"); })).toBe(false);
+    expect((await auditRows(o)).map((r) => r.action)).toEqual(["activate.activated", "activate.already_activated", "deactivate"]);
   });
 
   test("deactivate, listByLicense order, and audited remove", async () => {

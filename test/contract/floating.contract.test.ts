@@ -2,7 +2,7 @@
 // never revived), decide refusals, the Idempotency outcome, heartbeat, checkin, listActive order and
 // the expire job pass; and on PostgreSQL 30 checkouts from 3 nodes racing for 3 seats.
 import { afterEach, expect, test } from "bun:test";
-import type { FloatingLimits, FloatingRepo, FloatingSession } from "../../src/modules/floating/repo";
+import type { CheckoutChange, ExpiredSession, FloatingLimits, FloatingRepo, FloatingSession } from "../../src/modules/floating/repo";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
 import { ClaimLostError } from "../../src/modules/idempotency/repo";
 import { AppError } from "../../src/shared/errors";
@@ -10,7 +10,7 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
-import { claimState, completion, countRows, pgNodes, seedClaim } from "./inspect";
+import { audited, auditRows, claimState, completion, countRows, pgNodes, seedClaim } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const limits = (max: number | null, timeoutMs = 60_000) => (cur: LicenseAccess | null): FloatingLimits => {
@@ -160,6 +160,47 @@ forEachEngine("FloatingRepo", (engine, open) => {
     expect((await repo.expire(later(2_001))).sort(byId)).toEqual([rows[2]!]);
     expect(await repo.expire(later(2_001))).toEqual([]);
     expect(await countRows(o, "floatingSessions")).toBe(2);
+  });
+
+  test("effects: checkout reports opened / refreshed / refused and the expired sessions it dropped; checkin and expire report theirs", async () => {
+    await setup();
+    const { license, product, plan } = await seedCatalog(o, { floating: true });
+    const other = await seedLicense(o, product.id, plan.id);
+    const seen: CheckoutChange[] = [];
+    const track = (c: CheckoutChange) => (seen.push(c), audited("floating.test", c.outcome.kind));
+    const a = await repo.checkout(co(license.id, "a", later(0)), limits(1, 1_000), undefined, track);
+    await repo.checkout(co(license.id, "a", later(500)), limits(1, 1_000), undefined, track);
+    await repo.checkout(co(license.id, "b", later(600)), limits(1, 1_000), undefined, track);
+    // At 2 000 a has expired (1 500): b's checkout drops it and opens a new session.
+    const b = await repo.checkout(co(license.id, "b", later(2_000)), limits(1, 1_000), undefined, track);
+    if (a.kind !== "ok" || b.kind !== "ok") throw new Error("expected ok");
+    expect(seen.map((c) => [c.outcome.kind, c.opened, c.expired.map((x) => x.identifier)])).toEqual([
+      ["ok", true, []],
+      ["ok", false, []],
+      ["limit", false, []],
+      ["ok", true, ["a"]],
+    ]);
+    expect(seen[3]!.expired).toEqual([{ ...a.session, heartbeatAt: later(500), expiresAt: later(1_500) }]);
+    expect((await auditRows(o)).map((r) => r.entityId)).toEqual(["limit", "ok", "ok", "ok"]);
+
+    // checkin: effects sees the released session and the live count; nothing written without one.
+    let released: unknown = null;
+    expect(await repo.checkin(license.id, "b", later(2_100), (r) => ((released = r), audited("floating.checkin", r.session.id)))).toMatchObject({ active: 0 });
+    expect(released).toEqual({ session: b.session, active: 0 });
+    expect(await repo.checkin(license.id, "b", later(2_100), () => { throw new Error("not called"); })).toBeNull();
+    // A throwing effects callback keeps the session.
+    await repo.checkout(co(license.id, "c", later(2_200)), limits(1, 1_000));
+    await expect(repo.checkin(license.id, "c", later(2_300), () => { throw new Error("refused"); })).rejects.toThrow("refused");
+    expect((await repo.listActive(license.id, later(2_300))).map((x) => x.identifier)).toEqual(["c"]);
+
+    // expire: the sessions with their license's product, in one call; no call when nothing expired.
+    await repo.checkout(co(other.id, "d", later(2_200)), limits(1, 1_000));
+    let expired: ExpiredSession[] = [];
+    const gone = await repo.expire(later(5_000), (e) => ((expired = e), audited("floating.expire", String(e.length))));
+    expect(gone.map((x) => x.identifier).sort()).toEqual(["c", "d"]);
+    expect(expired.map((e) => [e.session.identifier, e.productId]).sort()).toEqual([["c", product.id], ["d", product.id]]);
+    expect(await repo.expire(later(5_000), () => { throw new Error("not called"); })).toEqual([]);
+    expect((await auditRows(o)).filter((r) => r.action === "floating.expire").map((r) => r.entityId)).toEqual(["2"]);
   });
 
   if (engine === "postgres") {

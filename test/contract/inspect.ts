@@ -1,7 +1,7 @@
 // Reads and writes for contract suites that the repositories under test do not offer: audit rows,
 // row counts, Idempotency-Key claims, add-on rows, and extra "nodes" (independent pools on the same
 // PostgreSQL database) for the concurrency cases.
-import { and, asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, sql } from "drizzle-orm";
 import * as sqliteSchema from "../../src/db/schema";
 import * as pgSchema from "../../src/db/schema-pg";
 import { openPostgres, type PgHandle } from "../../src/db/pg";
@@ -139,4 +139,21 @@ export async function pgNodes(o: Opened, n: number, max = 4): Promise<{ repos: R
       await Promise.all(handles.map((h) => h.close()));
     },
   };
+}
+
+/** Outbox rows as (kind, topic, payload, status, createdAt), oldest first (ids are time-ordered). */
+export async function outboxRows(o: Opened): Promise<{ kind: string; topic: string; payload: unknown; status: string; createdAt: Date }[]> {
+  if (o.sqlite) {
+    const t = sqliteSchema.outbox;
+    return o.sqlite.db
+      .select({ kind: t.kind, topic: t.topic, payload: t.payload, status: t.status, createdAt: t.createdAt })
+      .from(t)
+      .orderBy(asc(t.createdAt), asc(t.id))
+      .all();
+  }
+  const t = pgSchema.outbox;
+  return await o.pg!.db
+    .select({ kind: t.kind, topic: t.topic, payload: t.payload, status: t.status, createdAt: t.createdAt })
+    .from(t)
+    .orderBy(asc(t.createdAt), sql`${t.id} COLLATE "C"`);
 }
