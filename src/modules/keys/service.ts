@@ -129,15 +129,17 @@ export async function createTokenKeyring(deps: {
       assertSystemWide(actor);
       const next = await repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), {
         onlyIfNoneActive: false,
-        effects: { audit: {
-          actor,
-          action: "signing_key.rotate",
-          entityType: "signing_key",
-          entityId: null,
-          productId: null,
-          changes: { previous_kid: current.kid },
-          at: clock.now(),
-        } },
+        effects: {
+          audit: {
+            actor,
+            action: "signing_key.rotate",
+            entityType: "signing_key",
+            entityId: null,
+            productId: null,
+            changes: { previous_kid: current.kid },
+            at: clock.now(),
+          },
+        },
       });
       current = load(next);
       return next;

@@ -94,15 +94,17 @@ async function activeRecord(deps: Deps, productId: string, actor: Actor): Promis
   // onlyIfNoneActive: two concurrent first uses keep one key (the repo re-checks inside its transaction).
   return await deps.repos.signingKeys.activate(next, {
     onlyIfNoneActive: true,
-    effects: { audit: {
-      actor,
-      action: "release_signing_key.create",
-      entityType: "signing_key",
-      entityId: next.kid,
-      productId,
-      changes: null,
-      at: deps.clock.now(),
-    } },
+    effects: {
+      audit: {
+        actor,
+        action: "release_signing_key.create",
+        entityType: "signing_key",
+        entityId: next.kid,
+        productId,
+        changes: null,
+        at: deps.clock.now(),
+      },
+    },
   });
 }
 
@@ -166,15 +168,17 @@ export async function rotateReleaseKey(deps: Deps, actor: Actor, productId: stri
   const next = newReleaseKeyRecord(deps, product.id);
   const record = await deps.repos.signingKeys.activate(next, {
     onlyIfNoneActive: false,
-    effects: { audit: {
-      actor,
-      action: "release_signing_key.rotate",
-      entityType: "signing_key",
-      entityId: next.kid,
-      productId: product.id,
-      changes: { previous_kid: previous?.kid ?? null },
-      at: deps.clock.now(),
-    } },
+    effects: {
+      audit: {
+        actor,
+        action: "release_signing_key.rotate",
+        entityType: "signing_key",
+        entityId: next.kid,
+        productId: product.id,
+        changes: { previous_kid: previous?.kid ?? null },
+        at: deps.clock.now(),
+      },
+    },
   });
   return toEntry(record);
 }
