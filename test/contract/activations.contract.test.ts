@@ -271,10 +271,16 @@ forEachEngine("ActivationRepo", (engine, open) => {
       const nodes = await pgNodes(o, 3);
       try {
         const results = await Promise.all(
-          Array.from({ length: 30 }, (_, i) => nodes.repos[i % 3]!.activations.activate(input(license.id, "same", { at: later(i) }), mustBeActive)),
+          Array.from({ length: 30 }, (_, i) =>
+            // Side effects only for the call that inserted (as the activation.created event is).
+            nodes.repos[i % 3]!.activations.activate(input(license.id, "same", { at: later(i) }), mustBeActive, undefined, (oc) =>
+              oc.kind === "activated" ? audited("activation.created", oc.activation.id) : {},
+            ),
+          ),
         );
         expect(results.filter((r) => r.kind === "activated").length).toBe(1);
         expect(results.filter((r) => r.kind === "already_activated").length).toBe(29);
+        expect((await auditRows(o)).map((r) => r.action)).toEqual(["activation.created"]);
         expect(await countRows(o, "activations", license.id)).toBe(1);
       } finally {
         await nodes.close();

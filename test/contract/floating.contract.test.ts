@@ -10,7 +10,8 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
-import { audited, auditRows, claimState, completion, countRows, pgNodes, seedClaim } from "./inspect";
+import { audited, auditRows, claimState, completion, countRows, outboxRows, pgNodes, seedClaim } from "./inspect";
+import { event } from "../../src/modules/outbox/effects";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const limits = (max: number | null, timeoutMs = 60_000) => (cur: LicenseAccess | null): FloatingLimits => {
@@ -214,10 +215,19 @@ forEachEngine("FloatingRepo", (engine, open) => {
       const nodes = await pgNodes(o, 3);
       try {
         const results = await Promise.all(
-          Array.from({ length: 30 }, (_, i) => nodes.repos[i % 3]!.floating.checkout(co(license.id, `seat-${i}`, later(i)), limits(3))),
+          Array.from({ length: 30 }, (_, i) =>
+            // One audit row per opened session and per dropped dead one, written with the checkout.
+            nodes.repos[i % 3]!.floating.checkout(co(license.id, `seat-${i}`, later(i)), limits(3), undefined, (c) => ({
+              ...(c.opened ? audited("floating.opened", c.outcome.kind) : {}),
+              events: c.expired.map((x) => event("floating.expired", later(i), { session_id: x.id, license_id: x.licenseId, product_id: "p", identifier: x.identifier, expired_at: x.expiresAt.toISOString() })),
+            })),
+          ),
         );
         expect(results.filter((r) => r.kind === "ok").length).toBe(3);
         expect(results.filter((r) => r.kind === "limit").length).toBe(27);
+        // The dead session was dropped (and reported) by exactly one checkout; three opened.
+        expect((await auditRows(o)).length).toBe(3);
+        expect((await outboxRows(o)).map((r) => r.topic)).toEqual(["floating.expired"]);
         expect(await countRows(o, "floatingSessions", license.id)).toBe(3);
         expect((await repo.listActive(license.id, later(100))).length).toBe(3);
       } finally {
