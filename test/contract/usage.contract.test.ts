@@ -4,6 +4,7 @@
 import { afterEach, expect, test } from "bun:test";
 import type { ConsumeChange, ConsumeInput, UsageRepo } from "../../src/modules/usage/repo";
 import { event } from "../../src/modules/outbox/effects";
+import { crossesWarning } from "../../src/modules/usage/events";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
 import { ClaimLostError } from "../../src/modules/idempotency/repo";
 import { AppError } from "../../src/shared/errors";
@@ -186,9 +187,18 @@ forEachEngine("UsageRepo", (engine, open) => {
       const { license } = await seedCatalog(o);
       const nodes = await pgNodes(o, 3);
       try {
+        // Each accepted report sees its own before/after from the conditional increment: the 80 %
+        // line is crossed by exactly one of them.
+        const crossings: number[] = [];
         const results = await Promise.all(
-          Array.from({ length: 300 }, (_, i) => nodes.repos[i % 3]!.usage.consume(input(license.id, { limit: 100, at: later(i) }), mustBeActive)),
+          Array.from({ length: 300 }, (_, i) =>
+            nodes.repos[i % 3]!.usage.consume(input(license.id, { limit: 100, at: later(i) }), mustBeActive, undefined, (c) => {
+              if (c.accepted && crossesWarning(c.before, c.used, 100)) crossings.push(c.used);
+              return {};
+            }),
+          ),
         );
+        expect(crossings).toEqual([80]);
         const accepted = results.filter((r) => r.accepted);
         expect(accepted.length).toBe(100);
         // Each accepted report saw a distinct counter value 1..100.
