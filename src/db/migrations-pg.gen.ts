@@ -7,5 +7,9 @@ export const PG_MIGRATIONS: readonly { tag: string; sql: string }[] = [
   {
     "tag": "0001_version_key_byte_order",
     "sql": "-- Release version keys sort byte-wise, as on SQLite: the feed and the release list order by\n-- version_key and must walk releases_feed_idx instead of sorting a product's whole history. With\n-- the database's default collation (en_US and the like) an ORDER BY … COLLATE \"C\" cannot use the\n-- index; declaring the column \"C\" makes the plain ORDER BY byte-wise and index-backed. The indexes\n-- on the column are rebuilt by the type change.\nALTER TABLE \"releases\" ALTER COLUMN \"version_key\" TYPE text COLLATE \"C\";\n"
+  },
+  {
+    "tag": "0002_quota_exceeded_marks",
+    "sql": "CREATE TABLE \"quota_exceeded_marks\" (\n\t\"license_id\" text NOT NULL,\n\t\"feature\" text NOT NULL,\n\t\"period_key\" text NOT NULL,\n\t\"created_at\" timestamp with time zone NOT NULL,\n\tCONSTRAINT \"quota_exceeded_marks_license_id_feature_period_key_pk\" PRIMARY KEY(\"license_id\",\"feature\",\"period_key\")\n);\n--> statement-breakpoint\nALTER TABLE \"quota_exceeded_marks\" ADD CONSTRAINT \"quota_exceeded_marks_license_id_licenses_id_fk\" FOREIGN KEY (\"license_id\") REFERENCES \"public\".\"licenses\"(\"id\") ON DELETE cascade ON UPDATE no action;"
   }
 ];

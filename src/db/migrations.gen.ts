@@ -7,5 +7,9 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   {
     "tag": "0001_coordination",
     "sql": "CREATE TABLE `generations` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`value` integer DEFAULT 0 NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `job_leases` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`owner` text,\n\t`lease_until` integer,\n\t`fence` integer DEFAULT 0 NOT NULL,\n\t`last_slot_at` integer,\n\t`last_started_at` integer,\n\t`last_finished_at` integer,\n\t`last_result` text\n);\n"
+  },
+  {
+    "tag": "0002_quota_exceeded_marks",
+    "sql": "CREATE TABLE `quota_exceeded_marks` (\n\t`license_id` text NOT NULL,\n\t`feature` text NOT NULL,\n\t`period_key` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tPRIMARY KEY(`license_id`, `feature`, `period_key`),\n\tFOREIGN KEY (`license_id`) REFERENCES `licenses`(`id`) ON UPDATE no action ON DELETE cascade\n);\n"
   }
 ];

@@ -14,6 +14,8 @@ const BIGINT_AS_NUMBER = {
 
 export type PgSql = postgres.Sql<{ bigint: number }>;
 export type PgDb = PostgresJsDatabase<typeof schema> & { $client: PgSql };
+/** A drizzle PostgreSQL database or an open transaction on it. */
+export type PgExecutor = Pick<PgDb, "insert" | "select" | "update" | "delete" | "execute">;
 
 export interface PgHandle {
   /**

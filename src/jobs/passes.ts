@@ -8,6 +8,7 @@ import { pruneIdempotencyKeys } from "../modules/idempotency/service";
 import { REPEAT_MEMORY_MS } from "../modules/abuse/domain";
 import { RATE_LIMIT_WINDOW_MS } from "../shared/rate-limiter";
 import { deliverOutbox } from "../modules/outbox/service";
+import { expireFloatingSessions } from "../modules/floating/service";
 
 export type JobTrigger = "schedule" | "admin";
 
@@ -45,8 +46,8 @@ export const JOB_PASSES: readonly JobPass[] = [
     name: "expire-floating",
     schedule: "* * * * *",
     leaseMs: 5 * MINUTE,
-    description: "Deletes floating sessions past their expiry (they never count and are never revived).",
-    run: async (deps, { now }) => ({ expired: (await deps.repos.floating.expire(now)).length }),
+    description: "Deletes floating sessions past their expiry (they never count and are never revived), recording a floating.expired event for each.",
+    run: async (deps, { now }) => ({ expired: await expireFloatingSessions(deps, now) }),
   },
   {
     name: "prune-abuse",

@@ -2,7 +2,7 @@
 // verify's one-statement lookup, conditional touch, deactivate, list order, audited removal; and on
 // PostgreSQL 60 activations from 3 nodes racing for 10 slots.
 import { afterEach, expect, test } from "bun:test";
-import type { ActivationRepo, NewActivation } from "../../src/modules/activations/repo";
+import type { ActivatedOutcome, Activation, ActivationRepo, NewActivation } from "../../src/modules/activations/repo";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
 import { ClaimLostError } from "../../src/modules/idempotency/repo";
 import { AppError } from "../../src/shared/errors";
@@ -10,7 +10,7 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
-import { auditEntry, auditRows, claimState, completion, countRows, pgNodes, seedAddon, seedClaim } from "./inspect";
+import { audited, auditRows, claimState, completion, countRows, pgNodes, seedAddon, seedClaim } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const mustBeActive = (cur: LicenseAccess | null) => {
@@ -190,6 +190,27 @@ forEachEngine("ActivationRepo", (engine, open) => {
     expect(await seen()).toEqual(later(7000));
   });
 
+  test("effects: activate sees both outcomes, deactivate the removed row; a throwing callback undoes the change", async () => {
+    await setup();
+    const { license } = await seedCatalog(o, { maxActivations: 5 });
+    const kinds: string[] = [];
+    const track = (oc: ActivatedOutcome) => (kinds.push(oc.kind), audited(`activate.${oc.kind}`, oc.activation.id));
+    const first = await repo.activate(input(license.id, "dev-1"), mustBeActive, undefined, track);
+    await repo.activate(input(license.id, "dev-1", { at: later(10) }), mustBeActive, undefined, track);
+    expect(kinds).toEqual(["activated", "already_activated"]);
+    await expect(repo.activate(input(license.id, "dev-2"), mustBeActive, undefined, () => { throw new Error("refused"); })).rejects.toThrow("refused");
+    expect((await repo.listByLicense(license.id)).map((a) => a.identifier)).toEqual(["dev-1"]);
+
+    await expect(repo.deactivate(license.id, "dev-1", () => { throw new Error("refused"); })).rejects.toThrow("refused");
+    expect((await repo.listByLicense(license.id)).length).toBe(1);
+    let removed: Activation | null = null;
+    expect(await repo.deactivate(license.id, "dev-1", (a) => ((removed = a), audited("deactivate", a.id)))).toBe(true);
+    if (first.kind === "limit") throw new Error("expected an activation");
+    expect(removed!).toEqual({ ...first.activation, lastSeenAt: later(10) });
+    expect(await repo.deactivate(license.id, "dev-1", () => { throw new Error("not called"); })).toBe(false);
+    expect((await auditRows(o)).map((r) => r.action)).toEqual(["activate.activated", "activate.already_activated", "deactivate"]);
+  });
+
   test("deactivate, listByLicense order, and audited remove", async () => {
     await setup();
     const { license, product, plan } = await seedCatalog(o);
@@ -216,11 +237,11 @@ forEachEngine("ActivationRepo", (engine, open) => {
     expect(await countRows(o, "activations", other.id)).toBe(1);
 
     // Removal: only from the named license, with its audit row.
-    expect(await repo.remove(other.id, ids[2]!, () => auditEntry("activation.remove", ids[2]!))).toBeNull();
-    const removed = await repo.remove(license.id, ids[2]!, (r) => auditEntry("activation.remove", r.id, { identifier: r.identifier }));
+    expect(await repo.remove(other.id, ids[2]!, () => audited("activation.remove", ids[2]!))).toBeNull();
+    const removed = await repo.remove(license.id, ids[2]!, (r) => audited("activation.remove", r.id, { identifier: r.identifier }));
     expect(removed).toEqual(row(ids[2]!, "a", later(2)));
     expect(await auditRows(o)).toEqual([{ action: "activation.remove", entityId: ids[2]!, changes: { identifier: "a" } }]);
-    expect(await repo.remove(license.id, ids[2]!, () => auditEntry("activation.remove", null))).toBeNull();
+    expect(await repo.remove(license.id, ids[2]!, () => audited("activation.remove", null))).toBeNull();
     // A throwing audit callback keeps the activation.
     await expect(repo.remove(license.id, ids[0]!, () => { throw new Error("no audit"); })).rejects.toThrow("no audit");
     expect((await repo.listByLicense(license.id)).map((a) => a.identifier)).toEqual(["c"]);
@@ -250,10 +271,16 @@ forEachEngine("ActivationRepo", (engine, open) => {
       const nodes = await pgNodes(o, 3);
       try {
         const results = await Promise.all(
-          Array.from({ length: 30 }, (_, i) => nodes.repos[i % 3]!.activations.activate(input(license.id, "same", { at: later(i) }), mustBeActive)),
+          Array.from({ length: 30 }, (_, i) =>
+            // Side effects only for the call that inserted (as the activation.created event is).
+            nodes.repos[i % 3]!.activations.activate(input(license.id, "same", { at: later(i) }), mustBeActive, undefined, (oc) =>
+              oc.kind === "activated" ? audited("activation.created", oc.activation.id) : {},
+            ),
+          ),
         );
         expect(results.filter((r) => r.kind === "activated").length).toBe(1);
         expect(results.filter((r) => r.kind === "already_activated").length).toBe(29);
+        expect((await auditRows(o)).map((r) => r.action)).toEqual(["activation.created"]);
         expect(await countRows(o, "activations", license.id)).toBe(1);
       } finally {
         await nodes.close();

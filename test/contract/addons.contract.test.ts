@@ -5,7 +5,7 @@ import type { Addon, AddonRepo } from "../../src/modules/addons/repo";
 import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, insertRows, seedCatalog, seedProduct } from "./seed";
 import { repoFor } from "./repos";
-import { AT, auditActions, auditEntry, rejection } from "./rows";
+import { AT, auditActions, audited, rejection } from "./rows";
 import { withNodes } from "./nodes";
 
 function addon(productId: string, over: Partial<Addon> = {}): Addon {
@@ -47,7 +47,7 @@ forEachEngine("AddonRepo", (engine, open) => {
     await setup();
     const product = await seedProduct(o);
     const a = addon(product.id, { quotaLimit: 6_000_000_000, value: "6000000000", quotaPeriod: null });
-    expect(await repo.create(a, auditEntry("addon.create"))).toEqual(a);
+    expect(await repo.create(a, audited("addon.create"))).toEqual(a);
     expect(await repo.findById(a.id)).toEqual(a);
     expect(await repo.findById("nope")).toBeNull();
     expect(await auditActions(o)).toEqual(["addon.create"]);
@@ -57,9 +57,9 @@ forEachEngine("AddonRepo", (engine, open) => {
     await setup();
     const product = await seedProduct(o);
     const first = await seedAddon(o, product.id, { name: "Exports" });
-    const dup = await rejection(repo.create(addon(product.id, { name: "Exports" }), auditEntry("addon.create")));
+    const dup = await rejection(repo.create(addon(product.id, { name: "Exports" }), audited("addon.create")));
     expect(dup).toEqual({ code: "CONFLICT", message: 'The product already has an add-on named "Exports".' });
-    const fk = await rejection(repo.create(addon("no-such-product"), auditEntry("addon.create")));
+    const fk = await rejection(repo.create(addon("no-such-product"), audited("addon.create")));
     expect(fk).toEqual({ code: "CONFLICT", message: "Unknown product." });
     expect(await repo.list({})).toEqual([first]);
     expect(await auditActions(o)).toEqual([]);
@@ -90,7 +90,7 @@ forEachEngine("AddonRepo", (engine, open) => {
       AT,
       (before, after) => {
         seen.push([before, after]);
-        return auditEntry("addon.update");
+        return audited("addon.update");
       },
     );
     const expected: Addon = { ...a, name: "Renamed", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null, updatedAt: AT };
@@ -104,7 +104,7 @@ forEachEngine("AddonRepo", (engine, open) => {
         return {};
       },
       AT,
-      () => auditEntry("addon.update"),
+      () => audited("addon.update"),
     );
     expect(none).toBeNull();
     expect(decided).toBe(false);
@@ -116,9 +116,9 @@ forEachEngine("AddonRepo", (engine, open) => {
     const product = await seedProduct(o);
     await seedAddon(o, product.id, { name: "Taken" });
     const a = await seedAddon(o, product.id);
-    expect(await rejection(repo.update(a.id, boom, AT, () => auditEntry("addon.update")))).toEqual({ code: "(no code)", message: "refused" });
+    expect(await rejection(repo.update(a.id, boom, AT, () => audited("addon.update")))).toEqual({ code: "(no code)", message: "refused" });
     expect(await rejection(repo.update(a.id, () => ({ name: "Other" }), AT, boom))).toEqual({ code: "(no code)", message: "refused" });
-    const err = await rejection(repo.update(a.id, () => ({ name: "Taken" }), AT, () => auditEntry("addon.update")));
+    const err = await rejection(repo.update(a.id, () => ({ name: "Taken" }), AT, () => audited("addon.update")));
     expect(err).toEqual({ code: "CONFLICT", message: "The product already has an add-on with this name." });
     expect(await repo.findById(a.id)).toEqual(a);
     expect(await auditActions(o)).toEqual([]);
@@ -136,13 +136,13 @@ forEachEngine("AddonRepo", (engine, open) => {
     expect(
       await repo.delete(gone.id, (b) => {
         before = b;
-        return auditEntry("addon.delete");
+        return audited("addon.delete");
       }),
     ).toBe(true);
     expect(before!).toEqual(gone);
     expect(await repo.findById(gone.id)).toBeNull();
-    expect(await repo.delete(gone.id, () => auditEntry("addon.delete"))).toBe(false);
-    const err = await rejection(repo.delete(attached.id, () => auditEntry("addon.delete")));
+    expect(await repo.delete(gone.id, () => audited("addon.delete"))).toBe(false);
+    const err = await rejection(repo.delete(attached.id, () => audited("addon.delete")));
     expect(err).toEqual({ code: "CONFLICT", message: "Licenses still have this add-on attached; detach it first." });
     expect(await repo.findById(attached.id)).toEqual(attached);
     expect(await auditActions(o)).toEqual(["addon.delete"]);
@@ -172,7 +172,7 @@ forEachEngine("AddonRepo", (engine, open) => {
       await withNodes(o, 3, (nodes) =>
         Promise.all(
           Array.from({ length: 24 }, (_, i) =>
-            nodes[i % 3]!.addons.update(a.id, (cur) => ({ quotaLimit: cur.quotaLimit! + 1 }), AT, () => auditEntry("addon.update")),
+            nodes[i % 3]!.addons.update(a.id, (cur) => ({ quotaLimit: cur.quotaLimit! + 1 }), AT, () => audited("addon.update")),
           ),
         ),
       );

@@ -6,7 +6,7 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, seedProduct } from "./seed";
 import { repoFor } from "./repos";
-import { AT, auditActions, auditEntry } from "./rows";
+import { AT, auditActions, audited } from "./rows";
 import { withNodes } from "./nodes";
 
 function key(over: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
@@ -40,7 +40,7 @@ forEachEngine("ApiKeyRepo", (engine, open) => {
     const bootstrap = key({ scopes: ["admin"] });
     const bound = key({ productId: product.id });
     expect(await repo.create(bootstrap, null)).toEqual(bootstrap);
-    expect(await repo.create(bound, auditEntry("api_key.create"))).toEqual(bound);
+    expect(await repo.create(bound, audited("api_key.create"))).toEqual(bound);
     expect(await repo.findByHash(bound.keyHash)).toEqual(bound);
     expect(await repo.findById(bootstrap.id)).toEqual(bootstrap);
     expect(await repo.findByHash("nope")).toBeNull();
@@ -61,11 +61,11 @@ forEachEngine("ApiKeyRepo", (engine, open) => {
     await setup();
     const k = key();
     await repo.create(k, null);
-    expect(await repo.revoke(k.id, AT, auditEntry("api_key.revoke"))).toEqual({ ...k, revokedAt: AT });
+    expect(await repo.revoke(k.id, AT, audited("api_key.revoke"))).toEqual({ ...k, revokedAt: AT });
     const later = new Date(AT.getTime() + 60_000);
-    expect(await repo.revoke(k.id, later, auditEntry("api_key.revoke"))).toEqual({ ...k, revokedAt: AT });
+    expect(await repo.revoke(k.id, later, audited("api_key.revoke"))).toEqual({ ...k, revokedAt: AT });
     expect(await repo.findByHash(k.keyHash)).toEqual({ ...k, revokedAt: AT });
-    expect(await repo.revoke("nope", AT, auditEntry("api_key.revoke"))).toBeNull();
+    expect(await repo.revoke("nope", AT, audited("api_key.revoke"))).toBeNull();
     expect(await auditActions(o)).toEqual(["api_key.revoke"]);
   });
 
@@ -85,7 +85,7 @@ forEachEngine("ApiKeyRepo", (engine, open) => {
       const k = key();
       await repo.create(k, null);
       const results = await withNodes(o, 3, (nodes) =>
-        Promise.all(Array.from({ length: 12 }, (_, i) => nodes[i % 3]!.apiKeys.revoke(k.id, new Date(AT.getTime() + i), auditEntry("api_key.revoke")))),
+        Promise.all(Array.from({ length: 12 }, (_, i) => nodes[i % 3]!.apiKeys.revoke(k.id, new Date(AT.getTime() + i), audited("api_key.revoke")))),
       );
       const stamps = new Set(results.map((r) => r!.revokedAt!.getTime()));
       expect(stamps.size).toBe(1);

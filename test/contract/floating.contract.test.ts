@@ -2,7 +2,7 @@
 // never revived), decide refusals, the Idempotency outcome, heartbeat, checkin, listActive order and
 // the expire job pass; and on PostgreSQL 30 checkouts from 3 nodes racing for 3 seats.
 import { afterEach, expect, test } from "bun:test";
-import type { FloatingLimits, FloatingRepo, FloatingSession } from "../../src/modules/floating/repo";
+import type { CheckoutChange, ExpiredSession, FloatingLimits, FloatingRepo, FloatingSession } from "../../src/modules/floating/repo";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
 import { ClaimLostError } from "../../src/modules/idempotency/repo";
 import { AppError } from "../../src/shared/errors";
@@ -10,7 +10,8 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
-import { claimState, completion, countRows, pgNodes, seedClaim } from "./inspect";
+import { audited, auditRows, claimState, completion, countRows, outboxRows, pgNodes, seedClaim } from "./inspect";
+import { event } from "../../src/modules/outbox/effects";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const limits = (max: number | null, timeoutMs = 60_000) => (cur: LicenseAccess | null): FloatingLimits => {
@@ -162,6 +163,47 @@ forEachEngine("FloatingRepo", (engine, open) => {
     expect(await countRows(o, "floatingSessions")).toBe(2);
   });
 
+  test("effects: checkout reports opened / refreshed / refused and the expired sessions it dropped; checkin and expire report theirs", async () => {
+    await setup();
+    const { license, product, plan } = await seedCatalog(o, { floating: true });
+    const other = await seedLicense(o, product.id, plan.id);
+    const seen: CheckoutChange[] = [];
+    const track = (c: CheckoutChange) => (seen.push(c), audited("floating.test", c.outcome.kind));
+    const a = await repo.checkout(co(license.id, "a", later(0)), limits(1, 1_000), undefined, track);
+    await repo.checkout(co(license.id, "a", later(500)), limits(1, 1_000), undefined, track);
+    await repo.checkout(co(license.id, "b", later(600)), limits(1, 1_000), undefined, track);
+    // At 2 000 a has expired (1 500): b's checkout drops it and opens a new session.
+    const b = await repo.checkout(co(license.id, "b", later(2_000)), limits(1, 1_000), undefined, track);
+    if (a.kind !== "ok" || b.kind !== "ok") throw new Error("expected ok");
+    expect(seen.map((c) => [c.outcome.kind, c.opened, c.expired.map((x) => x.identifier)])).toEqual([
+      ["ok", true, []],
+      ["ok", false, []],
+      ["limit", false, []],
+      ["ok", true, ["a"]],
+    ]);
+    expect(seen[3]!.expired).toEqual([{ ...a.session, heartbeatAt: later(500), expiresAt: later(1_500) }]);
+    expect((await auditRows(o)).map((r) => r.entityId)).toEqual(["limit", "ok", "ok", "ok"]);
+
+    // checkin: effects sees the released session and the live count; nothing written without one.
+    let released: unknown = null;
+    expect(await repo.checkin(license.id, "b", later(2_100), (r) => ((released = r), audited("floating.checkin", r.session.id)))).toMatchObject({ active: 0 });
+    expect(released).toEqual({ session: b.session, active: 0 });
+    expect(await repo.checkin(license.id, "b", later(2_100), () => { throw new Error("not called"); })).toBeNull();
+    // A throwing effects callback keeps the session.
+    await repo.checkout(co(license.id, "c", later(2_200)), limits(1, 1_000));
+    await expect(repo.checkin(license.id, "c", later(2_300), () => { throw new Error("refused"); })).rejects.toThrow("refused");
+    expect((await repo.listActive(license.id, later(2_300))).map((x) => x.identifier)).toEqual(["c"]);
+
+    // expire: the sessions with their license's product, in one call; no call when nothing expired.
+    await repo.checkout(co(other.id, "d", later(2_200)), limits(1, 1_000));
+    let expired: ExpiredSession[] = [];
+    const gone = await repo.expire(later(5_000), (e) => ((expired = e), audited("floating.expire", String(e.length))));
+    expect(gone.map((x) => x.identifier).sort()).toEqual(["c", "d"]);
+    expect(expired.map((e) => [e.session.identifier, e.productId]).sort()).toEqual([["c", product.id], ["d", product.id]]);
+    expect(await repo.expire(later(5_000), () => { throw new Error("not called"); })).toEqual([]);
+    expect((await auditRows(o)).filter((r) => r.action === "floating.expire").map((r) => r.entityId)).toEqual(["2"]);
+  });
+
   if (engine === "postgres") {
     test("30 concurrent checkouts of distinct identifiers from 3 nodes against 3 seats: exactly 3", async () => {
       await setup();
@@ -173,10 +215,19 @@ forEachEngine("FloatingRepo", (engine, open) => {
       const nodes = await pgNodes(o, 3);
       try {
         const results = await Promise.all(
-          Array.from({ length: 30 }, (_, i) => nodes.repos[i % 3]!.floating.checkout(co(license.id, `seat-${i}`, later(i)), limits(3))),
+          Array.from({ length: 30 }, (_, i) =>
+            // One audit row per opened session and per dropped dead one, written with the checkout.
+            nodes.repos[i % 3]!.floating.checkout(co(license.id, `seat-${i}`, later(i)), limits(3), undefined, (c) => ({
+              ...(c.opened ? audited("floating.opened", c.outcome.kind) : {}),
+              events: c.expired.map((x) => event("floating.expired", later(i), { session_id: x.id, license_id: x.licenseId, product_id: "p", identifier: x.identifier, expired_at: x.expiresAt.toISOString() })),
+            })),
+          ),
         );
         expect(results.filter((r) => r.kind === "ok").length).toBe(3);
         expect(results.filter((r) => r.kind === "limit").length).toBe(27);
+        // The dead session was dropped (and reported) by exactly one checkout; three opened.
+        expect((await auditRows(o)).length).toBe(3);
+        expect((await outboxRows(o)).map((r) => r.topic)).toEqual(["floating.expired"]);
         expect(await countRows(o, "floatingSessions", license.id)).toBe(3);
         expect((await repo.listActive(license.id, later(100))).length).toBe(3);
       } finally {

@@ -1,13 +1,13 @@
 // Reads and writes for contract suites that the repositories under test do not offer: audit rows,
 // row counts, Idempotency-Key claims, add-on rows, and extra "nodes" (independent pools on the same
 // PostgreSQL database) for the concurrency cases.
-import { and, asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, sql } from "drizzle-orm";
 import * as sqliteSchema from "../../src/db/schema";
 import * as pgSchema from "../../src/db/schema-pg";
 import { openPostgres, type PgHandle } from "../../src/db/pg";
 import { createPgRepos } from "../../src/repos.pg";
 import type { Repos } from "../../src/deps";
-import type { AuditEntry } from "../../src/modules/audit/repo";
+import type { Effects } from "../../src/modules/outbox/effects";
 import type { Addon } from "../../src/modules/addons/repo";
 import type { ClaimCompletion, IdempotencyScope } from "../../src/modules/idempotency/repo";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
@@ -16,8 +16,9 @@ import { pgTestUrl } from "../support/pg";
 import { insertRows, SEED_TIME } from "./seed";
 import type { Opened } from "./harness";
 
-export function auditEntry(action: string, entityId: string | null, changes: Record<string, unknown> | null = null): AuditEntry {
-  return { actor: SYSTEM_ACTOR, action, entityType: "license", entityId, productId: null, changes, at: SEED_TIME };
+/** Effects with only an audit entry. */
+export function audited(action: string, entityId: string | null, changes: Record<string, unknown> | null = null): Effects {
+  return { audit: { actor: SYSTEM_ACTOR, action, entityType: "license", entityId, productId: null, changes, at: SEED_TIME } };
 }
 
 /** Audit rows as (action, entityId, changes), in action then entity order. */
@@ -138,4 +139,21 @@ export async function pgNodes(o: Opened, n: number, max = 4): Promise<{ repos: R
       await Promise.all(handles.map((h) => h.close()));
     },
   };
+}
+
+/** Outbox rows as (kind, topic, payload, status, createdAt), oldest first (ids are time-ordered). */
+export async function outboxRows(o: Opened): Promise<{ kind: string; topic: string; payload: unknown; status: string; createdAt: Date }[]> {
+  if (o.sqlite) {
+    const t = sqliteSchema.outbox;
+    return o.sqlite.db
+      .select({ kind: t.kind, topic: t.topic, payload: t.payload, status: t.status, createdAt: t.createdAt })
+      .from(t)
+      .orderBy(asc(t.createdAt), asc(t.id))
+      .all();
+  }
+  const t = pgSchema.outbox;
+  return await o.pg!.db
+    .select({ kind: t.kind, topic: t.topic, payload: t.payload, status: t.status, createdAt: t.createdAt })
+    .from(t)
+    .orderBy(asc(t.createdAt), sql`${t.id} COLLATE "C"`);
 }

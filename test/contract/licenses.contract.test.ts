@@ -8,7 +8,7 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, seedPlan, seedProduct, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
-import { auditEntry, auditRows, countRows, pgNodes, seedAddon } from "./inspect";
+import { audited, auditRows, countRows, pgNodes, seedAddon } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 
@@ -61,7 +61,7 @@ forEachEngine("LicenseRepo", (engine, open) => {
     const a1 = await seedAddon(o, product.id);
     const a2 = await seedAddon(o, product.id);
     const lic = newLicense(product.id, plan.id);
-    expect(await repo.create(lic, [a2.id, a1.id], auditEntry("license.issue", lic.id, { email: lic.email }))).toEqual(lic);
+    expect(await repo.create(lic, [a2.id, a1.id], audited("license.issue", lic.id, { email: lic.email }))).toEqual(lic);
     expect(await repo.findById(lic.id)).toEqual(lic);
     expect(await repo.findByKeyHash(lic.keyHash)).toEqual(lic);
     expect(await repo.findById("nope")).toBeNull();
@@ -76,13 +76,13 @@ forEachEngine("LicenseRepo", (engine, open) => {
     await setup();
     const { product, plan, license } = await seedCatalog(o);
     await expectAppError(
-      repo.create(newLicense(product.id, plan.id, { keyHash: license.keyHash }), [], auditEntry("license.issue", null)),
+      repo.create(newLicense(product.id, plan.id, { keyHash: license.keyHash }), [], audited("license.issue", null)),
       "CONFLICT",
       "License key collision; retry.",
     );
-    await expectAppError(repo.create(newLicense(product.id, "no-plan"), [], auditEntry("license.issue", null)), "CONFLICT", "Unknown product, plan or add-on.");
+    await expectAppError(repo.create(newLicense(product.id, "no-plan"), [], audited("license.issue", null)), "CONFLICT", "Unknown product, plan or add-on.");
     const orphan = newLicense(product.id, plan.id);
-    await expectAppError(repo.create(orphan, ["no-addon"], auditEntry("license.issue", null)), "CONFLICT", "Unknown product, plan or add-on.");
+    await expectAppError(repo.create(orphan, ["no-addon"], audited("license.issue", null)), "CONFLICT", "Unknown product, plan or add-on.");
     expect(await repo.findById(orphan.id)).toBeNull();
     expect(await countRows(o, "licenses")).toBe(1);
     expect(await auditRows(o)).toEqual([]);
@@ -158,7 +158,7 @@ forEachEngine("LicenseRepo", (engine, open) => {
         return { status: "suspended", priorStatus: cur.status, planId: plan2.id, validUntil: new Date("2028-05-06T07:08:09.123Z") };
       },
       at,
-      (before, patch) => auditEntry("license.update", before.id, { from: before.status, to: patch.status }),
+      (before, patch) => audited("license.update", before.id, { from: before.status, to: patch.status }),
     );
     expect(seen!).toEqual(license);
     const expected = { ...license, status: "suspended", priorStatus: "active", planId: plan2.id, validUntil: new Date("2028-05-06T07:08:09.123Z"), updatedAt: at };
@@ -167,12 +167,12 @@ forEachEngine("LicenseRepo", (engine, open) => {
     expect(await auditRows(o)).toEqual([{ action: "license.update", entityId: license.id, changes: { from: "active", to: "suspended" } }]);
 
     let called = false;
-    const none = await repo.mutate("nope", () => ((called = true), {}), at, () => auditEntry("x", null));
+    const none = await repo.mutate("nope", () => ((called = true), {}), at, () => audited("x", null));
     expect(none).toBeNull();
     expect(called).toBe(false);
 
     await expectAppError(
-      repo.mutate(license.id, () => { throw new AppError("CONFLICT", { message: "no" }); }, later(1), () => auditEntry("y", null)),
+      repo.mutate(license.id, () => { throw new AppError("CONFLICT", { message: "no" }); }, later(1), () => audited("y", null)),
       "CONFLICT",
       "no",
     );
@@ -181,7 +181,7 @@ forEachEngine("LicenseRepo", (engine, open) => {
     expect(await repo.findById(license.id)).toEqual(expected as License);
     expect((await auditRows(o)).length).toBe(1);
 
-    await expectAppError(repo.mutate(license.id, () => ({ planId: "gone-plan" }), later(3), () => auditEntry("z", null)), "CONFLICT", "The plan no longer exists.");
+    await expectAppError(repo.mutate(license.id, () => ({ planId: "gone-plan" }), later(3), () => audited("z", null)), "CONFLICT", "The plan no longer exists.");
     expect(await repo.findById(license.id)).toEqual(expected as License);
   });
 
@@ -194,9 +194,9 @@ forEachEngine("LicenseRepo", (engine, open) => {
     await insertRows(o, "activations", [act(license.id, "a"), act(license.id, "b"), act(other.id, "a")]);
     await insertRows(o, "floatingSessions", [sess(license.id, "a"), sess(other.id, "a")]);
     // Without the option nothing is dropped.
-    await repo.mutate(license.id, () => ({ email: "new@example.com" }), later(1), () => auditEntry("license.update", license.id));
+    await repo.mutate(license.id, () => ({ email: "new@example.com" }), later(1), () => audited("license.update", license.id));
     expect(await countRows(o, "activations", license.id)).toBe(2);
-    const revoked = await repo.mutate(license.id, () => ({ status: "revoked" }), later(2), () => auditEntry("license.revoke", license.id), { clearActivations: true });
+    const revoked = await repo.mutate(license.id, () => ({ status: "revoked" }), later(2), () => audited("license.revoke", license.id), { clearActivations: true });
     expect(revoked!.status).toBe("revoked");
     expect(revoked!.email).toBe("new@example.com");
     expect(await countRows(o, "activations", license.id)).toBe(0);
@@ -206,7 +206,7 @@ forEachEngine("LicenseRepo", (engine, open) => {
     // A refused revoke keeps them.
     await insertRows(o, "activations", [act(other.id, "b")]);
     await expect(
-      repo.mutate(other.id, () => { throw new AppError("FORBIDDEN"); }, later(3), () => auditEntry("license.revoke", other.id), { clearActivations: true }),
+      repo.mutate(other.id, () => { throw new AppError("FORBIDDEN"); }, later(3), () => audited("license.revoke", other.id), { clearActivations: true }),
     ).rejects.toBeInstanceOf(AppError);
     expect(await countRows(o, "activations", other.id)).toBe(2);
   });
@@ -217,27 +217,27 @@ forEachEngine("LicenseRepo", (engine, open) => {
     const addon = await seedAddon(o, product.id);
     const at = later(5000);
     const ok = () => {};
-    expect(await repo.attachAddon(license.id, addon.id, at, ok, auditEntry("license.addon.attach", license.id))).toBe(true);
-    expect(await repo.attachAddon(license.id, addon.id, later(6000), ok, auditEntry("license.addon.attach", license.id))).toBe(false);
+    expect(await repo.attachAddon(license.id, addon.id, at, ok, audited("license.addon.attach", license.id))).toBe(true);
+    expect(await repo.attachAddon(license.id, addon.id, later(6000), ok, audited("license.addon.attach", license.id))).toBe(false);
     expect(await repo.addonIds(license.id)).toEqual([addon.id]);
     expect(await auditRows(o)).toEqual([{ action: "license.addon.attach", entityId: license.id, changes: null }]);
-    expect(await repo.attachAddon("nope", addon.id, at, ok, auditEntry("x", null))).toBeNull();
-    await expectAppError(repo.attachAddon(license.id, "gone-addon", at, ok, auditEntry("x", null)), "CONFLICT", "The add-on no longer exists.");
+    expect(await repo.attachAddon("nope", addon.id, at, ok, audited("x", null))).toBeNull();
+    await expectAppError(repo.attachAddon(license.id, "gone-addon", at, ok, audited("x", null)), "CONFLICT", "The add-on no longer exists.");
     const other = await seedAddon(o, product.id);
     let guarded: License | null = null;
     await expectAppError(
-      repo.attachAddon(license.id, other.id, at, (cur) => { guarded = cur; throw new AppError("CONFLICT", { message: "wrong product" }); }, auditEntry("x", null)),
+      repo.attachAddon(license.id, other.id, at, (cur) => { guarded = cur; throw new AppError("CONFLICT", { message: "wrong product" }); }, audited("x", null)),
       "CONFLICT",
       "wrong product",
     );
     expect(guarded!).toEqual(license);
     expect(await repo.addonIds(license.id)).toEqual([addon.id]);
 
-    await expect(repo.detachAddon(license.id, addon.id, () => { throw new AppError("FORBIDDEN"); }, auditEntry("x", null))).rejects.toBeInstanceOf(AppError);
+    await expect(repo.detachAddon(license.id, addon.id, () => { throw new AppError("FORBIDDEN"); }, audited("x", null))).rejects.toBeInstanceOf(AppError);
     expect(await repo.addonIds(license.id)).toEqual([addon.id]);
-    expect(await repo.detachAddon(license.id, addon.id, ok, auditEntry("license.addon.detach", license.id))).toBe(true);
-    expect(await repo.detachAddon(license.id, addon.id, ok, auditEntry("license.addon.detach", license.id))).toBe(false);
-    expect(await repo.detachAddon("nope", addon.id, ok, auditEntry("x", null))).toBeNull();
+    expect(await repo.detachAddon(license.id, addon.id, ok, audited("license.addon.detach", license.id))).toBe(true);
+    expect(await repo.detachAddon(license.id, addon.id, ok, audited("license.addon.detach", license.id))).toBe(false);
+    expect(await repo.detachAddon("nope", addon.id, ok, audited("x", null))).toBeNull();
     expect(await repo.addonIds(license.id)).toEqual([]);
     expect((await auditRows(o)).map((r) => r.action)).toEqual(["license.addon.attach", "license.addon.detach"]);
   });
@@ -260,7 +260,7 @@ forEachEngine("LicenseRepo", (engine, open) => {
         const before = Array.from({ length: 20 }, (_, i) => activate(i));
         // Let some activations commit first, then revoke while the others are still running or queued.
         await Promise.all(before.slice(0, 5));
-        const revoke = nodes.repos[3]!.licenses.mutate(license.id, () => ({ status: "revoked" }), later(100), () => auditEntry("license.revoke", license.id), {
+        const revoke = nodes.repos[3]!.licenses.mutate(license.id, () => ({ status: "revoked" }), later(100), () => audited("license.revoke", license.id), {
           clearActivations: true,
         });
         const after = Array.from({ length: 25 }, (_, i) => activate(20 + i));

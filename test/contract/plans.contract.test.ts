@@ -6,7 +6,7 @@ import type { Plan, PlanFeature, PlanRepo } from "../../src/modules/plans/repo";
 import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, seedLicense, seedPlan, seedProduct } from "./seed";
 import { repoFor } from "./repos";
-import { AT, auditActions, auditEntry, rejection } from "./rows";
+import { AT, auditActions, audited, rejection } from "./rows";
 import { withNodes } from "./nodes";
 
 function plan(productId: string, over: Partial<Plan> = {}): Plan {
@@ -53,7 +53,7 @@ forEachEngine("PlanRepo", (engine, open) => {
     const p = plan(product.id);
     const fs = ["b", "B", "a_x", "a-x"].map((n) => feature(p.id, n));
     fs[0] = { ...fs[0]!, valueType: "quota", value: "", quotaLimit: 5_000_000_000, quotaPeriod: "hourly" };
-    expect(await repo.create(p, fs, auditEntry("plan.create"))).toEqual(p);
+    expect(await repo.create(p, fs, audited("plan.create"))).toEqual(p);
     expect(await repo.findById(p.id)).toEqual(p);
     expect((await repo.features(p.id)).map((f) => f.name)).toEqual(["B", "a-x", "a_x", "b"]);
     expect((await repo.features(p.id)).find((f) => f.name === "b")).toEqual(fs[0]!);
@@ -66,10 +66,10 @@ forEachEngine("PlanRepo", (engine, open) => {
     await setup();
     const product = await seedProduct(o);
     const p = plan(product.id);
-    const dup = await rejection(repo.create(p, [feature(p.id, "x"), feature(p.id, "x")], auditEntry("plan.create")));
+    const dup = await rejection(repo.create(p, [feature(p.id, "x"), feature(p.id, "x")], audited("plan.create")));
     expect(dup).toEqual({ code: "CONFLICT", message: "Feature names must be unique within a plan." });
     const orphan = plan("no-such-product");
-    const fk = await rejection(repo.create(orphan, [], auditEntry("plan.create")));
+    const fk = await rejection(repo.create(orphan, [], audited("plan.create")));
     expect(fk).toEqual({ code: "CONFLICT", message: "Unknown product." });
     expect(await repo.list({})).toEqual([]);
     expect(await repo.features(p.id)).toEqual([]);
@@ -94,12 +94,12 @@ forEachEngine("PlanRepo", (engine, open) => {
     const seen: [Plan, Plan][] = [];
     const updated = await repo.update(p.id, { name: "Gold", maxActivations: null, floating: true }, AT, (before, after) => {
       seen.push([before, after]);
-      return auditEntry("plan.update");
+      return audited("plan.update");
     });
     const expected = { ...p, name: "Gold", maxActivations: null, floating: true, updatedAt: AT };
     expect(updated).toEqual(expected);
     expect(seen).toEqual([[p, expected]]);
-    expect(await repo.update("nope", { name: "x" }, AT, () => auditEntry("plan.update"))).toBeNull();
+    expect(await repo.update("nope", { name: "x" }, AT, () => audited("plan.update"))).toBeNull();
     expect(await rejection(repo.update(p.id, { name: "Lost" }, AT, boom))).toEqual({ code: "(no code)", message: "refused" });
     expect(await repo.findById(p.id)).toEqual(expected);
     expect(await auditActions(o)).toEqual(["plan.update"]);
@@ -117,14 +117,14 @@ forEachEngine("PlanRepo", (engine, open) => {
     expect(
       await repo.delete(gone.id, (b) => {
         before = b;
-        return auditEntry("plan.delete");
+        return audited("plan.delete");
       }),
     ).toBe(true);
     expect(before!).toEqual(gone);
     expect(await repo.findById(gone.id)).toBeNull();
     expect(await repo.features(gone.id)).toEqual([]);
-    expect(await repo.delete(gone.id, () => auditEntry("plan.delete"))).toBe(false);
-    const err = await rejection(repo.delete(used.id, () => auditEntry("plan.delete")));
+    expect(await repo.delete(gone.id, () => audited("plan.delete"))).toBe(false);
+    const err = await rejection(repo.delete(used.id, () => audited("plan.delete")));
     expect(err).toEqual({ code: "CONFLICT", message: "Licenses still use this plan." });
     expect(await repo.findById(used.id)).toEqual(used);
     expect(await auditActions(o)).toEqual(["plan.delete"]);
@@ -137,7 +137,7 @@ forEachEngine("PlanRepo", (engine, open) => {
     const seen: [PlanFeature | null, PlanFeature][] = [];
     const audit = (b: PlanFeature | null, a: PlanFeature) => {
       seen.push([b, a]);
-      return auditEntry("plan.feature");
+      return audited("plan.feature");
     };
     const first = feature(p.id, "seats", { valueType: "int", value: "5" });
     expect(await repo.upsertFeature(first, audit)).toEqual(first);
@@ -164,13 +164,13 @@ forEachEngine("PlanRepo", (engine, open) => {
     expect(
       await repo.deleteFeature(p.id, "f", (b) => {
         before = b;
-        return auditEntry("plan.feature_delete");
+        return audited("plan.feature_delete");
       }),
     ).toBe(true);
     expect(before!).toEqual(features[0]!);
     expect(await repo.features(p.id)).toEqual([]);
-    expect(await repo.deleteFeature(p.id, "f", () => auditEntry("plan.feature_delete"))).toBe(false);
-    expect(await repo.deleteFeature("nope", "f", () => auditEntry("plan.feature_delete"))).toBe(false);
+    expect(await repo.deleteFeature(p.id, "f", () => audited("plan.feature_delete"))).toBe(false);
+    expect(await repo.deleteFeature("nope", "f", () => audited("plan.feature_delete"))).toBe(false);
     expect(await auditActions(o)).toEqual(["plan.feature_delete"]);
   });
 
@@ -185,7 +185,7 @@ forEachEngine("PlanRepo", (engine, open) => {
           Array.from({ length: 18 }, (_, i) =>
             nodes[i % 3]!.plans.update(p.id, { name: `n${i}` }, AT, (b) => {
               befores.push(b.name);
-              return auditEntry("plan.update");
+              return audited("plan.update");
             }),
           ),
         ),
@@ -207,7 +207,7 @@ forEachEngine("PlanRepo", (engine, open) => {
           Array.from({ length: 18 }, (_, i) =>
             nodes[i % 3]!.plans.upsertFeature(feature(p.id, "seats", { valueType: "int", value: String(i) }), (b) => {
               befores.push(b ? b.value : null);
-              return auditEntry("plan.feature");
+              return audited("plan.feature");
             }),
           ),
         ),

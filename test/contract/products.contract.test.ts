@@ -5,7 +5,7 @@ import type { Product, ProductRepo } from "../../src/modules/products/repo";
 import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, seedPlan, seedProduct } from "./seed";
 import { repoFor } from "./repos";
-import { AT, auditActions, auditEntry, rejection } from "./rows";
+import { AT, auditActions, audited, rejection } from "./rows";
 import { withNodes } from "./nodes";
 
 function product(over: Partial<Product> = {}): Product {
@@ -36,7 +36,7 @@ forEachEngine("ProductRepo", (engine, open) => {
   test("create stores the product with its audit row; find by id and slug; null for unknown", async () => {
     await setup();
     const p = product();
-    expect(await repo.create(p, auditEntry("product.create"))).toEqual(p);
+    expect(await repo.create(p, audited("product.create"))).toEqual(p);
     expect(await repo.findById(p.id)).toEqual(p);
     expect(await repo.findBySlug(p.slug)).toEqual(p);
     expect(await repo.findById("nope")).toBeNull();
@@ -47,7 +47,7 @@ forEachEngine("ProductRepo", (engine, open) => {
   test("create refuses a taken slug with CONFLICT and writes nothing", async () => {
     await setup();
     const first = await seedProduct(o, { slug: "taken" });
-    const err = await rejection(repo.create(product({ slug: "taken" }), auditEntry("product.create")));
+    const err = await rejection(repo.create(product({ slug: "taken" }), audited("product.create")));
     expect(err).toEqual({ code: "CONFLICT", message: 'The slug "taken" is already taken.' });
     expect((await repo.list({})).map((p) => p.id)).toEqual([first.id]);
     expect(await auditActions(o)).toEqual([]);
@@ -67,11 +67,11 @@ forEachEngine("ProductRepo", (engine, open) => {
   test("update patches, stamps updatedAt, moves the release generation and audits; null for unknown", async () => {
     await setup();
     const p = await seedProduct(o, { releaseGeneration: 4 });
-    const updated = await repo.update(p.id, { name: "Renamed", minimumSupportedVersion: null }, AT, auditEntry("product.update"));
+    const updated = await repo.update(p.id, { name: "Renamed", minimumSupportedVersion: null }, AT, audited("product.update"));
     const expected = { ...p, name: "Renamed", minimumSupportedVersion: null, releaseGeneration: 5, updatedAt: AT };
     expect(updated).toEqual(expected);
     expect(await repo.findById(p.id)).toEqual(expected);
-    expect(await repo.update("nope", { name: "x" }, AT, auditEntry("product.update"))).toBeNull();
+    expect(await repo.update("nope", { name: "x" }, AT, audited("product.update"))).toBeNull();
     expect(await auditActions(o)).toEqual(["product.update"]);
   });
 
@@ -79,7 +79,7 @@ forEachEngine("ProductRepo", (engine, open) => {
     await setup();
     await seedProduct(o, { slug: "taken" });
     const p = await seedProduct(o);
-    const err = await rejection(repo.update(p.id, { slug: "taken", name: "x" }, AT, auditEntry("product.update")));
+    const err = await rejection(repo.update(p.id, { slug: "taken", name: "x" }, AT, audited("product.update")));
     expect(err).toEqual({ code: "CONFLICT", message: 'The slug "taken" is already taken.' });
     expect(await repo.findById(p.id)).toEqual(p);
     expect(await auditActions(o)).toEqual([]);
@@ -90,10 +90,10 @@ forEachEngine("ProductRepo", (engine, open) => {
     const gone = await seedProduct(o);
     const used = await seedProduct(o);
     await seedPlan(o, used.id);
-    expect(await repo.delete(gone.id, auditEntry("product.delete"))).toBe(true);
+    expect(await repo.delete(gone.id, audited("product.delete"))).toBe(true);
     expect(await repo.findById(gone.id)).toBeNull();
-    expect(await repo.delete(gone.id, auditEntry("product.delete"))).toBe(false);
-    const err = await rejection(repo.delete(used.id, auditEntry("product.delete")));
+    expect(await repo.delete(gone.id, audited("product.delete"))).toBe(false);
+    const err = await rejection(repo.delete(used.id, audited("product.delete")));
     expect(err).toEqual({ code: "CONFLICT", message: "The product still has plans, add-ons, licenses or releases." });
     expect(await repo.findById(used.id)).toEqual(used);
     expect(await auditActions(o)).toEqual(["product.delete"]);
@@ -105,7 +105,7 @@ forEachEngine("ProductRepo", (engine, open) => {
       const p = await seedProduct(o);
       await withNodes(o, 3, async (nodes) => {
         await Promise.all(
-          Array.from({ length: 24 }, (_, i) => nodes[i % 3]!.products.update(p.id, { name: `n${i}` }, AT, auditEntry("product.update"))),
+          Array.from({ length: 24 }, (_, i) => nodes[i % 3]!.products.update(p.id, { name: `n${i}` }, AT, audited("product.update"))),
         );
       });
       expect((await repo.findById(p.id))!.releaseGeneration).toBe(24);

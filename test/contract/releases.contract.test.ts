@@ -8,7 +8,7 @@ import { asc, eq } from "drizzle-orm";
 import * as sqliteSchema from "../../src/db/schema";
 import * as pgSchema from "../../src/db/schema-pg";
 import { openPostgres, type PgHandle } from "../../src/db/pg";
-import type { AuditEntry } from "../../src/modules/audit/repo";
+import type { Effects } from "../../src/modules/outbox/effects";
 import { versionSortKey } from "../../src/modules/releases/domain";
 import { createReleaseRepoPg } from "../../src/modules/releases/repo.pg";
 import type { Artifact, ArtifactSignatureRecord, Channel, Platform, Release, ReleaseRepo, ReleaseWithArtifacts } from "../../src/modules/releases/repo";
@@ -23,14 +23,8 @@ import { seedProduct } from "./seed";
 const t0 = new Date("2026-11-21T08:00:00.000Z");
 const after = (ms: number) => new Date(t0.getTime() + ms);
 
-const auditOf = (action: string, productId: string | null = null): AuditEntry => ({
-  actor: SYSTEM_ACTOR,
-  action,
-  entityType: "release",
-  entityId: null,
-  productId,
-  changes: { action },
-  at: t0,
+const auditOf = (action: string, productId: string | null = null): Effects => ({
+  audit: { actor: SYSTEM_ACTOR, action, entityType: "release", entityId: null, productId, changes: { action }, at: t0 },
 });
 
 function release(productId: string, version: string, over: Partial<Release> = {}): Release {

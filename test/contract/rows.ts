@@ -3,6 +3,7 @@
 import * as sqliteSchema from "../../src/db/schema";
 import * as pgSchema from "../../src/db/schema-pg";
 import type { AuditEntry } from "../../src/modules/audit/repo";
+import type { Effects } from "../../src/modules/outbox/effects";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import type { Opened } from "./harness";
 
@@ -31,16 +32,19 @@ export async function auditActions(o: Opened): Promise<string[]> {
 
 export const AT = new Date("2026-11-22T10:00:00.000Z");
 
-export function auditEntry(action: string, over: Partial<AuditEntry> = {}): AuditEntry {
+/** Effects with only an audit entry (the admin mutations' usual side effect). */
+export function audited(action: string, over: Partial<AuditEntry> = {}): Effects {
   return {
-    actor: { ...SYSTEM_ACTOR, ip: "203.0.113.9", requestId: "req-1" },
-    action,
-    entityType: action.split(".")[0]!,
-    entityId: null,
-    productId: null,
-    changes: { note: action },
-    at: AT,
-    ...over,
+    audit: {
+      actor: { ...SYSTEM_ACTOR, ip: "203.0.113.9", requestId: "req-1" },
+      action,
+      entityType: action.split(".")[0]!,
+      entityId: null,
+      productId: null,
+      changes: { note: action },
+      at: AT,
+      ...over,
+    },
   };
 }
 

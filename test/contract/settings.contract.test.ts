@@ -4,7 +4,7 @@ import { afterEach, expect, test } from "bun:test";
 import type { SettingsRepo } from "../../src/modules/settings/repo";
 import { forEachEngine, type Opened } from "./harness";
 import { repoFor } from "./repos";
-import { AT, auditActions, auditEntry, readRows, rejection } from "./rows";
+import { AT, auditActions, audited, readRows, rejection } from "./rows";
 import { withNodes } from "./nodes";
 
 forEachEngine("SettingsRepo", (engine, open) => {
@@ -26,7 +26,7 @@ forEachEngine("SettingsRepo", (engine, open) => {
     const seen: unknown[] = [];
     const audit = (before: Record<string, unknown>, after: Record<string, unknown>) => {
       seen.push([before, after]);
-      return auditEntry("settings.update");
+      return audited("settings.update");
     };
     const first = {
       vendor_name: 'Acme "Ünïcode" \u2603',
@@ -51,7 +51,7 @@ forEachEngine("SettingsRepo", (engine, open) => {
 
   test("a throwing audit rolls the whole change back", async () => {
     await setup();
-    await repo.update({ a: 1, b: 2 }, AT, () => auditEntry("settings.update"));
+    await repo.update({ a: 1, b: 2 }, AT, () => audited("settings.update"));
     const err = await rejection(
       repo.update({ a: null, b: 3, c: 4 }, AT, () => {
         throw new Error("refused");
@@ -71,7 +71,7 @@ forEachEngine("SettingsRepo", (engine, open) => {
           Array.from({ length: 12 }, (_, i) =>
             nodes[i % 3]!.settings.update({ [`k${i}`]: i }, AT, (before, after) => {
               diffs.push(Object.keys(after).filter((k) => !(k in before)));
-              return auditEntry("settings.update");
+              return audited("settings.update");
             }),
           ),
         ),

@@ -7,7 +7,7 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, seedProduct } from "./seed";
 import { repoFor } from "./repos";
-import { AT, auditActions, auditEntry, readRows } from "./rows";
+import { AT, auditActions, audited, readRows } from "./rows";
 import { withNodes } from "./nodes";
 
 function keyRecord(purpose: SigningKeyPurpose, productId: string | null, over: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
@@ -39,9 +39,9 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
   test("first activation inserts the active key; onlyIfNoneActive then returns it instead", async () => {
     await setup();
     const first = keyRecord("token", null);
-    expect(await repo.activate(first, { onlyIfNoneActive: true, audit: auditEntry("signing_key.create") })).toEqual(first);
+    expect(await repo.activate(first, { onlyIfNoneActive: true, effects: audited("signing_key.create") })).toEqual(first);
     const second = keyRecord("token", null, { createdAt: AT });
-    expect(await repo.activate(second, { onlyIfNoneActive: true, audit: auditEntry("signing_key.create") })).toEqual(first);
+    expect(await repo.activate(second, { onlyIfNoneActive: true, effects: audited("signing_key.create") })).toEqual(first);
     expect(await repo.findActive("token", null)).toEqual(first);
     expect(await repo.findByKid(first.kid)).toEqual(first);
     expect(await repo.findByKid(second.kid)).toBeNull();
@@ -53,12 +53,12 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
     const old = keyRecord("token", null);
     await repo.activate(old, { onlyIfNoneActive: false });
     const next = keyRecord("token", null, { createdAt: AT });
-    expect(await repo.activate(next, { onlyIfNoneActive: false, audit: auditEntry("signing_key.rotate") })).toEqual(next);
+    expect(await repo.activate(next, { onlyIfNoneActive: false, effects: audited("signing_key.rotate") })).toEqual(next);
     const retired = { ...old, active: false, retiredAt: AT };
     expect(await repo.findByKid(old.kid)).toEqual(retired);
     expect(await repo.findActive("token", null)).toEqual(next);
     const again = keyRecord("token", null, { kid: next.kid, createdAt: new Date(AT.getTime() + 5) });
-    expect(await repo.activate(again, { onlyIfNoneActive: false, audit: auditEntry("signing_key.rotate") })).toEqual(next);
+    expect(await repo.activate(again, { onlyIfNoneActive: false, effects: audited("signing_key.rotate") })).toEqual(next);
     expect(await repo.list("token", null)).toEqual([next, retired]);
     expect(await auditActions(o)).toEqual(["signing_key.rotate"]);
   });
@@ -72,7 +72,7 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
     const back = new Date(AT.getTime() + 1000);
     const revived = await repo.activate(keyRecord("token", null, { kid: a.kid, createdAt: back }), {
       onlyIfNoneActive: false,
-      audit: auditEntry("signing_key.rotate"),
+      effects: audited("signing_key.rotate"),
     });
     expect(revived).toEqual({ ...a, active: true, retiredAt: null });
     expect(await repo.findActive("token", null)).toEqual(revived);
@@ -117,7 +117,7 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
       const results = await withNodes(o, 3, (nodes) =>
         Promise.all(
           Array.from({ length: 9 }, (_, i) =>
-            nodes[i % 3]!.signingKeys.activate(keyRecord("token", null), { onlyIfNoneActive: true, audit: auditEntry("signing_key.create") }),
+            nodes[i % 3]!.signingKeys.activate(keyRecord("token", null), { onlyIfNoneActive: true, effects: audited("signing_key.create") }),
           ),
         ),
       );
@@ -138,7 +138,7 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
           Array.from({ length: 9 }, (_, i) =>
             nodes[i % 3]!.signingKeys.activate(keyRecord("release", product.id, { createdAt: new Date(AT.getTime() + i) }), {
               onlyIfNoneActive: false,
-              audit: auditEntry("signing_key.rotate"),
+              effects: audited("signing_key.rotate"),
             }),
           ),
         ),

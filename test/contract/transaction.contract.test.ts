@@ -7,7 +7,7 @@ import { freshPgDatabase } from "../support/pg";
 import { newId } from "../../src/shared/ids";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import type { Product } from "../../src/modules/products/repo";
-import type { AuditEntry } from "../../src/modules/audit/repo";
+import type { Effects } from "../../src/modules/outbox/effects";
 
 for (const engine of engines()) {
   describe(`DataStore.transaction [${engine}]`, () => {
@@ -29,7 +29,7 @@ for (const engine of engines()) {
       const at = t.clock.now();
       return { id, name: `P ${id.slice(-6)}`, slug: `p-${id.slice(-12)}`, distribution: "open", minimumSupportedVersion: null, minimumSupportedMessage: null, releaseGeneration: 0, createdAt: at, updatedAt: at };
     };
-    const audit = (p: Product): AuditEntry => ({ actor: SYSTEM_ACTOR, action: "product.create", entityType: "product", entityId: p.id, productId: p.id, changes: null, at: t.clock.now() });
+    const audit = (p: Product): Effects => ({ audit: { actor: SYSTEM_ACTOR, action: "product.create", entityType: "product", entityId: p.id, productId: p.id, changes: null, at: t.clock.now() } });
     const auditRows = async (id: string) => (await t.exec("SELECT id FROM audit_log WHERE entity_id = $1", [id])).length;
 
     test("commits what its repositories wrote when the callback resolves", async () => {
@@ -115,7 +115,7 @@ for (const engine of engines()) {
         : "a settings update inside it commits with it",
       async () => {
         const run = t.deps.db.transaction((r) =>
-          r.settings.update({ vendor_name: "Inside" }, t.clock.now(), () => ({ actor: SYSTEM_ACTOR, action: "settings.update", entityType: "settings", entityId: null, productId: null, changes: null, at: t.clock.now() })),
+          r.settings.update({ vendor_name: "Inside" }, t.clock.now(), () => ({ audit: { actor: SYSTEM_ACTOR, action: "settings.update", entityType: "settings", entityId: null, productId: null, changes: null, at: t.clock.now() } })),
         );
         if (engine === "postgres") {
           expect(await run.catch((e: Error) => e.message)).toContain("SERIALIZABLE");

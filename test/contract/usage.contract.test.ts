@@ -2,14 +2,16 @@
 // license re-check, the Idempotency outcome, used() and the audited reset; and on PostgreSQL 300
 // reports of 1 from 3 nodes against a quota of 100.
 import { afterEach, expect, test } from "bun:test";
-import type { ConsumeInput, UsageRepo } from "../../src/modules/usage/repo";
+import type { ConsumeChange, ConsumeInput, UsageRepo } from "../../src/modules/usage/repo";
+import { event } from "../../src/modules/outbox/effects";
+import { crossesWarning } from "../../src/modules/usage/events";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
 import { ClaimLostError } from "../../src/modules/idempotency/repo";
 import { AppError } from "../../src/shared/errors";
 import { forEachEngine, type Opened } from "./harness";
 import { seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
-import { auditEntry, auditRows, claimState, completion, countRows, pgNodes, seedClaim, usageEvents } from "./inspect";
+import { audited, auditRows, claimState, completion, countRows, outboxRows, pgNodes, seedClaim, usageEvents } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const mustBeActive = (cur: LicenseAccess | null) => {
@@ -115,7 +117,7 @@ forEachEngine("UsageRepo", (engine, open) => {
         { feature: "missing", periodKey: "2026-11" },
         { feature: "export", periodKey: "2026-11" },
       ],
-      (r) => auditEntry("usage.reset", license.id, { counters: r.map((c) => `${c.feature}:${c.used}`) }),
+      (r) => audited("usage.reset", license.id, { counters: r.map((c) => `${c.feature}:${c.used}`) }),
     );
     expect(reset).toEqual([
       { licenseId: license.id, feature: "api", periodKey: "2026-11", used: 3, updatedAt: later(100) },
@@ -125,11 +127,58 @@ forEachEngine("UsageRepo", (engine, open) => {
     expect(await repo.used(other.id, "api", "2026-11")).toBe(5);
     expect(await auditRows(o)).toEqual([{ action: "usage.reset", entityId: license.id, changes: { counters: ["api:3", "export:2"] } }]);
     // Nothing to reset: still audited (the admin asked), empty list.
-    expect(await repo.reset(license.id, [{ feature: "api", periodKey: "2026-11" }], () => auditEntry("usage.reset", "again"))).toEqual([]);
+    expect(await repo.reset(license.id, [{ feature: "api", periodKey: "2026-11" }], () => audited("usage.reset", "again"))).toEqual([]);
     expect((await auditRows(o)).length).toBe(2);
     // A throwing audit keeps the counter.
     await expect(repo.reset(other.id, [{ feature: "api", periodKey: "2026-11" }], () => { throw new Error("no audit"); })).rejects.toThrow("no audit");
     expect(await repo.used(other.id, "api", "2026-11")).toBe(5);
+  });
+
+  test("effects sees each report's change; only the first refusal of a counter is firstRefusal, until a reset", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    const changes: ConsumeChange[] = [];
+    // Each change is written as an event, so the outbox shows what was committed with the report.
+    const track = (c: ConsumeChange) => {
+      changes.push(c);
+      return { events: [event("quota.warning", SEED_TIME, { license_id: license.id, product_id: "p", feature: "api", period: "monthly", period_key: "2026-11", used: c.used, limit: 10 })] };
+    };
+    const consume = (over: Partial<ConsumeInput>) => repo.consume(input(license.id, over), mustBeActive, undefined, track);
+    await consume({ quantity: 11 }); // above the limit with no counter yet: the first refusal
+    await consume({ quantity: 7 });
+    await consume({ quantity: 4 }); // refused again: not the first
+    await consume({ quantity: 3 });
+    await consume({ quantity: 1 });
+    await consume({ quantity: 2, periodKey: "2026-12" }); // another period, its own counter
+    await consume({ quantity: 20, periodKey: "2026-12" });
+    expect(changes).toEqual([
+      { accepted: false, used: 0, firstRefusal: true },
+      { accepted: true, before: 0, used: 7 },
+      { accepted: false, used: 7, firstRefusal: false },
+      { accepted: true, before: 7, used: 10 },
+      { accepted: false, used: 10, firstRefusal: false },
+      { accepted: true, before: 0, used: 2 },
+      { accepted: false, used: 2, firstRefusal: true },
+    ]);
+    expect((await outboxRows(o)).length).toBe(7);
+    // The mark is not a counter: the refused first report created none.
+    expect(await countRows(o, "usageCounters", license.id)).toBe(2);
+    // An admin reset clears the counter and its mark: the next refusal is a first again.
+    await repo.reset(license.id, [{ feature: "api", periodKey: "2026-11" }], () => audited("usage.reset", license.id));
+    changes.length = 0;
+    await consume({ quantity: 11 });
+    await consume({ quantity: 11 });
+    expect(changes).toEqual([
+      { accepted: false, used: 0, firstRefusal: true },
+      { accepted: false, used: 0, firstRefusal: false },
+    ]);
+    // A throwing effects callback undoes the report (counter, usage event and mark alike).
+    await expect(repo.consume(input(license.id, { quantity: 1, periodKey: "2027-01" }), mustBeActive, undefined, () => { throw new Error("no"); })).rejects.toThrow("no");
+    await expect(repo.consume(input(license.id, { quantity: 11, periodKey: "2027-01" }), mustBeActive, undefined, () => { throw new Error("no"); })).rejects.toThrow("no");
+    expect(await repo.used(license.id, "api", "2027-01")).toBe(0);
+    changes.length = 0;
+    await consume({ quantity: 11, periodKey: "2027-01" });
+    expect(changes).toEqual([{ accepted: false, used: 0, firstRefusal: true }]);
   });
 
   if (engine === "postgres") {
@@ -138,9 +187,18 @@ forEachEngine("UsageRepo", (engine, open) => {
       const { license } = await seedCatalog(o);
       const nodes = await pgNodes(o, 3);
       try {
+        // Each accepted report sees its own before/after from the conditional increment: the 80 %
+        // line is crossed by exactly one of them.
+        const crossings: number[] = [];
         const results = await Promise.all(
-          Array.from({ length: 300 }, (_, i) => nodes.repos[i % 3]!.usage.consume(input(license.id, { limit: 100, at: later(i) }), mustBeActive)),
+          Array.from({ length: 300 }, (_, i) =>
+            nodes.repos[i % 3]!.usage.consume(input(license.id, { limit: 100, at: later(i) }), mustBeActive, undefined, (c) => {
+              if (c.accepted && crossesWarning(c.before, c.used, 100)) crossings.push(c.used);
+              return {};
+            }),
+          ),
         );
+        expect(crossings).toEqual([80]);
         const accepted = results.filter((r) => r.accepted);
         expect(accepted.length).toBe(100);
         // Each accepted report saw a distinct counter value 1..100.
@@ -148,6 +206,28 @@ forEachEngine("UsageRepo", (engine, open) => {
         expect(results.filter((r) => !r.accepted).every((r) => r.used === 100)).toBe(true);
         expect(await repo.used(license.id, "api", "2026-11")).toBe(100);
         expect(await countRows(o, "usageEvents", license.id)).toBe(100);
+      } finally {
+        await nodes.close();
+      }
+    });
+
+    test("60 concurrent refused reports from 3 nodes: exactly one is the first refusal", async () => {
+      await setup();
+      const { license } = await seedCatalog(o);
+      await repo.consume(input(license.id, { quantity: 10 }), mustBeActive);
+      const nodes = await pgNodes(o, 3);
+      try {
+        const firsts: boolean[] = [];
+        await Promise.all(
+          Array.from({ length: 60 }, (_, i) =>
+            nodes.repos[i % 3]!.usage.consume(input(license.id, { at: later(i) }), mustBeActive, undefined, (c) => {
+              if (!c.accepted) firsts.push(c.firstRefusal);
+              return {};
+            }),
+          ),
+        );
+        expect(firsts.length).toBe(60);
+        expect(firsts.filter(Boolean).length).toBe(1);
       } finally {
         await nodes.close();
       }

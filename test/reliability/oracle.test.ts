@@ -42,7 +42,7 @@ async function setState(licenseId: string, patch: LicensePatch, clearActivations
     licenseId,
     () => patch,
     t.clock.now(),
-    () => ({ actor: SYSTEM_ACTOR, action: "test.set_state", entityType: "license", entityId: licenseId, productId: null, changes: null, at: t.clock.now() }),
+    () => ({ audit: { actor: SYSTEM_ACTOR, action: "test.set_state", entityType: "license", entityId: licenseId, productId: null, changes: null, at: t.clock.now() } }),
     { clearActivations },
   );
 }

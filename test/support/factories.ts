@@ -42,7 +42,7 @@ export async function makePlan(
   return await deps.repos.plans.create(
     plan,
     features.map((f) => ({ ...f, id: newId(), planId: plan.id, createdAt: now })),
-    { actor: SYSTEM_ACTOR, action: "plan.create", entityType: "plan", entityId: plan.id, productId, changes: null, at: now },
+    { audit: { actor: SYSTEM_ACTOR, action: "plan.create", entityType: "plan", entityId: plan.id, productId, changes: null, at: now } },
   );
 }
 

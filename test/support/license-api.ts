@@ -36,7 +36,7 @@ export async function patchLicense(t: TestApp, licenseId: string, patch: License
     licenseId,
     () => patch,
     t.clock.now(),
-    () => ({ actor: SYSTEM_ACTOR, action: "test.patch", entityType: "license", entityId: licenseId, productId: null, changes: null, at: t.clock.now() }),
+    () => ({ audit: { actor: SYSTEM_ACTOR, action: "test.patch", entityType: "license", entityId: licenseId, productId: null, changes: null, at: t.clock.now() } }),
     opts,
   );
 }

@@ -37,3 +37,21 @@ export const usageEvents = pgTable(
   },
   (t) => [index("usage_events_license_idx").on(t.licenseId, t.createdAt)],
 );
+
+/**
+ * The first refused report of a counter's period leaves a mark here (a row per license, feature and
+ * period), so the quota.exceeded event is written exactly once per period; an admin reset of the
+ * counter clears it.
+ */
+export const quotaExceededMarks = pgTable(
+  "quota_exceeded_marks",
+  {
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    feature: text("feature").notNull(),
+    periodKey: text("period_key").notNull(),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.licenseId, t.feature, t.periodKey] })],
+);

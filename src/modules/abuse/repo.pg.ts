@@ -1,7 +1,6 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
+import type { PgHandle, PgExecutor } from "../../db/pg";
 import { bruteForceState } from "../../db/schema-pg";
-import type { PgExecutor } from "../audit/write.pg";
 import type { BruteForceRepo, BruteForceState } from "./repo";
 
 /**

@@ -1,7 +1,7 @@
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { activations } from "../../db/schema-pg";
-import { writeAuditPg } from "../audit/write.pg";
+import { writeEffectsPg } from "../outbox/write.pg";
 import { readLicenseAccess } from "../license-api/repo.pg";
 import { storeOutcomePg } from "../idempotency/repo.pg";
 import type { FeatureGrant } from "../entitlements/repo";
@@ -46,7 +46,7 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
   const client = handle.sql;
 
   return {
-    async activate(input, check, record) {
+    async activate(input, check, record, effects) {
       return db.transaction(async (tx): Promise<ActivateOutcome> => {
         // Locks the license row: activations of one license (on any node) and a revoke serialise
         // here, so the count below cannot be overtaken and a committed revoke is seen by check().
@@ -62,6 +62,7 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
           const label = input.label ?? existing.label;
           await tx.update(activations).set({ label, lastSeenAt: input.at }).where(eq(activations.id, existing.id));
           const outcome: ActivatedOutcome = { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: lic };
+          if (effects) await writeEffectsPg(tx, effects(outcome));
           if (record) await storeOutcomePg(tx, record(outcome));
           return outcome;
         }
@@ -81,6 +82,7 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
         };
         await tx.insert(activations).values(activation);
         const outcome: ActivatedOutcome = { kind: "activated", activation, access: lic };
+        if (effects) await writeEffectsPg(tx, effects(outcome));
         if (record) await storeOutcomePg(tx, record(outcome));
         return outcome;
       });
@@ -139,12 +141,16 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
         UPDATE activations SET last_seen_at = ${at.toISOString()}::timestamptz
          WHERE id = ${id} AND (last_seen_at IS NULL OR last_seen_at <= ${notSeenSince.toISOString()}::timestamptz)`;
     },
-    async deactivate(licenseId, identifier) {
-      const gone = await db
-        .delete(activations)
-        .where(and(eq(activations.licenseId, licenseId), eq(activations.identifier, identifier)))
-        .returning({ id: activations.id });
-      return gone.length > 0;
+    async deactivate(licenseId, identifier, effects) {
+      return db.transaction(async (tx) => {
+        const [removed] = await tx
+          .delete(activations)
+          .where(and(eq(activations.licenseId, licenseId), eq(activations.identifier, identifier)))
+          .returning();
+        if (!removed) return false;
+        if (effects) await writeEffectsPg(tx, effects(removed));
+        return true;
+      });
     },
     async listByLicense(licenseId) {
       return db
@@ -153,14 +159,14 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
         .where(eq(activations.licenseId, licenseId))
         .orderBy(asc(activations.createdAt), sql`${activations.id} COLLATE "C"`);
     },
-    async remove(licenseId, activationId, audit) {
+    async remove(licenseId, activationId, effects) {
       return db.transaction(async (tx) => {
         const [removed] = await tx
           .delete(activations)
           .where(and(eq(activations.id, activationId), eq(activations.licenseId, licenseId)))
           .returning();
         if (!removed) return null;
-        await writeAuditPg(tx, audit(removed));
+        await writeEffectsPg(tx, effects(removed));
         return removed;
       });
     },

@@ -1,7 +1,7 @@
 import { and, asc, count, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { activations } from "../../db/schema";
-import { writeAudit } from "../audit/write.sqlite";
+import { writeEffects } from "../outbox/write.sqlite";
 import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import { createGrantReaders } from "../entitlements/repo.sqlite";
 import type { FeatureGrant } from "../entitlements/repo";
@@ -60,7 +60,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
   };
 
   return {
-    async activate(input, check, record) {
+    async activate(input, check, record, effects) {
       return immediate(handle, (): ActivateOutcome => {
         const current = access.findById(input.licenseId);
         check(current);
@@ -71,6 +71,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
           const label = input.label ?? existing.label;
           db.update(activations).set({ label, lastSeenAt: input.at }).where(eq(activations.id, existing.id)).run();
           const outcome: ActivatedOutcome = { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: lic };
+          if (effects) writeEffects(db, effects(outcome));
           if (record) storeOutcome(handle, record(outcome));
           return outcome;
         }
@@ -87,6 +88,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
         };
         db.insert(activations).values(activation).run();
         const outcome: ActivatedOutcome = { kind: "activated", activation, access: lic };
+        if (effects) writeEffects(db, effects(outcome));
         if (record) storeOutcome(handle, record(outcome));
         return outcome;
       });
@@ -121,18 +123,22 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
     async touch(id, at, notSeenSince) {
       p.touch().run({ id, at: at.getTime(), notSeenSince: notSeenSince.getTime() });
     },
-    async deactivate(licenseId, identifier) {
-      const gone = db
-        .delete(activations)
-        .where(and(eq(activations.licenseId, licenseId), eq(activations.identifier, identifier)))
-        .returning({ id: activations.id })
-        .all();
-      return gone.length > 0;
+    async deactivate(licenseId, identifier, effects) {
+      return immediate(handle, () => {
+        const [removed] = db
+          .delete(activations)
+          .where(and(eq(activations.licenseId, licenseId), eq(activations.identifier, identifier)))
+          .returning()
+          .all();
+        if (!removed) return false;
+        if (effects) writeEffects(db, effects(removed));
+        return true;
+      });
     },
     async listByLicense(licenseId) {
       return db.select().from(activations).where(eq(activations.licenseId, licenseId)).orderBy(asc(activations.createdAt), asc(activations.id)).all();
     },
-    async remove(licenseId, activationId, audit) {
+    async remove(licenseId, activationId, effects) {
       return immediate(handle, () => {
         const [removed] = db
           .delete(activations)
@@ -140,7 +146,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
           .returning()
           .all();
         if (!removed) return null;
-        writeAudit(db, audit(removed));
+        writeEffects(db, effects(removed));
         return removed;
       });
     },

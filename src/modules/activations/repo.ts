@@ -1,5 +1,5 @@
 import type { Recorder } from "../idempotency/repo";
-import type { AuditEntry } from "../audit/repo";
+import type { Effects } from "../outbox/effects";
 import type { FeatureGrant } from "../entitlements/repo";
 import type { LicenseAccess } from "../license-api/repo";
 
@@ -40,15 +40,22 @@ export interface ActivationRepo {
    * existing activation of the identifier, or inserts one if the plan's max_activations allows.
    * `record`, when given, runs inside the same transaction after the write (the Idempotency-Key
    * outcome is stored there, so a crash cannot separate the two); throwing from it undoes the write.
+   * `effects`, when given, sees the outcome of an activated / already_activated call and its side
+   * effects are written in the same transaction (before `record`).
    */
-  activate(input: NewActivation, check: (current: LicenseAccess | null) => void, record?: Recorder<ActivatedOutcome>): Promise<ActivateOutcome>;
+  activate(
+    input: NewActivation,
+    check: (current: LicenseAccess | null) => void,
+    record?: Recorder<ActivatedOutcome>,
+    effects?: (outcome: ActivatedOutcome) => Effects,
+  ): Promise<ActivateOutcome>;
   /** Hot path: one prepared statement; null when the key is unknown or the identifier is not activated. */
   findForVerify(keyHash: string, identifier: string): Promise<VerifyLookup | null>;
   /** Sets last_seen_at unless it was set after `notSeenSince` (another node may have just done it). */
   touch(activationId: string, at: Date, notSeenSince: Date): Promise<void>;
-  /** Frees the slot; false when the identifier was not activated. */
-  deactivate(licenseId: string, identifier: string): Promise<boolean>;
+  /** Frees the slot, with the side effects of `effects` in the same transaction; false when the identifier was not activated. */
+  deactivate(licenseId: string, identifier: string, effects?: (removed: Activation) => Effects): Promise<boolean>;
   listByLicense(licenseId: string): Promise<Activation[]>;
   /** Admin removal with its audit row in the same transaction; null when not found on this license. */
-  remove(licenseId: string, activationId: string, audit: (removed: Activation) => AuditEntry): Promise<Activation | null>;
+  remove(licenseId: string, activationId: string, effects: (removed: Activation) => Effects): Promise<Activation | null>;
 }

@@ -21,6 +21,7 @@ import {
 import type { LicenseAccess } from "../license-api/repo";
 import { lastSeenDue, onlineTokenClaims } from "./domain";
 import type { ActivatedOutcome, Activation, IdentifierType } from "./repo";
+import { activationCreated, activationDeleted } from "./events";
 import type { Recorder } from "../idempotency/repo";
 
 /** Signs a fresh online token with the active key (its KeyObject is built once, never per request). */
@@ -86,6 +87,8 @@ export async function activate(deps: Deps, input: ActivateInput, record?: Record
       }
     },
     record && ((o) => record(finish(o))),
+    // Only a new activation is an event; a re-activation of the same identifier changes nothing an admin tracks.
+    (o) => (o.kind === "activated" ? { events: [activationCreated(o.activation, o.access.license.productId, now)] } : {}),
   );
   if (outcome.kind === "limit") {
     throw new AppError("ACTIVATION_LIMIT", {
@@ -130,9 +133,13 @@ export async function verify(deps: Deps, input: VerifyInput): Promise<VerifyResu
 }
 
 export async function deactivate(deps: Deps, input: VerifyInput): Promise<void> {
-  const access = await requireUsableLicense(deps, input, deps.clock.now());
+  const now = deps.clock.now();
+  const access = await requireUsableLicense(deps, input, now);
+  const removed = await deps.repos.activations.deactivate(access.license.id, input.identifier, (a) => ({
+    events: [activationDeleted(a, access.license.productId, "deactivated", now)],
+  }));
   // Same collapse as verify (spec: design rule 4): an unknown identifier is indistinguishable from an unknown key.
-  if (!(await deps.repos.activations.deactivate(access.license.id, input.identifier))) throw licenseNotFound();
+  if (!removed) throw licenseNotFound();
 }
 
 /** Admin view of a license's activations (for the license detail route). */
@@ -143,14 +150,18 @@ export async function listActivations(deps: Deps, licenseId: string): Promise<Ac
 /** Admin removal of one activation; frees its slot. Audited in the same transaction. */
 export async function removeActivation(deps: Deps, actor: Actor, licenseId: string, activationId: string): Promise<Activation> {
   const license = await getLicense(deps, actor, licenseId); // 404, or 403 PRODUCT_SCOPE_MISMATCH for a bound key
+  const now = deps.clock.now();
   const removed = await deps.repos.activations.remove(license.id, activationId, (a) => ({
-    actor,
-    action: "activation.remove",
-    entityType: "license",
-    entityId: license.id,
-    productId: license.productId,
-    changes: { activation_id: a.id, identifier: a.identifier, identifier_type: a.identifierType, label: a.label },
-    at: deps.clock.now(),
+    audit: {
+      actor,
+      action: "activation.remove",
+      entityType: "license",
+      entityId: license.id,
+      productId: license.productId,
+      changes: { activation_id: a.id, identifier: a.identifier, identifier_type: a.identifierType, label: a.label },
+      at: now,
+    },
+    events: [activationDeleted(a, license.productId, "removed", now)],
   }));
   if (!removed) throw new AppError("NOT_FOUND", { message: "Activation not found." });
   return removed;

@@ -1,8 +1,8 @@
 import { asc, eq, sql } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
+import type { PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { addons, licenseAddons } from "../../db/schema-pg";
-import { writeAuditPg, type PgExecutor } from "../audit/write.pg";
+import { writeEffectsPg } from "../outbox/write.pg";
 import type { Addon, AddonRepo } from "./repo";
 
 const toAddon = (r: typeof addons.$inferSelect): Addon => ({ ...r });
@@ -16,11 +16,11 @@ async function findAddon(tx: PgExecutor, id: string, lock?: "update" | "no key u
 export function createAddonRepoPg(handle: PgHandle): AddonRepo {
   const { db } = handle;
   return {
-    async create(addon, audit) {
+    async create(addon, effects) {
       try {
         return await db.transaction(async (tx) => {
           await tx.insert(addons).values(addon);
-          await writeAuditPg(tx, audit);
+          await writeEffectsPg(tx, effects);
           return addon;
         });
       } catch (e) {
@@ -34,7 +34,7 @@ export function createAddonRepoPg(handle: PgHandle): AddonRepo {
       const rows = await (productId ? q.where(eq(addons.productId, productId)) : q).orderBy(asc(addons.createdAt), sql`${addons.id} COLLATE "C"`);
       return rows.map(toAddon);
     },
-    async update(id, decide, at, audit) {
+    async update(id, decide, at, effects) {
       try {
         return await db.transaction(async (tx) => {
           // Locked: `decide` judges the row it replaces, even when another node edits it at the same time.
@@ -46,21 +46,21 @@ export function createAddonRepoPg(handle: PgHandle): AddonRepo {
             .where(eq(addons.id, id))
             .returning();
           const after = toAddon(row!);
-          await writeAuditPg(tx, audit(before, after));
+          await writeEffectsPg(tx, effects(before, after));
           return after;
         });
       } catch (e) {
         rethrowConstraint(e, { unique: "The product already has an add-on with this name." });
       }
     },
-    async delete(id, audit) {
+    async delete(id, effects) {
       try {
         return await db.transaction(async (tx) => {
           const before = await findAddon(tx, id, "update");
           if (!before) return false;
           // license_addons references add-ons with ON DELETE RESTRICT: an attached add-on throws here.
           await tx.delete(addons).where(eq(addons.id, id));
-          await writeAuditPg(tx, audit(before));
+          await writeEffectsPg(tx, effects(before));
           return true;
         });
       } catch (e) {

@@ -2,7 +2,7 @@ import { asc, eq } from "drizzle-orm";
 import { lift, immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { addons, licenseAddons } from "../../db/schema";
-import { writeAudit } from "../audit/write.sqlite";
+import { writeEffects } from "../outbox/write.sqlite";
 import type { Addon, AddonRepo } from "./repo";
 
 const toAddon = (r: typeof addons.$inferSelect): Addon => ({ ...r });
@@ -14,11 +14,11 @@ export function createAddonRepo(handle: DbHandle): AddonRepo {
     return r ? toAddon(r) : null;
   };
   return {
-    async create(addon, audit) {
+    async create(addon, effects) {
       try {
         return immediate(handle, () => {
           db.insert(addons).values(addon).run();
-          writeAudit(db, audit);
+          writeEffects(db, effects);
           return addon;
         });
       } catch (e) {
@@ -30,7 +30,7 @@ export function createAddonRepo(handle: DbHandle): AddonRepo {
       const q = db.select().from(addons);
       return (productId ? q.where(eq(addons.productId, productId)) : q).orderBy(asc(addons.createdAt), asc(addons.id)).all().map(toAddon);
     },
-    async update(id, decide, at, audit) {
+    async update(id, decide, at, effects) {
       try {
         return immediate(handle, () => {
           const before = findById(id);
@@ -40,21 +40,21 @@ export function createAddonRepo(handle: DbHandle): AddonRepo {
             .where(eq(addons.id, id))
             .run();
           const after = findById(id)!;
-          writeAudit(db, audit(before, after));
+          writeEffects(db, effects(before, after));
           return after;
         });
       } catch (e) {
         rethrowConstraint(e, { unique: "The product already has an add-on with this name." });
       }
     },
-    async delete(id, audit) {
+    async delete(id, effects) {
       try {
         return immediate(handle, () => {
           const before = findById(id);
           if (!before) return false;
           // license_addons references add-ons with ON DELETE RESTRICT: an attached add-on throws here.
           db.delete(addons).where(eq(addons.id, id)).run();
-          writeAudit(db, audit(before));
+          writeEffects(db, effects(before));
           return true;
         });
       } catch (e) {

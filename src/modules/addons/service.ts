@@ -4,7 +4,7 @@ import type { Deps } from "../../deps";
 import { AppError, validationError } from "../../shared/errors";
 import { newId } from "../../shared/ids";
 import { assertProductAccess, scopedProductFilter, type Actor } from "../../shared/actor";
-import type { AuditEntry } from "../audit/repo";
+import type { Effects } from "../outbox/effects";
 import { createdChanges, deletedChanges, diffChanges, type Changes } from "../plans/changes";
 import { normalizeFeature, type FeatureSpec } from "../plans/domain";
 import { addonAuditView } from "./present";
@@ -22,14 +22,16 @@ export interface UpdateAddonInput extends Partial<FeatureSpec> {
   featureName?: string;
 }
 
-const audit = (deps: Deps, actor: Actor, action: string, a: Pick<Addon, "id" | "productId">, changes: Changes): AuditEntry => ({
-  actor,
-  action,
-  entityType: "addon",
-  entityId: a.id,
-  productId: a.productId,
-  changes,
-  at: deps.clock.now(),
+const audit = (deps: Deps, actor: Actor, action: string, a: Pick<Addon, "id" | "productId">, changes: Changes): Effects => ({
+  audit: {
+    actor,
+    action,
+    entityType: "addon",
+    entityId: a.id,
+    productId: a.productId,
+    changes,
+    at: deps.clock.now(),
+  },
 });
 
 const notFound = () => new AppError("NOT_FOUND", { message: "Add-on not found." });

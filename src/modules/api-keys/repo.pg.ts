@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { apiKeys } from "../../db/schema-pg";
-import { writeAuditPg } from "../audit/write.pg";
+import { writeEffectsPg } from "../outbox/write.pg";
 import type { Scope } from "../../shared/actor";
 import type { ApiKeyRecord, ApiKeyRepo } from "./repo";
 
@@ -23,10 +23,10 @@ export function createApiKeyRepoPg(handle: PgHandle): ApiKeyRepo {
     return r ? toRecord(r) : null;
   };
   return {
-    async create(record, audit) {
+    async create(record, effects) {
       return await db.transaction(async (tx) => {
         await tx.insert(apiKeys).values(record);
-        if (audit) await writeAuditPg(tx, audit);
+        if (effects) await writeEffectsPg(tx, effects);
         return record;
       });
     },
@@ -41,7 +41,7 @@ export function createApiKeyRepoPg(handle: PgHandle): ApiKeyRepo {
       const rows = await db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt), sql`${apiKeys.id} COLLATE "C"`);
       return rows.map(toRecord);
     },
-    async revoke(id, at, audit) {
+    async revoke(id, at, effects) {
       return await db.transaction(async (tx) => {
         // A conditional write: of several nodes revoking at once, exactly one revokes (and audits);
         // the others find it revoked and return it as it is.
@@ -51,7 +51,7 @@ export function createApiKeyRepoPg(handle: PgHandle): ApiKeyRepo {
           .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
           .returning();
         if (revoked) {
-          await writeAuditPg(tx, audit);
+          await writeEffectsPg(tx, effects);
           return toRecord(revoked);
         }
         const [current] = await tx.select().from(apiKeys).where(eq(apiKeys.id, id));

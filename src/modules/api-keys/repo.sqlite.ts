@@ -1,7 +1,7 @@
 import { desc, eq, sql } from "drizzle-orm";
 import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { apiKeys } from "../../db/schema";
-import { writeAudit } from "../audit/write.sqlite";
+import { writeEffects } from "../outbox/write.sqlite";
 import type { Scope } from "../../shared/actor";
 import type { ApiKeyRecord, ApiKeyRepo } from "./repo";
 
@@ -17,10 +17,10 @@ export function createApiKeyRepo(handle: DbHandle): ApiKeyRepo {
     return r ? toRecord(r) : null;
   };
   return {
-    async create(record, audit) {
+    async create(record, effects) {
       return immediate(handle, () => {
         db.insert(apiKeys).values(record).run();
-        if (audit) writeAudit(db, audit);
+        if (effects) writeEffects(db, effects);
         return record;
       });
     },
@@ -32,13 +32,13 @@ export function createApiKeyRepo(handle: DbHandle): ApiKeyRepo {
     async list() {
       return db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)).all().map(toRecord);
     },
-    async revoke(id, at, audit) {
+    async revoke(id, at, effects) {
       return immediate(handle, () => {
         const current = findById(id);
         if (!current) return null;
         if (!current.revokedAt) {
           db.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, id)).run();
-          writeAudit(db, audit);
+          writeEffects(db, effects);
         }
         return findById(id);
       });

@@ -1,5 +1,5 @@
 import type { Scope } from "../../shared/actor";
-import type { AuditEntry } from "../audit/repo";
+import type { Effects } from "../outbox/effects";
 
 export interface ApiKeyRecord {
   id: string;
@@ -14,10 +14,10 @@ export interface ApiKeyRecord {
 }
 
 export interface ApiKeyRepo {
-  create(record: ApiKeyRecord, audit: AuditEntry | null): Promise<ApiKeyRecord>;
+  create(record: ApiKeyRecord, effects: Effects | null): Promise<ApiKeyRecord>;
   findByHash(hash: string): Promise<ApiKeyRecord | null>;
   findById(id: string): Promise<ApiKeyRecord | null>;
   list(): Promise<ApiKeyRecord[]>;
-  revoke(id: string, at: Date, audit: AuditEntry): Promise<ApiKeyRecord | null>;
+  revoke(id: string, at: Date, effects: Effects): Promise<ApiKeyRecord | null>;
   touch(id: string, at: Date): Promise<void>;
 }

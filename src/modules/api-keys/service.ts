@@ -61,7 +61,7 @@ export async function createApiKey(deps: Deps, actor: Actor, input: CreateApiKey
     changes: { name: input.name, scopes, product_id: input.productId },
     at: now,
   };
-  await deps.repos.apiKeys.create(record, audit);
+  await deps.repos.apiKeys.create(record, { audit });
   return { record, key };
 }
 
@@ -74,13 +74,7 @@ export async function revokeApiKey(deps: Deps, actor: Actor, id: string): Promis
   assertSystemWide(actor);
   const now = deps.clock.now();
   const r = await deps.repos.apiKeys.revoke(id, now, {
-    actor,
-    action: "api_key.revoke",
-    entityType: "api_key",
-    entityId: id,
-    productId: null,
-    changes: null,
-    at: now,
+    audit: { actor, action: "api_key.revoke", entityType: "api_key", entityId: id, productId: null, changes: null, at: now },
   });
   if (!r) throw new AppError("NOT_FOUND", { message: "API key not found." });
   return r;

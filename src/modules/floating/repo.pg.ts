@@ -1,7 +1,7 @@
-import { and, asc, count, eq, gt, lt, lte, sql } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
-import { floatingSessions } from "../../db/schema-pg";
-import type { PgExecutor } from "../audit/write.pg";
+import { and, asc, count, eq, gt, inArray, lt, lte, sql } from "drizzle-orm";
+import type { PgHandle, PgExecutor } from "../../db/pg";
+import { floatingSessions, licenses } from "../../db/schema-pg";
+import { writeEffectsPg } from "../outbox/write.pg";
 import { readLicenseAccess } from "../license-api/repo.pg";
 import { storeOutcomePg } from "../idempotency/repo.pg";
 import { newId } from "../../shared/ids";
@@ -19,12 +19,15 @@ export function createFloatingRepoPg(handle: PgHandle): FloatingRepo {
   const { db } = handle;
 
   return {
-    async checkout(input, decide, record) {
+    async checkout(input, decide, record, effects) {
       return db.transaction(async (tx): Promise<CheckoutOutcome> => {
-        const ok = async (outcome: CheckoutOk): Promise<CheckoutOutcome> => {
-          if (record) await storeOutcomePg(tx, record(outcome));
+        let expired: FloatingSession[] = [];
+        const done = async (outcome: CheckoutOutcome, opened: boolean): Promise<CheckoutOutcome> => {
+          if (effects) await writeEffectsPg(tx, effects({ outcome, opened, expired }));
+          if (record && outcome.kind === "ok") await storeOutcomePg(tx, record(outcome));
           return outcome;
         };
+        const ok = (outcome: CheckoutOk, opened: boolean) => done(outcome, opened);
         // Locks the license row: checkouts of one license (on any node) and a revoke serialise here,
         // so the count of live sessions below cannot be overtaken.
         const { max, timeoutMs } = decide(await readLicenseAccess(tx, { id: input.licenseId }, { forUpdate: true }));
@@ -32,7 +35,7 @@ export function createFloatingRepoPg(handle: PgHandle): FloatingRepo {
         const expiresAt = new Date(at.getTime() + timeoutMs);
         // Expired sessions never count and are never revived (DECISIONS: Floating): drop them first,
         // so a checkout after expiry opens a new session with a new id.
-        await tx.delete(floatingSessions).where(and(eq(floatingSessions.licenseId, licenseId), lte(floatingSessions.expiresAt, at)));
+        expired = await tx.delete(floatingSessions).where(and(eq(floatingSessions.licenseId, licenseId), lte(floatingSessions.expiresAt, at))).returning();
         const [refreshed] = await tx.update(floatingSessions).set({ heartbeatAt: at, expiresAt }).where(liveOf(licenseId, identifier, at)).returning();
         if (refreshed) {
           let session: FloatingSession = refreshed;
@@ -40,13 +43,13 @@ export function createFloatingRepoPg(handle: PgHandle): FloatingRepo {
             await tx.update(floatingSessions).set({ label: input.label }).where(eq(floatingSessions.id, refreshed.id));
             session = { ...refreshed, label: input.label };
           }
-          return ok({ kind: "ok", session, active: await countLive(tx, licenseId, at), max });
+          return ok({ kind: "ok", session, active: await countLive(tx, licenseId, at), max }, false);
         }
         const active = await countLive(tx, licenseId, at);
-        if (max !== null && active >= max) return { kind: "limit", active, max };
+        if (max !== null && active >= max) return done({ kind: "limit", active, max }, false);
         const session: FloatingSession = { id: newId(), licenseId, identifier, label: input.label, createdAt: at, heartbeatAt: at, expiresAt };
         await tx.insert(floatingSessions).values(session);
-        return ok({ kind: "ok", session, active: active + 1, max });
+        return ok({ kind: "ok", session, active: active + 1, max }, true);
       });
     },
     async heartbeat(licenseId, identifier, at, expiresAt) {
@@ -55,14 +58,27 @@ export function createFloatingRepoPg(handle: PgHandle): FloatingRepo {
         return session ? { session, active: await countLive(tx, licenseId, at) } : null;
       });
     },
-    async checkin(licenseId, identifier, at) {
+    async checkin(licenseId, identifier, at, effects) {
       return db.transaction(async (tx) => {
         const [session] = await tx.delete(floatingSessions).where(liveOf(licenseId, identifier, at)).returning();
-        return session ? { session, active: await countLive(tx, licenseId, at) } : null;
+        if (!session) return null;
+        const released = { session, active: await countLive(tx, licenseId, at) };
+        if (effects) await writeEffectsPg(tx, effects(released));
+        return released;
       });
     },
-    async expire(before) {
-      return db.delete(floatingSessions).where(lt(floatingSessions.expiresAt, before)).returning();
+    async expire(before, effects) {
+      return db.transaction(async (tx) => {
+        const gone = await tx.delete(floatingSessions).where(lt(floatingSessions.expiresAt, before)).returning();
+        if (effects && gone.length > 0) {
+          // The licenses still exist (sessions cascade with them): their products, in the same transaction.
+          const ids = [...new Set(gone.map((s) => s.licenseId))];
+          const rows = await tx.select({ id: licenses.id, productId: licenses.productId }).from(licenses).where(inArray(licenses.id, ids));
+          const products = new Map(rows.map((r) => [r.id, r.productId]));
+          await writeEffectsPg(tx, effects(gone.map((session) => ({ session, productId: products.get(session.licenseId)! }))));
+        }
+        return gone;
+      });
     },
     async listActive(licenseId, at) {
       return db

@@ -1,6 +1,7 @@
-import { and, asc, count, eq, gt, lt, lte } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, lt, lte } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
-import { floatingSessions } from "../../db/schema";
+import { floatingSessions, licenses } from "../../db/schema";
+import { writeEffects } from "../outbox/write.sqlite";
 import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
@@ -15,18 +16,21 @@ export function createFloatingRepo(handle: DbHandle): FloatingRepo {
     db.select({ n: count() }).from(floatingSessions).where(live(licenseId, at)).get()!.n;
 
   return {
-    async checkout(input, decide, record) {
-      const ok = (outcome: CheckoutOk): CheckoutOutcome => {
-        if (record) storeOutcome(handle, record(outcome));
+    async checkout(input, decide, record, effects) {
+      let expired: FloatingSession[] = [];
+      const done = (outcome: CheckoutOutcome, opened: boolean): CheckoutOutcome => {
+        if (effects) writeEffects(db, effects({ outcome, opened, expired }));
+        if (record && outcome.kind === "ok") storeOutcome(handle, record(outcome));
         return outcome;
       };
+      const ok = (outcome: CheckoutOk, opened: boolean) => done(outcome, opened);
       return immediate(handle, (): CheckoutOutcome => {
         const { max, timeoutMs } = decide(access.findById(input.licenseId));
         const { licenseId, identifier, at } = input;
         const expiresAt = new Date(at.getTime() + timeoutMs);
         // Expired sessions never count and are never revived (DECISIONS: Floating): drop them first,
         // so a checkout after expiry opens a new session with a new id.
-        db.delete(floatingSessions).where(and(eq(floatingSessions.licenseId, licenseId), lte(floatingSessions.expiresAt, at))).run();
+        expired = db.delete(floatingSessions).where(and(eq(floatingSessions.licenseId, licenseId), lte(floatingSessions.expiresAt, at))).returning().all();
         const [refreshed] = db
           .update(floatingSessions)
           .set({ heartbeatAt: at, expiresAt })
@@ -39,13 +43,13 @@ export function createFloatingRepo(handle: DbHandle): FloatingRepo {
             db.update(floatingSessions).set({ label: input.label }).where(eq(floatingSessions.id, refreshed.id)).run();
             session = { ...refreshed, label: input.label };
           }
-          return ok({ kind: "ok", session, active: countLive(licenseId, at), max });
+          return ok({ kind: "ok", session, active: countLive(licenseId, at), max }, false);
         }
         const active = countLive(licenseId, at);
-        if (max !== null && active >= max) return { kind: "limit", active, max };
+        if (max !== null && active >= max) return done({ kind: "limit", active, max }, false);
         const session: FloatingSession = { id: newId(), licenseId, identifier, label: input.label, createdAt: at, heartbeatAt: at, expiresAt };
         db.insert(floatingSessions).values(session).run();
-        return ok({ kind: "ok", session, active: active + 1, max });
+        return ok({ kind: "ok", session, active: active + 1, max }, true);
       });
     },
     async heartbeat(licenseId, identifier, at, expiresAt) {
@@ -54,14 +58,28 @@ export function createFloatingRepo(handle: DbHandle): FloatingRepo {
         return session ? { session, active: countLive(licenseId, at) } : null;
       });
     },
-    async checkin(licenseId, identifier, at) {
+    async checkin(licenseId, identifier, at, effects) {
       return immediate(handle, () => {
         const [session] = db.delete(floatingSessions).where(liveOf(licenseId, identifier, at)).returning().all();
-        return session ? { session, active: countLive(licenseId, at) } : null;
+        if (!session) return null;
+        const released = { session, active: countLive(licenseId, at) };
+        if (effects) writeEffects(db, effects(released));
+        return released;
       });
     },
-    async expire(before) {
-      return db.delete(floatingSessions).where(lt(floatingSessions.expiresAt, before)).returning().all();
+    async expire(before, effects) {
+      return immediate(handle, () => {
+        const gone = db.delete(floatingSessions).where(lt(floatingSessions.expiresAt, before)).returning().all();
+        if (effects && gone.length > 0) {
+          // The licenses still exist (sessions cascade with them): their products, in the same transaction.
+          const ids = [...new Set(gone.map((s) => s.licenseId))];
+          const products = new Map(
+            db.select({ id: licenses.id, productId: licenses.productId }).from(licenses).where(inArray(licenses.id, ids)).all().map((r) => [r.id, r.productId]),
+          );
+          writeEffects(db, effects(gone.map((session) => ({ session, productId: products.get(session.licenseId)! }))));
+        }
+        return gone;
+      });
     },
     async listActive(licenseId, at) {
       return db.select().from(floatingSessions).where(live(licenseId, at)).orderBy(asc(floatingSessions.createdAt), asc(floatingSessions.id)).all();

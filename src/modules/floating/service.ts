@@ -8,6 +8,8 @@ import { isUsableAccess, licenseNotFound, requireUsableLicense, type PublicLicen
 import type { LicenseAccess } from "../license-api/repo";
 import type { FloatingLimits, FloatingSession } from "./repo";
 import type { Recorder } from "../idempotency/repo";
+import type { Effects } from "../outbox/effects";
+import { floatingCheckedIn, floatingCheckedOut, floatingExpired } from "./events";
 
 export interface FloatingInput extends PublicLicenseInput {
   identifier: string;
@@ -45,6 +47,14 @@ export async function checkout(deps: Deps, input: FloatingInput & { label: strin
     { licenseId: access.license.id, identifier: input.identifier, label: input.label, at: now },
     (current) => limitsFor(current, now),
     record && ((o) => record({ session: o.session, active: o.active, max: o.max })),
+    ({ outcome: o, opened, expired }): Effects => ({
+      // A refresh of the identifier's live session is not an event; sessions this checkout found
+      // expired are (the expire-floating pass will not see them again).
+      events: [
+        ...expired.map((s) => floatingExpired(s, access.license.productId, now)),
+        ...(o.kind === "ok" && opened ? [floatingCheckedOut(o.session, access.license.productId, o.active, o.max, now)] : []),
+      ],
+    }),
   );
   if (outcome.kind === "limit") {
     throw new AppError("FLOATING_LIMIT", {
@@ -72,9 +82,19 @@ export async function heartbeat(deps: Deps, input: FloatingInput): Promise<Float
 export async function checkin(deps: Deps, input: FloatingInput): Promise<FloatingView> {
   const now = deps.clock.now();
   const access = await requireUsableLicense(deps, input, now);
-  const r = await deps.repos.floating.checkin(access.license.id, input.identifier, now);
+  const r = await deps.repos.floating.checkin(access.license.id, input.identifier, now, ({ session, active }) => ({
+    events: [floatingCheckedIn(session, access.license.productId, active, now)],
+  }));
   if (!r) throw licenseNotFound();
   return { ...r, max: access.plan.maxActivations };
+}
+
+/** The expire-floating job pass: deletes sessions that expired before `now`, with their floating.expired events. */
+export async function expireFloatingSessions(deps: Pick<Deps, "repos">, now: Date): Promise<number> {
+  const gone = await deps.repos.floating.expire(now, (expired) => ({
+    events: expired.map(({ session, productId }) => floatingExpired(session, productId, now)),
+  }));
+  return gone.length;
 }
 
 /** Live sessions of a license, oldest first; for the admin license detail (lead merges it there). */

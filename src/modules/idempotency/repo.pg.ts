@@ -1,7 +1,6 @@
 import { and, eq, lt, not } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
+import type { PgHandle, PgExecutor } from "../../db/pg";
 import { idempotencyKeys } from "../../db/schema-pg";
-import type { PgExecutor } from "../audit/write.pg";
 import { ClaimLostError, type ClaimCompletion, type IdempotencyRepo, type IdempotencyScope } from "./repo";
 
 const pkOf = (s: IdempotencyScope) =>

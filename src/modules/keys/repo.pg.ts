@@ -1,8 +1,8 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
+import type { PgHandle, PgExecutor } from "../../db/pg";
 import { signingKeys } from "../../db/schema-pg";
 import { serializable } from "../../db/serializable.pg";
-import { writeAuditPg, type PgExecutor } from "../audit/write.pg";
+import { writeEffectsPg } from "../outbox/write.pg";
 import type { SigningKeyPurpose, SigningKeyRecord, SigningKeyRepo } from "./repo";
 
 type Row = typeof signingKeys.$inferSelect;
@@ -51,7 +51,7 @@ export function createSigningKeyRepoPg(handle: PgHandle): SigningKeyRepo {
       const [row] = await db.select().from(signingKeys).where(eq(signingKeys.kid, kid));
       return row ? toRecord(row) : null;
     },
-    async activate(next, { onlyIfNoneActive, audit }) {
+    async activate(next, { onlyIfNoneActive, effects }) {
       // SERIALIZABLE, not a row lock: when no key is active yet (every node's first start) there is
       // no row to lock, and nodes racing there would each insert an active key. PostgreSQL aborts all
       // but one of the transactions that read "no active key" and then inserted one; the retry reads
@@ -68,7 +68,7 @@ export function createSigningKeyRepoPg(handle: PgHandle): SigningKeyRepo {
         const [existing] = await tx.select().from(signingKeys).where(eq(signingKeys.kid, next.kid));
         if (existing) {
           await tx.update(signingKeys).set({ active: true, retiredAt: null }).where(eq(signingKeys.id, existing.id));
-          if (audit) await writeAuditPg(tx, audit);
+          if (effects) await writeEffectsPg(tx, effects);
           return { ...toRecord(existing), active: true, retiredAt: null };
         }
         await tx.insert(signingKeys).values({
@@ -83,7 +83,7 @@ export function createSigningKeyRepoPg(handle: PgHandle): SigningKeyRepo {
           createdAt: next.createdAt,
           retiredAt: null,
         });
-        if (audit) await writeAuditPg(tx, audit);
+        if (effects) await writeEffectsPg(tx, effects);
         return { ...next, active: true };
       });
     },

@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { lift, immediate, type DbHandle } from "../../db/client";
 import { signingKeys } from "../../db/schema";
-import { writeAudit } from "../audit/write.sqlite";
+import { writeEffects } from "../outbox/write.sqlite";
 import type { SigningKeyPurpose, SigningKeyRecord, SigningKeyRepo } from "./repo";
 
 type Row = typeof signingKeys.$inferSelect;
@@ -40,7 +40,7 @@ export function createSigningKeyRepo(handle: DbHandle): SigningKeyRepo {
       const row = db.select().from(signingKeys).where(eq(signingKeys.kid, kid)).get();
       return row ? toRecord(row) : null;
     },
-    async activate(next, { onlyIfNoneActive, audit }) {
+    async activate(next, { onlyIfNoneActive, effects }) {
       return immediate(handle, () => {
         const current = findActive(next.purpose, next.productId);
         if (current && onlyIfNoneActive) return current;
@@ -55,7 +55,7 @@ export function createSigningKeyRepo(handle: DbHandle): SigningKeyRepo {
         const existing = db.select().from(signingKeys).where(eq(signingKeys.kid, next.kid)).get();
         if (existing) {
           db.update(signingKeys).set({ active: true, retiredAt: null }).where(eq(signingKeys.id, existing.id)).run();
-          if (audit) writeAudit(db, audit);
+          if (effects) writeEffects(db, effects);
           return { ...toRecord(existing), active: true, retiredAt: null };
         }
         db.insert(signingKeys)
@@ -72,7 +72,7 @@ export function createSigningKeyRepo(handle: DbHandle): SigningKeyRepo {
             retiredAt: null,
           })
           .run();
-        if (audit) writeAudit(db, audit);
+        if (effects) writeEffects(db, effects);
         return { ...next, active: true };
       });
     },

@@ -1,4 +1,4 @@
-import type { AuditEntry } from "../audit/repo";
+import type { Effects } from "../outbox/effects";
 
 export type SigningKeyPurpose = "token" | "release";
 
@@ -24,5 +24,5 @@ export interface SigningKeyRepo {
    * unless `onlyIfNoneActive` and one exists (first-start race): then the existing key is returned.
    * Activating a kid that already exists revives that row instead of inserting a duplicate.
    */
-  activate(next: SigningKeyRecord, opts: { onlyIfNoneActive: boolean; audit?: AuditEntry }): Promise<SigningKeyRecord>;
+  activate(next: SigningKeyRecord, opts: { onlyIfNoneActive: boolean; effects?: Effects }): Promise<SigningKeyRecord>;
 }

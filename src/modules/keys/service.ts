@@ -129,14 +129,16 @@ export async function createTokenKeyring(deps: {
       assertSystemWide(actor);
       const next = await repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), {
         onlyIfNoneActive: false,
-        audit: {
-          actor,
-          action: "signing_key.rotate",
-          entityType: "signing_key",
-          entityId: null,
-          productId: null,
-          changes: { previous_kid: current.kid },
-          at: clock.now(),
+        effects: {
+          audit: {
+            actor,
+            action: "signing_key.rotate",
+            entityType: "signing_key",
+            entityId: null,
+            productId: null,
+            changes: { previous_kid: current.kid },
+            at: clock.now(),
+          },
         },
       });
       current = load(next);

@@ -1,7 +1,6 @@
 import { eq } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
+import type { PgHandle, PgExecutor } from "../../db/pg";
 import { licenses, plans } from "../../db/schema-pg";
-import type { PgExecutor } from "../audit/write.pg";
 import type { LicenseAccess, LicenseAccessRepo, PublicLicense, PublicPlan } from "./repo";
 
 const licenseColumns = {

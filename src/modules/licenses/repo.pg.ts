@@ -1,8 +1,8 @@
 import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
+import type { PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema-pg";
-import { writeAuditPg, type PgExecutor } from "../audit/write.pg";
+import { writeEffectsPg } from "../outbox/write.pg";
 import type { License, LicenseRepo } from "./repo";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
@@ -30,14 +30,14 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
   const byKeyHash = db.select().from(licenses).where(eq(licenses.keyHash, sql.placeholder("hash"))).prepare("licenses_by_key_hash");
 
   return {
-    async create(license, addonIds, audit) {
+    async create(license, addonIds, effects) {
       try {
         return await db.transaction(async (tx) => {
           await tx.insert(licenses).values(license);
           if (addonIds.length) {
             await tx.insert(licenseAddons).values(addonIds.map((addonId) => ({ licenseId: license.id, addonId, createdAt: license.createdAt })));
           }
-          await writeAuditPg(tx, audit);
+          await writeEffectsPg(tx, effects);
           return license;
         });
       } catch (e) {
@@ -81,7 +81,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
         .limit(f.limit + 1);
       return { items: rows.slice(0, f.limit).map(toLicense), hasMore: rows.length > f.limit };
     },
-    async mutate(id, decide, at, audit, opts = {}) {
+    async mutate(id, decide, at, effects, opts = {}) {
       try {
         return await db.transaction(async (tx) => {
           // The lock makes decide() see the row as committed and serialises racing mutations, and
@@ -95,7 +95,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
             // DECISIONS: revoke "drops activations and floating sessions".
             await tx.delete(floatingSessions).where(eq(floatingSessions.licenseId, id));
           }
-          await writeAuditPg(tx, audit(before, patch));
+          await writeEffectsPg(tx, effects(before, patch));
           return readLicense(tx, id);
         });
       } catch (e) {
@@ -112,7 +112,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
         .orderBy(sql`${licenseAddons.addonId} COLLATE "C"`);
       return rows.map((r) => r.id);
     },
-    async attachAddon(licenseId, addonId, at, guard, audit) {
+    async attachAddon(licenseId, addonId, at, guard, effects) {
       try {
         return await db.transaction(async (tx) => {
           const current = await readLicense(tx, licenseId, true);
@@ -123,7 +123,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
             .values({ licenseId, addonId, createdAt: at })
             .onConflictDoNothing()
             .returning({ id: licenseAddons.addonId });
-          if (added.length) await writeAuditPg(tx, audit);
+          if (added.length) await writeEffectsPg(tx, effects);
           return added.length > 0;
         });
       } catch (e) {
@@ -131,7 +131,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
         rethrowConstraint(e, { foreignKey: "The add-on no longer exists." });
       }
     },
-    async detachAddon(licenseId, addonId, guard, audit) {
+    async detachAddon(licenseId, addonId, guard, effects) {
       return db.transaction(async (tx) => {
         const current = await readLicense(tx, licenseId, true);
         if (!current) return null;
@@ -140,7 +140,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
           .delete(licenseAddons)
           .where(and(eq(licenseAddons.licenseId, licenseId), eq(licenseAddons.addonId, addonId)))
           .returning({ id: licenseAddons.addonId });
-        if (gone.length) await writeAuditPg(tx, audit);
+        if (gone.length) await writeEffectsPg(tx, effects);
         return gone.length > 0;
       });
     },

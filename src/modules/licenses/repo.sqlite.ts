@@ -2,7 +2,7 @@ import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema";
-import { writeAudit } from "../audit/write.sqlite";
+import { writeEffects } from "../outbox/write.sqlite";
 import type { License, LicenseRepo } from "./repo";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
@@ -25,14 +25,14 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
   ];
 
   return {
-    async create(license, addonIds, audit) {
+    async create(license, addonIds, effects) {
       try {
         return immediate(handle, () => {
           db.insert(licenses).values(license).run();
           for (const addonId of addonIds) {
             db.insert(licenseAddons).values({ licenseId: license.id, addonId, createdAt: license.createdAt }).run();
           }
-          writeAudit(db, audit);
+          writeEffects(db, effects);
           return license;
         });
       } catch (e) {
@@ -77,7 +77,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         .all();
       return { items: rows.slice(0, f.limit).map(toLicense), hasMore: rows.length > f.limit };
     },
-    async mutate(id, decide, at, audit, opts = {}) {
+    async mutate(id, decide, at, effects, opts = {}) {
       try {
         return immediate(handle, () => {
           const before = findById(id);
@@ -85,7 +85,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
           const patch = decide(before);
           db.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id)).run();
           if (opts.clearActivations) for (const clear of clearActivationsHooks) clear(id);
-          writeAudit(db, audit(before, patch));
+          writeEffects(db, effects(before, patch));
           return findById(id);
         });
       } catch (e) {
@@ -96,7 +96,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
     async addonIds(licenseId) {
       return db.select({ id: licenseAddons.addonId }).from(licenseAddons).where(eq(licenseAddons.licenseId, licenseId)).all().map((r) => r.id);
     },
-    async attachAddon(licenseId, addonId, at, guard, audit) {
+    async attachAddon(licenseId, addonId, at, guard, effects) {
       try {
         return immediate(handle, () => {
           const current = findById(licenseId);
@@ -108,7 +108,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
             .onConflictDoNothing()
             .returning({ id: licenseAddons.addonId })
             .all();
-          if (added.length) writeAudit(db, audit);
+          if (added.length) writeEffects(db, effects);
           return added.length > 0;
         });
       } catch (e) {
@@ -116,7 +116,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         rethrowConstraint(e, { foreignKey: "The add-on no longer exists." });
       }
     },
-    async detachAddon(licenseId, addonId, guard, audit) {
+    async detachAddon(licenseId, addonId, guard, effects) {
       return immediate(handle, () => {
         const current = findById(licenseId);
         if (!current) return null;
@@ -126,7 +126,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
           .where(and(eq(licenseAddons.licenseId, licenseId), eq(licenseAddons.addonId, addonId)))
           .returning({ id: licenseAddons.addonId })
           .all();
-        if (gone.length) writeAudit(db, audit);
+        if (gone.length) writeEffects(db, effects);
         return gone.length > 0;
       });
     },

@@ -1,4 +1,4 @@
-import type { AuditEntry } from "../audit/repo";
+import type { Effects } from "../outbox/effects";
 
 export type LicenseStatus = "active" | "trialing" | "past_due" | "canceled" | "expired" | "suspended" | "revoked";
 
@@ -39,7 +39,7 @@ export interface LicenseListFilter {
 }
 
 export interface LicenseRepo {
-  create(license: License, addonIds: string[], audit: AuditEntry): Promise<License>;
+  create(license: License, addonIds: string[], effects: Effects): Promise<License>;
   findById(id: string): Promise<License | null>;
   /** Hot path (activate/verify): one prepared, indexed read. */
   findByKeyHash(keyHash: string): Promise<License | null>;
@@ -53,7 +53,7 @@ export interface LicenseRepo {
     id: string,
     decide: (current: License) => LicensePatch,
     at: Date,
-    audit: (before: License, patch: LicensePatch) => AuditEntry,
+    effects: (before: License, patch: LicensePatch) => Effects,
     opts?: { clearActivations?: boolean },
   ): Promise<License | null>;
   addonIds(licenseId: string): Promise<string[]>;
@@ -62,8 +62,8 @@ export interface LicenseRepo {
    * throw to refuse. Returns false when it was already attached (nothing written, no audit row),
    * null when the license does not exist.
    */
-  attachAddon(licenseId: string, addonId: string, at: Date, guard: (current: License) => void, audit: AuditEntry): Promise<boolean | null>;
+  attachAddon(licenseId: string, addonId: string, at: Date, guard: (current: License) => void, effects: Effects): Promise<boolean | null>;
   /** Like attachAddon; false when the add-on was not attached, null when the license does not exist. */
-  detachAddon(licenseId: string, addonId: string, guard: (current: License) => void, audit: AuditEntry): Promise<boolean | null>;
+  detachAddon(licenseId: string, addonId: string, guard: (current: License) => void, effects: Effects): Promise<boolean | null>;
 }
 

@@ -11,6 +11,8 @@ import { DAY } from "../../shared/clock";
 import { newId } from "../../shared/ids";
 import { assertProductAccess, scopedProductFilter, type Actor } from "../../shared/actor";
 import type { AuditEntry } from "../audit/repo";
+import type { Effects, OutboxEvent } from "../outbox/effects";
+import { licenseCreated, licensePlanChanged, licenseTransitioned, licenseUpdated } from "./events";
 import { createdChanges, diffChanges } from "../plans/changes";
 import { assertNotRevoked, transition, trialExpiryError, type LicenseAction } from "./domain";
 import { licenseAuditView } from "./present";
@@ -35,14 +37,16 @@ export function revealLicenseKey(deps: Pick<Deps, "secrets">, license: Pick<Lice
   return openText(deps.secrets.subkey("licenseKeyEncryption"), license.keyEncrypted, license.id);
 }
 
-const audit = (deps: Deps, actor: Actor, action: string, license: Pick<License, "id" | "productId">, changes: AuditEntry["changes"]): AuditEntry => ({
-  actor,
-  action,
-  entityType: "license",
-  entityId: license.id,
-  productId: license.productId,
-  changes,
-  at: deps.clock.now(),
+const audit = (deps: Deps, actor: Actor, action: string, license: Pick<License, "id" | "productId">, changes: AuditEntry["changes"]): Effects => ({
+  audit: {
+    actor,
+    action,
+    entityType: "license",
+    entityId: license.id,
+    productId: license.productId,
+    changes,
+    at: deps.clock.now(),
+  },
 });
 
 /** Add-ons named at issue time must exist and belong to the license's product. */
@@ -91,7 +95,10 @@ export async function issueLicense(deps: Deps, actor: Actor, input: IssueLicense
   const created = await deps.repos.licenses.create(
     license,
     addonIds,
-    audit(deps, actor, "license.issue", license, createdChanges({ ...licenseAuditView(license), addon_ids: addonIds })),
+    {
+      ...audit(deps, actor, "license.issue", license, createdChanges({ ...licenseAuditView(license), addon_ids: addonIds })),
+      events: [licenseCreated(license, now)],
+    },
   );
   return { license: created, key };
 }
@@ -159,7 +166,8 @@ export async function listLicenses(deps: Deps, actor: Actor, q: ListLicensesInpu
 
 /**
  * One atomic read-decide-write on a license with its audit row (changes = before/after of the
- * changed wire fields). 404/403 are decided first, outside the transaction, on the loaded row.
+ * changed wire fields) and the events `events` derives from the row and the patch, all in the same
+ * transaction. 404/403 are decided first, outside the transaction, on the loaded row.
  */
 async function mutateLicense(
   deps: Deps,
@@ -167,14 +175,19 @@ async function mutateLicense(
   id: string,
   action: string,
   decide: (current: License) => LicensePatch,
+  events: (before: License, patch: LicensePatch, at: Date) => OutboxEvent[],
   opts: { clearActivations?: boolean } = {},
 ): Promise<License> {
   await getLicense(deps, actor, id);
+  const at = deps.clock.now();
   const updated = await deps.repos.licenses.mutate(
     id,
     decide,
-    deps.clock.now(),
-    (before, patch) => audit(deps, actor, action, before, diffChanges(licenseAuditView(before), licenseAuditView({ ...before, ...patch }))),
+    at,
+    (before, patch) => ({
+      ...audit(deps, actor, action, before, diffChanges(licenseAuditView(before), licenseAuditView({ ...before, ...patch }))),
+      events: events(before, patch, at),
+    }),
     opts,
   );
   if (!updated) throw new AppError("NOT_FOUND", { message: "License not found." });
@@ -183,9 +196,15 @@ async function mutateLicense(
 
 /** revoke | suspend | reinstate per the transition table in domain.ts; revoke drops activations. */
 export async function applyLicenseAction(deps: Deps, actor: Actor, id: string, action: LicenseAction): Promise<License> {
-  return await mutateLicense(deps, actor, id, `license.${action}`, (current) => transition(current, action), {
-    clearActivations: action === "revoke",
-  });
+  return await mutateLicense(
+    deps,
+    actor,
+    id,
+    `license.${action}`,
+    (current) => transition(current, action),
+    (before, patch, at) => [licenseTransitioned(action, before, patch, at)],
+    { clearActivations: action === "revoke" },
+  );
 }
 
 /** Moves a license to another plan of the same product; status and dates stay as they are. */
@@ -196,7 +215,7 @@ export async function changeLicensePlan(deps: Deps, actor: Actor, id: string, pl
   return await mutateLicense(deps, actor, id, "license.change_plan", (current) => {
     assertNotRevoked(current, "change the plan of");
     return { planId: plan.id };
-  });
+  }, (before, patch, at) => (before.planId === patch.planId ? [] : [licensePlanChanged(before, patch, at)]));
 }
 
 /** Sets (or with null clears) the expiry. Reinstating an expired license is a separate action. */
@@ -206,7 +225,7 @@ export async function setLicenseValidUntil(deps: Deps, actor: Actor, id: string,
     const error = trialExpiryError(current, validUntil);
     if (error) throw validationError({ valid_until: error });
     return { validUntil };
-  });
+  }, licenseUpdated);
 }
 
 /** Sets (or with null clears: unlimited) the end of the support/updates window. */
@@ -214,7 +233,7 @@ export async function setLicenseSupportUntil(deps: Deps, actor: Actor, id: strin
   return await mutateLicense(deps, actor, id, "license.set_support_until", (current) => {
     assertNotRevoked(current, "change the support window of");
     return { supportUntil };
-  });
+  }, licenseUpdated);
 }
 
 /** Attaches an add-on of the license's product (400 otherwise); attaching twice is a no-op. */

@@ -31,7 +31,7 @@ export interface NewOutboxMessage {
 }
 
 export interface OutboxRepo {
-  /** Adds a pending message due at `at` (repositories use write.sqlite.ts / write.pg.ts inside their own transactions). */
+  /** Adds one pending message due at `at`, on its own. A change records its side effects with writeEffects / writeEffectsPg (write.sqlite.ts / write.pg.ts) inside its own transaction instead. */
   enqueue(message: NewOutboxMessage): Promise<OutboxMessage>;
   get(id: string): Promise<OutboxMessage | null>;
   /**

@@ -1,23 +1,19 @@
-// Shared by every repo.sqlite.ts that causes a side effect: called inside the change's own transaction,
-// so the outbox row commits or rolls back with it.
+// The one SQLite writer of side effects: every repo.sqlite.ts calls it inside the change's own
+// transaction, so the audit row and the outbox rows commit or roll back with the change.
 import type { Db } from "../../db/client";
-import { outbox } from "../../db/schema";
-import { newId } from "../../shared/ids";
+import { auditLog, outbox } from "../../db/schema";
+import { auditRow, outboxMessages, outboxRow, type Effects } from "./effects";
 import type { NewOutboxMessage, OutboxMessage } from "./repo";
 
+export function writeEffects(db: Db, effects: Effects): void {
+  if (effects.audit) db.insert(auditLog).values(auditRow(effects.audit)).run();
+  const rows = outboxMessages(effects).map(outboxRow);
+  if (rows.length > 0) db.insert(outbox).values(rows).run();
+}
+
+/** One outbox row on its own (OutboxRepo.enqueue). */
 export function writeOutbox(db: Db, m: NewOutboxMessage): OutboxMessage {
-  const row = {
-    id: newId(),
-    kind: m.kind,
-    topic: m.topic,
-    payload: m.payload,
-    status: "pending" as const,
-    attempts: 0,
-    nextAttemptAt: m.at,
-    lastError: null,
-    createdAt: m.at,
-    sentAt: null,
-  };
+  const row = outboxRow(m);
   db.insert(outbox).values(row).run();
   return row;
 }

@@ -1,8 +1,8 @@
 import { and, asc, eq, sql } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
+import type { PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { planFeatures, plans } from "../../db/schema-pg";
-import { writeAuditPg, type PgExecutor } from "../audit/write.pg";
+import { writeEffectsPg } from "../outbox/write.pg";
 import type { Plan, PlanFeature, PlanRepo } from "./repo";
 
 const toPlan = (r: typeof plans.$inferSelect): Plan => ({ ...r });
@@ -32,12 +32,12 @@ const lockPlan = (tx: PgExecutor, planId: string) => findPlan(tx, planId, "no ke
 export function createPlanRepoPg(handle: PgHandle): PlanRepo {
   const { db } = handle;
   return {
-    async create(plan, features, audit) {
+    async create(plan, features, effects) {
       try {
         return await db.transaction(async (tx) => {
           await tx.insert(plans).values(plan);
           if (features.length > 0) await tx.insert(planFeatures).values(features);
-          await writeAuditPg(tx, audit);
+          await writeEffectsPg(tx, effects);
           return plan;
         });
       } catch (e) {
@@ -51,7 +51,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
       const rows = await (productId ? q.where(eq(plans.productId, productId)) : q).orderBy(asc(plans.createdAt), sql`${plans.id} COLLATE "C"`);
       return rows.map(toPlan);
     },
-    async update(id, patch, at, audit) {
+    async update(id, patch, at, effects) {
       return await db.transaction(async (tx) => {
         const before = await findPlan(tx, id, "no key update");
         if (!before) return null;
@@ -61,18 +61,18 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
           .where(eq(plans.id, id))
           .returning();
         const after = toPlan(row!);
-        await writeAuditPg(tx, audit(before, after));
+        await writeEffectsPg(tx, effects(before, after));
         return after;
       });
     },
-    async delete(id, audit) {
+    async delete(id, effects) {
       try {
         return await db.transaction(async (tx) => {
           const before = await findPlan(tx, id, "update");
           if (!before) return false;
           // Features cascade; licenses reference plans with ON DELETE RESTRICT, so a used plan throws here.
           await tx.delete(plans).where(eq(plans.id, id));
-          await writeAuditPg(tx, audit(before));
+          await writeEffectsPg(tx, effects(before));
           return true;
         });
       } catch (e) {
@@ -87,7 +87,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
         .orderBy(sql`${planFeatures.name} COLLATE "C"`);
       return rows.map(toFeature);
     },
-    async upsertFeature(feature, audit) {
+    async upsertFeature(feature, effects) {
       return await db.transaction(async (tx) => {
         await lockPlan(tx, feature.planId);
         const before = await findFeature(tx, feature.planId, feature.name);
@@ -100,17 +100,17 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
           })
           .returning();
         const after = toFeature(row!);
-        await writeAuditPg(tx, audit(before, after));
+        await writeEffectsPg(tx, effects(before, after));
         return after;
       });
     },
-    async deleteFeature(planId, name, audit) {
+    async deleteFeature(planId, name, effects) {
       return await db.transaction(async (tx) => {
         await lockPlan(tx, planId);
         const before = await findFeature(tx, planId, name);
         if (!before) return false;
         await tx.delete(planFeatures).where(eq(planFeatures.id, before.id));
-        await writeAuditPg(tx, audit(before));
+        await writeEffectsPg(tx, effects(before));
         return true;
       });
     },

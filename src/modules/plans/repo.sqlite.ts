@@ -2,7 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { lift, immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { planFeatures, plans } from "../../db/schema";
-import { writeAudit } from "../audit/write.sqlite";
+import { writeEffects } from "../outbox/write.sqlite";
 import type { Plan, PlanFeature, PlanRepo } from "./repo";
 
 const toPlan = (r: typeof plans.$inferSelect): Plan => ({ ...r });
@@ -23,12 +23,12 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
     return r ? toFeature(r) : null;
   };
   return {
-    async create(plan, features, audit) {
+    async create(plan, features, effects) {
       try {
         return immediate(handle, () => {
           db.insert(plans).values(plan).run();
           for (const f of features) db.insert(planFeatures).values(f).run();
-          writeAudit(db, audit);
+          writeEffects(db, effects);
           return plan;
         });
       } catch (e) {
@@ -40,24 +40,24 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
       const q = db.select().from(plans);
       return (productId ? q.where(eq(plans.productId, productId)) : q).orderBy(asc(plans.createdAt), asc(plans.id)).all().map(toPlan);
     },
-    async update(id, patch, at, audit) {
+    async update(id, patch, at, effects) {
       return immediate(handle, () => {
         const before = findById(id);
         if (!before) return null;
         db.update(plans).set({ ...patch, updatedAt: at }).where(eq(plans.id, id)).run();
         const after = findById(id)!;
-        writeAudit(db, audit(before, after));
+        writeEffects(db, effects(before, after));
         return after;
       });
     },
-    async delete(id, audit) {
+    async delete(id, effects) {
       try {
         return immediate(handle, () => {
           const before = findById(id);
           if (!before) return false;
           // Features cascade; licenses reference plans with ON DELETE RESTRICT, so a used plan throws here.
           db.delete(plans).where(eq(plans.id, id)).run();
-          writeAudit(db, audit(before));
+          writeEffects(db, effects(before));
           return true;
         });
       } catch (e) {
@@ -67,7 +67,7 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
     async features(planId) {
       return db.select().from(planFeatures).where(eq(planFeatures.planId, planId)).orderBy(asc(planFeatures.name)).all().map(toFeature);
     },
-    async upsertFeature(feature, audit) {
+    async upsertFeature(feature, effects) {
       return immediate(handle, () => {
         const before = findFeature(feature.planId, feature.name);
         db.insert(planFeatures)
@@ -78,16 +78,16 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
           })
           .run();
         const after = findFeature(feature.planId, feature.name)!;
-        writeAudit(db, audit(before, after));
+        writeEffects(db, effects(before, after));
         return after;
       });
     },
-    async deleteFeature(planId, name, audit) {
+    async deleteFeature(planId, name, effects) {
       return immediate(handle, () => {
         const before = findFeature(planId, name);
         if (!before) return false;
         db.delete(planFeatures).where(eq(planFeatures.id, before.id)).run();
-        writeAudit(db, audit(before));
+        writeEffects(db, effects(before));
         return true;
       });
     },

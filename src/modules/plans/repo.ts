@@ -1,4 +1,4 @@
-import type { AuditEntry } from "../audit/repo";
+import type { Effects } from "../outbox/effects";
 
 export type LicenseType = "perpetual" | "subscription" | "trial";
 export type QuotaPeriod = "hourly" | "daily" | "monthly" | "yearly";
@@ -41,16 +41,16 @@ export type PlanPatch = Partial<Omit<Plan, "id" | "productId" | "createdAt" | "u
 
 export interface PlanRepo {
   /** Throws CONFLICT on a duplicate feature name. */
-  create(plan: Plan, features: PlanFeature[], audit: AuditEntry): Promise<Plan>;
+  create(plan: Plan, features: PlanFeature[], effects: Effects): Promise<Plan>;
   findById(id: string): Promise<Plan | null>;
   list(filter: { productId?: string }): Promise<Plan[]>;
   /** Returns null when the plan does not exist; `audit` sees the rows before and after, inside the transaction. */
-  update(id: string, patch: PlanPatch, at: Date, audit: (before: Plan, after: Plan) => AuditEntry): Promise<Plan | null>;
+  update(id: string, patch: PlanPatch, at: Date, effects: (before: Plan, after: Plan) => Effects): Promise<Plan | null>;
   /** Throws CONFLICT while licenses reference the plan. Returns false when it does not exist. */
-  delete(id: string, audit: (before: Plan) => AuditEntry): Promise<boolean>;
+  delete(id: string, effects: (before: Plan) => Effects): Promise<boolean>;
   features(planId: string): Promise<PlanFeature[]>;
   /** Insert or replace the feature with this name; `audit` sees the replaced feature (null when new). */
-  upsertFeature(feature: PlanFeature, audit: (before: PlanFeature | null, after: PlanFeature) => AuditEntry): Promise<PlanFeature>;
+  upsertFeature(feature: PlanFeature, effects: (before: PlanFeature | null, after: PlanFeature) => Effects): Promise<PlanFeature>;
   /** Returns false when the plan has no feature of that name. */
-  deleteFeature(planId: string, name: string, audit: (before: PlanFeature) => AuditEntry): Promise<boolean>;
+  deleteFeature(planId: string, name: string, effects: (before: PlanFeature) => Effects): Promise<boolean>;
 }

@@ -4,7 +4,7 @@ import type { Deps } from "../../deps";
 import { AppError, validationError } from "../../shared/errors";
 import { newId } from "../../shared/ids";
 import { assertProductAccess, scopedProductFilter, type Actor } from "../../shared/actor";
-import type { AuditEntry } from "../audit/repo";
+import type { Effects } from "../outbox/effects";
 import { createdChanges, deletedChanges, diffChanges, type Changes } from "./changes";
 import { normalizeFeature, type FeatureSpec } from "./domain";
 import { featureAuditView, presentPlanFields } from "./present";
@@ -31,14 +31,16 @@ export interface CreatePlanInput {
   features?: (FeatureSpec & { name: string })[];
 }
 
-const audit = (deps: Deps, actor: Actor, action: string, plan: Pick<Plan, "id" | "productId">, changes: Changes): AuditEntry => ({
-  actor,
-  action,
-  entityType: "plan",
-  entityId: plan.id,
-  productId: plan.productId,
-  changes,
-  at: deps.clock.now(),
+const audit = (deps: Deps, actor: Actor, action: string, plan: Pick<Plan, "id" | "productId">, changes: Changes): Effects => ({
+  audit: {
+    actor,
+    action,
+    entityType: "plan",
+    entityId: plan.id,
+    productId: plan.productId,
+    changes,
+    at: deps.clock.now(),
+  },
 });
 
 const notFound = () => new AppError("NOT_FOUND", { message: "Plan not found." });

@@ -2,7 +2,7 @@ import { asc, eq, sql } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { products } from "../../db/schema-pg";
-import { writeAuditPg } from "../audit/write.pg";
+import { writeEffectsPg } from "../outbox/write.pg";
 import type { Product, ProductRepo } from "./repo";
 
 type Row = typeof products.$inferSelect;
@@ -11,11 +11,11 @@ const toProduct = (r: Row): Product => ({ ...r });
 export function createProductRepoPg(handle: PgHandle): ProductRepo {
   const { db } = handle;
   return {
-    async create(product, audit) {
+    async create(product, effects) {
       try {
         return await db.transaction(async (tx) => {
           await tx.insert(products).values(product);
-          await writeAuditPg(tx, audit);
+          await writeEffectsPg(tx, effects);
           return product;
         });
       } catch (e) {
@@ -39,7 +39,7 @@ export function createProductRepoPg(handle: PgHandle): ProductRepo {
       );
       return rows.map(toProduct);
     },
-    async update(id, patch, at, audit) {
+    async update(id, patch, at, effects) {
       try {
         return await db.transaction(async (tx) => {
           // A product edit can change what its feeds show (name, slug, supported-version floor), so it
@@ -51,19 +51,19 @@ export function createProductRepoPg(handle: PgHandle): ProductRepo {
             .where(eq(products.id, id))
             .returning();
           if (!after) return null;
-          await writeAuditPg(tx, audit);
+          await writeEffectsPg(tx, effects);
           return toProduct(after);
         });
       } catch (e) {
         rethrowConstraint(e, { unique: `The slug "${patch.slug}" is already taken.` });
       }
     },
-    async delete(id, audit) {
+    async delete(id, effects) {
       try {
         return await db.transaction(async (tx) => {
           const gone = await tx.delete(products).where(eq(products.id, id)).returning({ id: products.id });
           if (gone.length === 0) return false;
-          await writeAuditPg(tx, audit);
+          await writeEffectsPg(tx, effects);
           return true;
         });
       } catch (e) {

@@ -2,7 +2,7 @@ import { asc, eq, sql } from "drizzle-orm";
 import { lift, immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { products } from "../../db/schema";
-import { writeAudit } from "../audit/write.sqlite";
+import { writeEffects } from "../outbox/write.sqlite";
 import type { Product, ProductRepo } from "./repo";
 
 type Row = typeof products.$inferSelect;
@@ -15,11 +15,11 @@ export function createProductRepo(handle: DbHandle): ProductRepo {
     return r ? toProduct(r) : null;
   };
   return {
-    async create(product, audit) {
+    async create(product, effects) {
       try {
         return immediate(handle, () => {
           db.insert(products).values(product).run();
-          writeAudit(db, audit);
+          writeEffects(db, effects);
           return product;
         });
       } catch (e) {
@@ -35,7 +35,7 @@ export function createProductRepo(handle: DbHandle): ProductRepo {
       const q = db.select().from(products);
       return (productId ? q.where(eq(products.id, productId)) : q).orderBy(asc(products.createdAt), asc(products.id)).all().map(toProduct);
     },
-    async update(id, patch, at, audit) {
+    async update(id, patch, at, effects) {
       try {
         return immediate(handle, () => {
           const before = findById(id);
@@ -46,19 +46,19 @@ export function createProductRepo(handle: DbHandle): ProductRepo {
             .set({ ...patch, updatedAt: at, releaseGeneration: sql`${products.releaseGeneration} + 1` })
             .where(eq(products.id, id))
             .run();
-          writeAudit(db, audit);
+          writeEffects(db, effects);
           return findById(id);
         });
       } catch (e) {
         rethrowConstraint(e, { unique: `The slug "${patch.slug}" is already taken.` });
       }
     },
-    async delete(id, audit) {
+    async delete(id, effects) {
       try {
         return immediate(handle, () => {
           const gone = db.delete(products).where(eq(products.id, id)).returning({ id: products.id }).all();
           if (gone.length === 0) return false;
-          writeAudit(db, audit);
+          writeEffects(db, effects);
           return true;
         });
       } catch (e) {

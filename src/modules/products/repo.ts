@@ -1,4 +1,4 @@
-import type { AuditEntry } from "../audit/repo";
+import type { Effects } from "../outbox/effects";
 
 export type Distribution = "open" | "licensed";
 
@@ -21,12 +21,12 @@ export type ProductPatch = Partial<
 
 export interface ProductRepo {
   /** Throws AppError CONFLICT when the slug is taken. */
-  create(product: Product, audit: AuditEntry): Promise<Product>;
+  create(product: Product, effects: Effects): Promise<Product>;
   findById(id: string): Promise<Product | null>;
   findBySlug(slug: string): Promise<Product | null>;
   list(filter: { productId?: string }): Promise<Product[]>;
   /** Returns null when the product does not exist. Throws CONFLICT on a taken slug. */
-  update(id: string, patch: ProductPatch, at: Date, audit: AuditEntry): Promise<Product | null>;
+  update(id: string, patch: ProductPatch, at: Date, effects: Effects): Promise<Product | null>;
   /** Throws CONFLICT while plans, licenses or releases still reference the product. */
-  delete(id: string, audit: AuditEntry): Promise<boolean>;
+  delete(id: string, effects: Effects): Promise<boolean>;
 }

@@ -3,6 +3,7 @@ import { AppError } from "../../shared/errors";
 import { newId } from "../../shared/ids";
 import { assertProductAccess, assertSystemWide, scopedProductFilter, type Actor } from "../../shared/actor";
 import type { Distribution, Product, ProductPatch } from "./repo";
+import type { Effects } from "../outbox/effects";
 
 export interface CreateProductInput {
   name: string;
@@ -12,14 +13,16 @@ export interface CreateProductInput {
   minimumSupportedMessage?: string | null;
 }
 
-const audit = (deps: Deps, actor: Actor, action: string, p: { id: string }, changes: Record<string, unknown> | null) => ({
-  actor,
-  action,
-  entityType: "product",
-  entityId: p.id,
-  productId: p.id,
-  changes,
-  at: deps.clock.now(),
+const audit = (deps: Deps, actor: Actor, action: string, p: { id: string }, changes: Record<string, unknown> | null): Effects => ({
+  audit: {
+    actor,
+    action,
+    entityType: "product",
+    entityId: p.id,
+    productId: p.id,
+    changes,
+    at: deps.clock.now(),
+  },
 });
 
 export async function createProduct(deps: Deps, actor: Actor, input: CreateProductInput): Promise<Product> {

@@ -94,14 +94,16 @@ async function activeRecord(deps: Deps, productId: string, actor: Actor): Promis
   // onlyIfNoneActive: two concurrent first uses keep one key (the repo re-checks inside its transaction).
   return await deps.repos.signingKeys.activate(next, {
     onlyIfNoneActive: true,
-    audit: {
-      actor,
-      action: "release_signing_key.create",
-      entityType: "signing_key",
-      entityId: next.kid,
-      productId,
-      changes: null,
-      at: deps.clock.now(),
+    effects: {
+      audit: {
+        actor,
+        action: "release_signing_key.create",
+        entityType: "signing_key",
+        entityId: next.kid,
+        productId,
+        changes: null,
+        at: deps.clock.now(),
+      },
     },
   });
 }
@@ -166,14 +168,16 @@ export async function rotateReleaseKey(deps: Deps, actor: Actor, productId: stri
   const next = newReleaseKeyRecord(deps, product.id);
   const record = await deps.repos.signingKeys.activate(next, {
     onlyIfNoneActive: false,
-    audit: {
-      actor,
-      action: "release_signing_key.rotate",
-      entityType: "signing_key",
-      entityId: next.kid,
-      productId: product.id,
-      changes: { previous_kid: previous?.kid ?? null },
-      at: deps.clock.now(),
+    effects: {
+      audit: {
+        actor,
+        action: "release_signing_key.rotate",
+        entityType: "signing_key",
+        entityId: next.kid,
+        productId: product.id,
+        changes: { previous_kid: previous?.kid ?? null },
+        at: deps.clock.now(),
+      },
     },
   });
   return toEntry(record);

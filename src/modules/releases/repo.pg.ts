@@ -1,9 +1,9 @@
 import { and, eq, inArray, isNotNull, lt, sql, type SQL } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
+import type { PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { artifacts, products, releases } from "../../db/schema-pg";
 import { AppError } from "../../shared/errors";
-import { writeAuditPg, type PgExecutor } from "../audit/write.pg";
+import { writeEffectsPg } from "../outbox/write.pg";
 import type { Artifact, Release, ReleaseRepo, ReleaseWithArtifacts } from "./repo";
 
 type ReleaseRow = typeof releases.$inferSelect;
@@ -73,11 +73,11 @@ export function createReleaseRepoPg(handle: PgHandle): ReleaseRepo {
   const { db } = handle;
 
   return {
-    async create(release, audit) {
+    async create(release, effects) {
       try {
         return await db.transaction(async (tx) => {
           await tx.insert(releases).values(release);
-          await writeAuditPg(tx, audit);
+          await writeEffectsPg(tx, effects);
           return release;
         });
       } catch (e) {
@@ -123,7 +123,7 @@ export function createReleaseRepoPg(handle: PgHandle): ReleaseRepo {
         .where(eq(artifacts.id, id));
       return row ? { artifact: toArtifact(row.a), release: toRelease(row.r) } : null;
     },
-    async mutate(id, decide, at, audit) {
+    async mutate(id, decide, at, effects) {
       return db.transaction(async (tx) => {
         // The release row lock serialises this with every other write to the release and its artifacts.
         const before = await readRelease(tx, eq(releases.id, id), { forUpdate: true });
@@ -134,11 +134,11 @@ export function createReleaseRepoPg(handle: PgHandle): ReleaseRepo {
           .set({ ...patch, updatedAt: at })
           .where(eq(releases.id, id));
         await bumpGeneration(tx, before.productId);
-        await writeAuditPg(tx, audit(before, patch));
+        await writeEffectsPg(tx, effects(before, patch));
         return readRelease(tx, eq(releases.id, id));
       });
     },
-    async deleteDraft(id, audit) {
+    async deleteDraft(id, effects) {
       return db.transaction(async (tx) => {
         const current = await readRelease(tx, eq(releases.id, id), { forUpdate: true });
         if (!current) return null;
@@ -150,11 +150,11 @@ export function createReleaseRepoPg(handle: PgHandle): ReleaseRepo {
         }
         // Artifacts go by ON DELETE CASCADE.
         await tx.delete(releases).where(and(eq(releases.id, id), eq(releases.status, "draft")));
-        await writeAuditPg(tx, audit);
+        await writeEffectsPg(tx, effects);
         return current.artifacts.map((a) => a.storageKey);
       });
     },
-    async putArtifact(artifact, audit) {
+    async putArtifact(artifact, effects) {
       return db.transaction(async (tx) => {
         const [release] = await tx
           .select({ status: releases.status })
@@ -175,11 +175,11 @@ export function createReleaseRepoPg(handle: PgHandle): ReleaseRepo {
         await tx.insert(artifacts).values(artifact);
         await tx.update(releases).set({ updatedAt: artifact.createdAt }).where(eq(releases.id, artifact.releaseId));
         const previous = replaced ? toArtifact(replaced) : null;
-        await writeAuditPg(tx, audit(previous));
+        await writeEffectsPg(tx, effects(previous));
         return { replaced: previous };
       });
     },
-    async finalizeArtifact(id, storageKey, digest, at, audit) {
+    async finalizeArtifact(id, storageKey, digest, at, effects) {
       return db.transaction(async (tx) => {
         // Locks the release: a concurrent publish either committed first (status is no longer draft)
         // or waits for this finalize, and then checks the digest written here.
@@ -204,11 +204,11 @@ export function createReleaseRepoPg(handle: PgHandle): ReleaseRepo {
           .set({ status: "finalized", sha256: digest.sha256, fileSize: digest.fileSize, blake2b512: digest.blake2b512, finalizedAt: at })
           .where(eq(artifacts.id, id))
           .returning();
-        await writeAuditPg(tx, audit);
+        await writeEffectsPg(tx, effects);
         return toArtifact(finalized!);
       });
     },
-    async publish(id, signatures, at, audit) {
+    async publish(id, signatures, at, effects) {
       return db.transaction(async (tx) => {
         // The conditional flip is the arbiter between concurrent publishes (also across nodes): exactly
         // one UPDATE matches status = 'draft'; the others wait for its row lock, then match 0 rows.
@@ -243,7 +243,7 @@ export function createReleaseRepoPg(handle: PgHandle): ReleaseRepo {
         }
         const published = (await readRelease(tx, eq(releases.id, id)))!;
         await bumpGeneration(tx, published.productId);
-        await writeAuditPg(tx, audit);
+        await writeEffectsPg(tx, effects);
         return published;
       });
     },

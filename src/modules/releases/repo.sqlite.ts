@@ -3,7 +3,7 @@ import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { artifacts, products, releases } from "../../db/schema";
 import { AppError } from "../../shared/errors";
-import { writeAudit } from "../audit/write.sqlite";
+import { writeEffects } from "../outbox/write.sqlite";
 import type { Artifact, Release, ReleaseRepo, ReleaseWithArtifacts } from "./repo";
 
 type ReleaseRow = typeof releases.$inferSelect;
@@ -137,11 +137,11 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
   };
 
   return {
-    async create(release, audit) {
+    async create(release, effects) {
       try {
         return immediate(handle, () => {
           db.insert(releases).values(release).run();
-          writeAudit(db, audit);
+          writeEffects(db, effects);
           return release;
         });
       } catch (e) {
@@ -196,18 +196,18 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         .get();
       return row ? { artifact: toArtifact(row.a), release: toRelease(row.r) } : null;
     },
-    async mutate(id, decide, at, audit) {
+    async mutate(id, decide, at, effects) {
       return immediate(handle, () => {
         const before = findById(id);
         if (!before) return null;
         const patch = decide(before);
         db.update(releases).set({ ...patch, updatedAt: at }).where(eq(releases.id, id)).run();
         bumpGeneration(before.productId);
-        writeAudit(db, audit(before, patch));
+        writeEffects(db, effects(before, patch));
         return findById(id);
       });
     },
-    async deleteDraft(id, audit) {
+    async deleteDraft(id, effects) {
       return immediate(handle, () => {
         const current = findById(id);
         if (!current) return null;
@@ -219,11 +219,11 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         }
         // Artifacts go by ON DELETE CASCADE.
         db.delete(releases).where(and(eq(releases.id, id), eq(releases.status, "draft"))).run();
-        writeAudit(db, audit);
+        writeEffects(db, effects);
         return current.artifacts.map((a) => a.storageKey);
       });
     },
-    async putArtifact(artifact, audit) {
+    async putArtifact(artifact, effects) {
       return immediate(handle, () => {
         const release = releaseById().get({ id: artifact.releaseId });
         if (!release) throw new AppError("NOT_FOUND", { message: "Release not found." });
@@ -242,11 +242,11 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         db.insert(artifacts).values(artifact).run();
         db.update(releases).set({ updatedAt: artifact.createdAt }).where(eq(releases.id, artifact.releaseId)).run();
         const previous = replaced ? toArtifact(replaced) : null;
-        writeAudit(db, audit(previous));
+        writeEffects(db, effects(previous));
         return { replaced: previous };
       });
     },
-    async finalizeArtifact(id, storageKey, digest, at, audit) {
+    async finalizeArtifact(id, storageKey, digest, at, effects) {
       return immediate(handle, () => {
         const row = db
           .select({ a: artifacts, status: releases.status })
@@ -268,11 +268,11 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
           .set({ status: "finalized", sha256: digest.sha256, fileSize: digest.fileSize, blake2b512: digest.blake2b512, finalizedAt: at })
           .where(eq(artifacts.id, id))
           .run();
-        writeAudit(db, audit);
+        writeEffects(db, effects);
         return toArtifact(db.select().from(artifacts).where(eq(artifacts.id, id)).get()!);
       });
     },
-    async publish(id, signatures, at, audit) {
+    async publish(id, signatures, at, effects) {
       return immediate(handle, () => {
         // The conditional flip is the arbiter between concurrent publishes: exactly one UPDATE
         // matches status = 'draft'; every other attempt sees 0 rows and writes nothing.
@@ -308,7 +308,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
         }
         const published = findById(id)!;
         bumpGeneration(published.productId);
-        writeAudit(db, audit);
+        writeEffects(db, effects);
         return published;
       });
     },

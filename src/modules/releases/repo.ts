@@ -1,4 +1,4 @@
-import type { AuditEntry } from "../audit/repo";
+import type { Effects } from "../outbox/effects";
 import type { ARTIFACT_STATUSES, PLATFORMS, RELEASE_CHANNELS, RELEASE_STATUSES } from "../../db/schema/releases";
 
 export type Channel = (typeof RELEASE_CHANNELS)[number];
@@ -81,7 +81,7 @@ export interface FeedQuery {
 
 export interface ReleaseRepo {
   /** Throws CONFLICT when the product already has this version (or one of equal precedence). */
-  create(release: Release, audit: AuditEntry): Promise<Release>;
+  create(release: Release, effects: Effects): Promise<Release>;
   findById(id: string): Promise<ReleaseWithArtifacts | null>;
   findByVersion(productId: string, version: string): Promise<ReleaseWithArtifacts | null>;
   /** Newest first by semver; `afterKey` continues after that version key. */
@@ -98,26 +98,26 @@ export interface ReleaseRepo {
     id: string,
     decide: (current: ReleaseWithArtifacts) => ReleasePatch,
     at: Date,
-    audit: (before: ReleaseWithArtifacts, patch: ReleasePatch) => AuditEntry,
+    effects: (before: ReleaseWithArtifacts, patch: ReleasePatch) => Effects,
   ): Promise<ReleaseWithArtifacts | null>;
   /** Deletes a draft and its artifact rows; returns their storage keys. Null when missing; INVALID_TRANSITION if not a draft. */
-  deleteDraft(id: string, audit: AuditEntry): Promise<string[] | null>;
+  deleteDraft(id: string, effects: Effects): Promise<string[] | null>;
   /**
    * Adds the artifact to a draft, replacing the one for the same platform. Returns the replaced
    * artifact (its stored object is now orphaned). INVALID_TRANSITION when the release is not a draft.
    */
-  putArtifact(artifact: Artifact, audit: (replaced: Artifact | null) => AuditEntry): Promise<{ replaced: Artifact | null }>;
+  putArtifact(artifact: Artifact, effects: (replaced: Artifact | null) => Effects): Promise<{ replaced: Artifact | null }>;
   /**
    * Records the server-computed digest, only while the release is a draft and the artifact still
    * has this storage key (a concurrent replacement wins). Null when the artifact is gone.
    */
-  finalizeArtifact(id: string, storageKey: string, digest: ArtifactDigest, at: Date, audit: AuditEntry): Promise<Artifact | null>;
+  finalizeArtifact(id: string, storageKey: string, digest: ArtifactDigest, at: Date, effects: Effects): Promise<Artifact | null>;
   /**
    * ONE transaction: flips draft → published (`UPDATE … WHERE status = 'draft'`), stores every
    * signature, writes the audit row. Throws INVALID_TRANSITION when the release is no longer a draft
    * (a concurrent publish won) and CONFLICT when its artifacts changed after they were signed.
    */
-  publish(id: string, signatures: ArtifactSignatureRecord[], at: Date, audit: AuditEntry): Promise<ReleaseWithArtifacts>;
+  publish(id: string, signatures: ArtifactSignatureRecord[], at: Date, effects: Effects): Promise<ReleaseWithArtifacts>;
   /** Published releases with a finalized artifact for the platform, newest first by semver. */
   feed(query: FeedQuery): Promise<FeedEntry[]>;
 }

@@ -8,7 +8,8 @@ import { assertProductAccess, type Actor } from "../../shared/actor";
 import { signArtifact } from "../release-keys/service";
 import type { PresignedRequest } from "../storage/storage";
 import { getProduct } from "../products/service";
-import type { AuditEntry } from "../audit/repo";
+import type { Effects } from "../outbox/effects";
+import { releasePublished, releaseUnyanked, releaseYanked } from "./events";
 import { hashingSink, hashStream } from "../../crypto/stream-hash";
 import {
   artifactIdOfKey,
@@ -44,7 +45,7 @@ const audit = (
   entity: { type: "release" | "artifact"; id: string },
   productId: string,
   changes: Record<string, unknown> | null,
-): AuditEntry => ({ actor, action, entityType: entity.type, entityId: entity.id, productId, changes, at: deps.clock.now() });
+): Effects => ({ audit: { actor, action, entityType: entity.type, entityId: entity.id, productId, changes, at: deps.clock.now() } });
 
 const releaseNotFound = () => new AppError("NOT_FOUND", { message: "Release not found." });
 const artifactNotFound = () => new AppError("NOT_FOUND", { message: "Artifact not found." });
@@ -347,10 +348,14 @@ export async function publishRelease(deps: Deps, actor: Actor, id: string): Prom
     id,
     signatures,
     at,
-    audit(deps, actor, "release.publish", { type: "release", id }, release.productId, {
-      version: release.version,
-      artifacts: signatures.map((s) => ({ artifact_id: s.artifactId, kid: s.signingKid })),
-    }),
+    {
+      ...audit(deps, actor, "release.publish", { type: "release", id }, release.productId, {
+        version: release.version,
+        artifacts: signatures.map((s) => ({ artifact_id: s.artifactId, kid: s.signingKid })),
+      }),
+      // publish() refuses unless the release is still this draft, so this is the state it commits.
+      events: [releasePublished({ ...release, status: "published", publishedAt: at, updatedAt: at }, at)],
+    },
   );
 }
 
@@ -360,7 +365,10 @@ export async function yankRelease(deps: Deps, actor: Actor, id: string, reason: 
     id,
     (current) => yank(current, reason, deps.clock.now()),
     deps.clock.now(),
-    () => audit(deps, actor, "release.yank", { type: "release", id }, release.productId, { reason }),
+    (before, patch) => ({
+      ...audit(deps, actor, "release.yank", { type: "release", id }, release.productId, { reason }),
+      events: [releaseYanked({ ...before, ...patch }, deps.clock.now())],
+    }),
   );
   if (!updated) throw releaseNotFound();
   return updated;
@@ -372,7 +380,10 @@ export async function unyankRelease(deps: Deps, actor: Actor, id: string): Promi
     id,
     (current) => unyank(current),
     deps.clock.now(),
-    (before) => audit(deps, actor, "release.unyank", { type: "release", id }, release.productId, { previous_reason: before.yankReason }),
+    (before, patch) => ({
+      ...audit(deps, actor, "release.unyank", { type: "release", id }, release.productId, { previous_reason: before.yankReason }),
+      events: [releaseUnyanked({ ...before, ...patch }, deps.clock.now())],
+    }),
   );
   if (!updated) throw releaseNotFound();
   return updated;

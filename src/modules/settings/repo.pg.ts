@@ -1,8 +1,8 @@
 import { eq, sql } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
+import type { PgHandle, PgExecutor } from "../../db/pg";
 import { settings } from "../../db/schema-pg";
 import { serializable } from "../../db/serializable.pg";
-import { writeAuditPg, type PgExecutor } from "../audit/write.pg";
+import { writeEffectsPg } from "../outbox/write.pg";
 import type { SettingsRepo } from "./repo";
 
 async function all(tx: PgExecutor): Promise<Record<string, unknown>> {
@@ -14,7 +14,7 @@ export function createSettingsRepoPg(handle: PgHandle): SettingsRepo {
   const { db } = handle;
   return {
     all: () => all(db),
-    async update(changes, at, audit) {
+    async update(changes, at, effects) {
       // SERIALIZABLE: the audit diff compares the whole document before and after, and keys another
       // node inserts at the same time have no row to lock; a conflicting update re-runs instead.
       return await serializable(db, async (tx) => {
@@ -30,7 +30,7 @@ export function createSettingsRepoPg(handle: PgHandle): SettingsRepo {
           }
         }
         const after = await all(tx);
-        await writeAuditPg(tx, audit(before, after));
+        await writeEffectsPg(tx, effects(before, after));
         return after;
       });
     },

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { lift, immediate, type DbHandle } from "../../db/client";
 import { settings } from "../../db/schema";
-import { writeAudit } from "../audit/write.sqlite";
+import { writeEffects } from "../outbox/write.sqlite";
 import type { SettingsRepo } from "./repo";
 
 export function createSettingsRepo(handle: DbHandle): SettingsRepo {
@@ -9,7 +9,7 @@ export function createSettingsRepo(handle: DbHandle): SettingsRepo {
   const all = () => Object.fromEntries(db.select().from(settings).all().map((r) => [r.key, r.value as unknown]));
   return {
     all: lift(all),
-    async update(changes, at, audit) {
+    async update(changes, at, effects) {
       return immediate(handle, () => {
         const before = all();
         for (const [key, value] of Object.entries(changes)) {
@@ -23,7 +23,7 @@ export function createSettingsRepo(handle: DbHandle): SettingsRepo {
           }
         }
         const after = all();
-        writeAudit(db, audit(before, after));
+        writeEffects(db, effects(before, after));
         return after;
       });
     },

@@ -1,4 +1,4 @@
-import type { AuditEntry } from "../audit/repo";
+import type { Effects } from "../outbox/effects";
 
 /** Raw key → JSON value rows of the settings table; typing and defaults live in domain.ts. */
 export interface SettingsRepo {
@@ -10,6 +10,6 @@ export interface SettingsRepo {
   update(
     changes: Record<string, unknown>,
     at: Date,
-    audit: (before: Record<string, unknown>, after: Record<string, unknown>) => AuditEntry,
+    effects: (before: Record<string, unknown>, after: Record<string, unknown>) => Effects,
   ): Promise<Record<string, unknown>>;
 }

@@ -13,14 +13,16 @@ export async function updateSettings(deps: Deps, actor: Actor, patch: SettingsPa
   assertSystemWide(actor);
   const changes = normalizeSettingsPatch(patch);
   const stored = await deps.repos.settings.update(changes, deps.clock.now(), (before, after) => ({
-    actor,
-    action: "settings.update",
-    entityType: "settings",
-    // One settings document per installation: a fixed id makes GET /admin/audit?entity_id=settings work.
-    entityId: "settings",
-    productId: null,
-    changes: diffChanges({ ...resolveSettings(before) }, { ...resolveSettings(after) }),
-    at: deps.clock.now(),
+    audit: {
+      actor,
+      action: "settings.update",
+      entityType: "settings",
+      // One settings document per installation: a fixed id makes GET /admin/audit?entity_id=settings work.
+      entityId: "settings",
+      productId: null,
+      changes: diffChanges({ ...resolveSettings(before) }, { ...resolveSettings(after) }),
+      at: deps.clock.now(),
+    },
   }));
   return resolveSettings(stored);
 }

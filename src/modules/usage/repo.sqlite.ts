@@ -1,12 +1,13 @@
 import { and, eq, sql } from "drizzle-orm";
 import { immediate, lazyStatement, type DbHandle } from "../../db/client";
-import { usageCounters } from "../../db/schema";
-import { writeAudit } from "../audit/write.sqlite";
+import { quotaExceededMarks, usageCounters } from "../../db/schema";
+import { writeEffects } from "../outbox/write.sqlite";
 import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import { fits } from "../entitlements/quota";
 import type { UsageCounter, UsageRepo } from "./repo";
+
 
 export function createUsageRepo(handle: DbHandle): UsageRepo {
   const { db } = handle;
@@ -29,6 +30,13 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
        ON CONFLICT (license_id, feature, period_key) DO UPDATE SET used = excluded.used, updated_at = excluded.updated_at`,
     ),
   );
+  // The first refusal of a period leaves a mark; only the report whose insert took is the first.
+  const markExceeded = lazyStatement(() =>
+    handle.sqlite.prepare<{ license_id: string }, [string, string, string, number]>(
+      `INSERT INTO quota_exceeded_marks (license_id, feature, period_key, created_at) VALUES (?1, ?2, ?3, ?4)
+       ON CONFLICT DO NOTHING RETURNING license_id`,
+    ),
+  );
   const event = lazyStatement(() =>
     handle.sqlite.prepare<unknown, [string, string, string, string, number, string | null, number]>(
       `INSERT INTO usage_events (id, license_id, feature, period_key, quantity, metadata, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`,
@@ -36,18 +44,23 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
   );
 
   return {
-    async consume(input, check, record) {
+    async consume(input, check, record, effects) {
       return immediate(handle, () => {
         // Re-read inside the write transaction: a revoke or suspend that committed after the
         // caller's lookup must win over this report (same rule as activation).
         check(access.findById(input.licenseId));
         const used = get(input.licenseId, input.feature, input.periodKey)?.used ?? 0;
-        if (!fits({ used, limit: input.limit }, input.quantity)) return { accepted: false, used };
-        const next = used + input.quantity;
         const at = input.at.getTime();
+        if (!fits({ used, limit: input.limit }, input.quantity)) {
+          const firstRefusal = markExceeded().get(input.licenseId, input.feature, input.periodKey, at) !== null;
+          if (effects) writeEffects(db, effects({ accepted: false, used, firstRefusal }));
+          return { accepted: false, used };
+        }
+        const next = used + input.quantity;
         bump().run(input.licenseId, input.feature, input.periodKey, next, at);
         event().run(newId(), input.licenseId, input.feature, input.periodKey, input.quantity, input.metadata == null ? null : JSON.stringify(input.metadata), at);
         const result = { accepted: true, used: next };
+        if (effects) writeEffects(db, effects({ accepted: true, before: used, used: next }));
         if (record) storeOutcome(handle, record(result));
         return result;
       });
@@ -55,7 +68,7 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
     async used(licenseId, feature, periodKey) {
       return get(licenseId, feature, periodKey)?.used ?? 0;
     },
-    async reset(licenseId, refs, audit) {
+    async reset(licenseId, refs, effects) {
       return immediate(handle, () => {
         const reset: UsageCounter[] = [];
         for (const r of refs) {
@@ -65,8 +78,11 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
             .returning()
             .all();
           if (gone) reset.push(gone);
+          db.delete(quotaExceededMarks)
+            .where(and(eq(quotaExceededMarks.licenseId, licenseId), eq(quotaExceededMarks.feature, r.feature), eq(quotaExceededMarks.periodKey, r.periodKey)))
+            .run();
         }
-        writeAudit(db, audit(reset));
+        writeEffects(db, effects(reset));
         return reset;
       });
     },

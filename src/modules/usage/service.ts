@@ -10,6 +10,7 @@ import type { LicenseAccess } from "../license-api/repo";
 import { featureView, licenseEntitlements, viewOf, type FeatureView } from "../entitlements/service";
 import type { Entitlement } from "../entitlements/domain";
 import { periodKey } from "../entitlements/quota";
+import { quotaEvents } from "./events";
 
 /** Metadata is stored with every event; bounded so one report cannot store megabytes. */
 export const MAX_METADATA_BYTES = 4096;
@@ -71,7 +72,13 @@ export async function recordUsage(deps: Deps, input: RecordUsageInput, record?: 
     at: now,
   }, (current) => {
     if (!current || !isUsableAccess(current, now)) throw licenseNotFound();
-  }, record && ((r) => record((view = viewAt(r.used)))));
+  }, record && ((r) => record((view = viewAt(r.used)))), (change) => ({
+    events: quotaEvents(
+      { licenseId: access.license.id, productId: access.license.productId, feature: quota.name, period: quota.period, periodKey: key, limit: quota.limit, quantity: input.quantity },
+      change,
+      now,
+    ),
+  }));
   if (!result.accepted) {
     throw new AppError("QUOTA_EXCEEDED", {
       message: `The ${quota.period} quota of "${quota.name}" does not allow ${input.quantity} more.`,
@@ -117,13 +124,15 @@ export async function resetUsage(deps: Deps, actor: Actor, licenseId: string, fe
     licenseId,
     targets.map((t) => ({ feature: t.name, periodKey: t.periodKey })),
     (reset) => ({
-      actor,
-      action: "license.usage_reset",
-      entityType: "license",
-      entityId: licenseId,
-      productId: access.license.productId,
-      changes: { feature: feature ?? null, reset: reset.map((c) => ({ feature: c.feature, period_key: c.periodKey, used: c.used })) },
-      at: now,
+      audit: {
+        actor,
+        action: "license.usage_reset",
+        entityType: "license",
+        entityId: licenseId,
+        productId: access.license.productId,
+        changes: { feature: feature ?? null, reset: reset.map((c) => ({ feature: c.feature, period_key: c.periodKey, used: c.used })) },
+        at: now,
+      },
     }),
   );
   return await quotaViews(deps, access, now, feature);

@@ -75,6 +75,8 @@ describe("job passes", () => {
     const delivered: string[] = [];
     t.deps.outboxHandlers.event = async (m) => void delivered.push(m.topic);
     try {
+      // Earlier tests' changes recorded events of their own: start from an empty outbox.
+      await t.exec("DELETE FROM outbox");
       await t.deps.repos.outbox.enqueue({ kind: "event", topic: "license.revoked", payload: {}, at: t.clock.now() });
       const res = await t.request("POST", `${V1}/admin/system/jobs/deliver-outbox/run`);
       expect(res.body.data).toMatchObject({ status: "ok", result: { claimed: 1, sent: 1, retried: 0, gave_up: 0, lost: 0 } });

@@ -38,13 +38,15 @@ async function licenseIn(status: LicenseStatus) {
   const { license, key } = await makeLicense(t.deps, { productId: product.id, planId: plan.id, validUntil: new Date("2027-01-01T00:00:00Z") });
   if (status !== "active") {
     await t.deps.repos.licenses.mutate(license.id, () => ({ status, priorStatus: null }), t.clock.now(), () => ({
-      actor: SYSTEM_ACTOR,
-      action: "test.setup",
-      entityType: "license",
-      entityId: license.id,
-      productId: product.id,
-      changes: null,
-      at: t.clock.now(),
+      audit: {
+        actor: SYSTEM_ACTOR,
+        action: "test.setup",
+        entityType: "license",
+        entityId: license.id,
+        productId: product.id,
+        changes: null,
+        at: t.clock.now(),
+      },
     }));
   }
   return { license, key };

@@ -41,13 +41,15 @@ const license = async (product: Product, plan: Plan, over: Partial<IssueLicenseI
 const download = (body: Record<string, unknown>) => t.request("POST", "/api/v1/license/download", { body });
 const suspend = async (id: string) =>
   await t.deps.repos.licenses.mutate(id, () => ({ status: "suspended", priorStatus: "active" }), t.clock.now(), () => ({
-    actor: SYSTEM_ACTOR,
-    action: "license.suspend",
-    entityType: "license",
-    entityId: id,
-    productId: null,
-    changes: null,
-    at: t.clock.now(),
+    audit: {
+      actor: SYSTEM_ACTOR,
+      action: "license.suspend",
+      entityType: "license",
+      entityId: id,
+      productId: null,
+      changes: null,
+      at: t.clock.now(),
+    },
   }));
 
 describe("POST /license/download", () => {

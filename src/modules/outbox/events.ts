@@ -1,0 +1,95 @@
+// The event catalogue: every event type Keyward records and the fields of its `data`. Payloads are
+// small and hold no secrets: ids, identifiers, counts, statuses and ISO 8601 dates, never a license
+// key or an email address. docs/events.md documents the same list for integrators.
+
+/** The license as events show it. */
+export interface LicenseEventData {
+  license_id: string;
+  product_id: string;
+  plan_id: string;
+  status: string;
+  valid_until: string | null;
+  support_until: string | null;
+}
+
+export interface ReleaseEventData {
+  release_id: string;
+  product_id: string;
+  version: string;
+  channel: string;
+  status: string;
+  published_at: string | null;
+}
+
+export interface ActivationEventData {
+  activation_id: string;
+  license_id: string;
+  product_id: string;
+  identifier: string;
+  identifier_type: string;
+}
+
+export interface FloatingEventData {
+  session_id: string;
+  license_id: string;
+  product_id: string;
+  identifier: string;
+}
+
+export interface QuotaEventData {
+  license_id: string;
+  product_id: string;
+  feature: string;
+  period: string;
+  period_key: string;
+  used: number;
+  limit: number;
+}
+
+export interface EventData {
+  "license.created": LicenseEventData;
+  "license.revoked": LicenseEventData & { previous_status: string };
+  "license.suspended": LicenseEventData & { previous_status: string };
+  "license.reinstated": LicenseEventData & { previous_status: string };
+  "license.plan_changed": LicenseEventData & { previous_plan_id: string };
+  /** Expiry or support window edited; `changed` names the fields. */
+  "license.updated": LicenseEventData & { changed: string[] };
+  "release.published": ReleaseEventData;
+  "release.yanked": ReleaseEventData & { reason: string | null };
+  "release.unyanked": ReleaseEventData;
+  "activation.created": ActivationEventData;
+  /** `reason`: "deactivated" (the client's deactivate) or "removed" (an admin removed it). */
+  "activation.deleted": ActivationEventData & { reason: "deactivated" | "removed" };
+  /** A new session (not a refresh of a live one); `active` counts live sessions including it. */
+  "floating.checked_out": FloatingEventData & { expires_at: string; active: number; max: number | null };
+  "floating.checked_in": FloatingEventData & { active: number };
+  "floating.expired": FloatingEventData & { expired_at: string };
+  /** The report that took `used` from below 80 % of `limit` to at least 80 %. */
+  "quota.warning": QuotaEventData;
+  /** The first refused report of the period; `used` is the unchanged counter. */
+  "quota.exceeded": QuotaEventData & { requested: number };
+}
+
+export type EventType = keyof EventData;
+
+export const EVENT_TYPES = [
+  "license.created",
+  "license.revoked",
+  "license.suspended",
+  "license.reinstated",
+  "license.plan_changed",
+  "license.updated",
+  "release.published",
+  "release.yanked",
+  "release.unyanked",
+  "activation.created",
+  "activation.deleted",
+  "floating.checked_out",
+  "floating.checked_in",
+  "floating.expired",
+  "quota.warning",
+  "quota.exceeded",
+] as const satisfies readonly EventType[];
+
+/** ISO 8601 or null. */
+export const isoOrNull = (d: Date | null): string | null => (d ? d.toISOString() : null);
