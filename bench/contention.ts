@@ -30,6 +30,13 @@ const TARGET: Target = { op: ">=", value: 0.5 };
 const MAX_ACTIVATIONS = 5;
 const CANDIDATES = 8;
 const QUOTA_CAP = 2000;
+const QUOTA_RUNS = 10;
+
+function sumStatuses(runs: WrkResult[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of runs) for (const [code, n] of Object.entries(r.statuses)) out[code] = (out[code] ?? 0) + n;
+  return out;
+}
 
 function shuffled<T>(xs: T[]): T[] {
   const a = [...xs];
@@ -137,8 +144,16 @@ async function contend(name: string, pgBase: string | null): Promise<number> {
       us.push(await wrkRun(ROUTES.usage, usageBody(usageLicense!.key, "calls"), seconds));
       log(describeRun(`usage    #${i + 1}`, us[i]!));
     }
-    const c = await wrkRun(ROUTES.usage, usageBody(capLicense!.key, "capped"), Math.max(2, Math.round(seconds / 3)));
-    log(describeRun(`usage (quota ${QUOTA_CAP})`, c));
+    // The quota run lasts until the quota is used up (429s seen): where usage reports are slow (a
+    // hot row on PostgreSQL) one short run may not reach it. At most QUOTA_RUNS runs.
+    const capRuns: WrkResult[] = [];
+    for (let i = 0; i < QUOTA_RUNS; i++) {
+      const r = await wrkRun(ROUTES.usage, usageBody(capLicense!.key, "capped"), Math.max(2, Math.round(seconds / 3)));
+      capRuns.push(r);
+      log(describeRun(`usage (quota ${QUOTA_CAP}) #${i + 1}`, r));
+      if ((r.statuses["429"] ?? 0) > 0) break;
+    }
+    const c = { statuses: sumStatuses(capRuns) } as Pick<WrkResult, "statuses">;
 
     const problems: string[] = [];
     const unexpected = (label: string, r: WrkResult, allowed: number[]) => {
@@ -148,7 +163,7 @@ async function contend(name: string, pgBase: string | null): Promise<number> {
     for (const v of vs) unexpected("verify", v, [200]);
     for (const a of as) unexpected("activate", a, [200, 409]);
     for (const u of us) unexpected("usage", u, [200]);
-    unexpected("usage (quota)", c, [200, 429]);
+    for (const r of capRuns) unexpected("usage (quota)", r, [200, 429]);
 
     problems.push(...(await checkActivations(client, actLicenses, as.flatMap((a) => a.bodies))));
 
