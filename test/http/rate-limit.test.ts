@@ -55,7 +55,8 @@ describe("two nodes on one database", () => {
   test("requests counted by one node count against the same address on the other", async () => {
     const env = { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY: "true", RELEASE_KEY_ENCRYPTION_KEY: randomBytes(32).toString("hex") };
     const a = await createTestApp({ env });
-    const b = await createTestApp({ env, dataDir: a.dataDir });
+    // The same database for b: on the PostgreSQL pass a second app would otherwise get a fresh one.
+    const b = await createTestApp({ env: a.deps.config.databaseUrl ? { ...env, DATABASE_URL: a.deps.config.databaseUrl } : env, dataDir: a.dataDir });
     try {
       for (let i = 0; i < 5; i++) expect((await a.request("GET", "/api/v1/license/pubkey", from("198.51.100.7"))).status).toBe(200);
       // Node a writes its counts in the background (at most SHARED_FLUSH_INTERVAL_MS later).
