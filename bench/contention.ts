@@ -12,19 +12,31 @@
 // - usage limit: a quota of QUOTA_CAP under the same load ends exactly at QUOTA_CAP, with no more
 //   than QUOTA_CAP 200s seen.
 //
-//   bun bench/contention.ts
+// Runs on SQLite (`contention`) and, when BENCH_PG_URL or TEST_DATABASE_URL names a PostgreSQL
+// server, on a fresh PostgreSQL database (`contention-pg`); same target and checks on both.
+//
+//   bun bench/contention.ts [--engine sqlite|pg]
 import { randomBytes } from "node:crypto";
 import { ROUTES, read, wire, type KeywardClient } from "./lib/api";
 import { activatedPairs, issueLicenses, productWithPlan } from "./lib/fixtures";
-import { knobs, log, median, printFailed, printRatio, printSkipped, section, type Target } from "./lib/report";
+import { knobs, loadAverage, log, median, printFailed, printRatio, printSkipped, section, type Target } from "./lib/report";
+import { benchPgUrl, freshBenchDatabase, pgSkipReason, type BenchDatabase } from "./lib/pg";
 import { pool, startKeyward, type KeywardProcess } from "./lib/server";
 import { describeRun, ensureWrk, runWrk, unexpectedStatuses, type WrkResult } from "./lib/wrk";
 
-const NAME = "contention";
+/** Keyward's pool on PostgreSQL: the DATABASE_POOL_SIZE default, as in bench/verify.ts. */
+const PG_POOL = 10;
 const TARGET: Target = { op: ">=", value: 0.5 };
 const MAX_ACTIVATIONS = 5;
 const CANDIDATES = 8;
 const QUOTA_CAP = 2000;
+const QUOTA_RUNS = 10;
+
+function sumStatuses(runs: WrkResult[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of runs) for (const [code, n] of Object.entries(r.statuses)) out[code] = (out[code] ?? 0) + n;
+  return out;
+}
 
 function shuffled<T>(xs: T[]): T[] {
   const a = [...xs];
@@ -64,7 +76,8 @@ async function checkActivations(
   return problems;
 }
 
-export async function main(): Promise<number> {
+/** One engine: SQLite (pgBase null) or Keyward on a fresh PostgreSQL database on pgBase's server. */
+async function contend(name: string, pgBase: string | null): Promise<number> {
   const seconds = knobs.seconds("BENCH_SECONDS", 6, 2);
   const rounds = knobs.int("BENCH_ROUNDS", 3, 1);
   const warmup = knobs.seconds("BENCH_WARMUP_SECONDS", 2, 1);
@@ -72,18 +85,22 @@ export async function main(): Promise<number> {
   const threads = knobs.int("BENCH_THREADS", 1, 1);
   const licenseCount = knobs.int("BENCH_CONTENTION_LICENSES", 32, 8);
 
-  section(`${NAME}: activate and usage at ${connections} connections vs verify`);
+  section(`${name}: activate and usage at ${connections} connections vs verify (${pgBase ? "PostgreSQL" : "SQLite"})`);
   await ensureWrk();
   let keyward: KeywardProcess | null = null;
+  let database: BenchDatabase | null = null;
   try {
-    keyward = await startKeyward();
+    if (pgBase) database = await freshBenchDatabase(pgBase, "contention");
+    keyward = await startKeyward({ extraEnv: database ? { DATABASE_URL: database.url, DATABASE_POOL_SIZE: String(PG_POOL) } : {} });
     const client = keyward.client;
     const missing = await client.missingRoutes(["adminPlans", "adminLicenses", "activate", "verify", "usage"]);
     if (missing.length) {
-      printSkipped([NAME], `route missing: ${missing.join(", ")}`);
+      printSkipped([name], `route missing: ${missing.join(", ")}`);
       return 0;
     }
-    log(`keyward: bun src/main.ts serve (pid ${keyward.pid}), NODE_ENV=production, LOG_LEVEL=warn (access logs off)`);
+    log(
+      `keyward: bun src/main.ts serve (pid ${keyward.pid}), NODE_ENV=production, LOG_LEVEL=warn (access logs off)${database ? `, DATABASE_URL=…/${database.name} (pool ${PG_POOL})` : ", SQLite"}`,
+    );
 
     // Fixtures: a verify pool, licenses for activation, one license for usage.
     const pairs = await activatedPairs(client, 200);
@@ -127,8 +144,16 @@ export async function main(): Promise<number> {
       us.push(await wrkRun(ROUTES.usage, usageBody(usageLicense!.key, "calls"), seconds));
       log(describeRun(`usage    #${i + 1}`, us[i]!));
     }
-    const c = await wrkRun(ROUTES.usage, usageBody(capLicense!.key, "capped"), Math.max(2, Math.round(seconds / 3)));
-    log(describeRun(`usage (quota ${QUOTA_CAP})`, c));
+    // The quota run lasts until the quota is used up (429s seen): where usage reports are slow (a
+    // hot row on PostgreSQL) one short run may not reach it. At most QUOTA_RUNS runs.
+    const capRuns: WrkResult[] = [];
+    for (let i = 0; i < QUOTA_RUNS; i++) {
+      const r = await wrkRun(ROUTES.usage, usageBody(capLicense!.key, "capped"), Math.max(2, Math.round(seconds / 3)));
+      capRuns.push(r);
+      log(describeRun(`usage (quota ${QUOTA_CAP}) #${i + 1}`, r));
+      if ((r.statuses["429"] ?? 0) > 0) break;
+    }
+    const c = { statuses: sumStatuses(capRuns) } as Pick<WrkResult, "statuses">;
 
     const problems: string[] = [];
     const unexpected = (label: string, r: WrkResult, allowed: number[]) => {
@@ -138,7 +163,7 @@ export async function main(): Promise<number> {
     for (const v of vs) unexpected("verify", v, [200]);
     for (const a of as) unexpected("activate", a, [200, 409]);
     for (const u of us) unexpected("usage", u, [200]);
-    unexpected("usage (quota)", c, [200, 429]);
+    for (const r of capRuns) unexpected("usage (quota)", r, [200, 429]);
 
     problems.push(...(await checkActivations(client, actLicenses, as.flatMap((a) => a.bodies))));
 
@@ -165,18 +190,31 @@ export async function main(): Promise<number> {
     log(`median req/s: verify ${v.toFixed(0)}, activate ${a.toFixed(0)}, usage ${u.toFixed(0)}; activate/verify ${(a / v).toFixed(3)}, usage/verify ${(u / v).toFixed(3)}`);
     // Per round, min(activate, usage) / verify from runs adjacent in time; the median is the figure.
     const roundRatios = vs.map((vr, i) => Math.min(as[i]!.rps, us[i]!.rps) / vr.rps);
-    log(`per-round ratios: ${roundRatios.map((r) => r.toFixed(3)).join(", ")}`);
+    log(`per-round ratios: ${roundRatios.map((r) => r.toFixed(3)).join(", ")} (load average now ${loadAverage()})`);
     if (problems.length) {
       for (const p of problems) log(`PROBLEM: ${p}`);
-      printFailed(NAME, `${problems.length} count check(s) failed`);
+      printFailed(name, `${problems.length} count check(s) failed`);
       return 1;
     }
     log("counts: exact (no activation over max_activations, no acknowledged write lost, quota never exceeded)");
-    printRatio(NAME, median(roundRatios), TARGET);
+    printRatio(name, median(roundRatios), TARGET);
     return 0;
   } finally {
     await keyward?.dispose();
+    await database?.drop();
   }
+}
+
+export async function main(): Promise<number> {
+  const only = process.argv.includes("--engine") ? process.argv[process.argv.indexOf("--engine") + 1] : null;
+  let code = 0;
+  if (only !== "pg") code |= await contend("contention", null);
+  if (only !== "sqlite") {
+    const pg = benchPgUrl();
+    if (pg) code |= await contend("contention-pg", pg);
+    else printSkipped(["contention-pg"], pgSkipReason);
+  }
+  return code;
 }
 
 if (import.meta.main) process.exit(await main());

@@ -2,21 +2,30 @@
 // same wrk settings, alternating runs after a warm-up of each, so drift on a shared machine hits
 // both sides alike; the ratio is the median of the per-round ratios. Target: ratio ≥ 0.8.
 //
-//   bun bench/verify.ts               (BENCH_QUICK=1 for a short smoke run)
-//   bun bench/verify.ts --floor-only  (the floor alone on synthetic keys: a machine baseline)
+// Run on SQLite (`verify`, target ≥ 0.8) and, when BENCH_PG_URL or TEST_DATABASE_URL names a
+// PostgreSQL server, on PostgreSQL (`verify-pg`, target ≥ 0.7, against a PostgreSQL floor).
+//
+//   bun bench/verify.ts                  (BENCH_QUICK=1 for a short smoke run)
+//   bun bench/verify.ts --engine pg      (one engine only: sqlite or pg)
+//   bun bench/verify.ts --floor-only     (the floor alone on synthetic keys: a machine baseline)
 import { rmSync } from "node:fs";
 import { generateLicenseKey } from "../src/crypto/license-key";
 import { ROUTES, wire } from "./lib/api";
 import { activatedPairs, startFloor, type FloorProcess } from "./lib/fixtures";
-import { knobs, log, median, printFailed, printRatio, printSkipped, section, type Target } from "./lib/report";
+import { knobs, loadAverage, log, median, printFailed, printRatio, printSkipped, section, type Target } from "./lib/report";
+import { benchPgUrl, freshBenchDatabase, pgSkipReason, type BenchDatabase } from "./lib/pg";
 import { startKeyward, tempDir, type KeywardProcess } from "./lib/server";
 import { describeRun, ensureWrk, runWrk, unexpectedStatuses, type WrkResult } from "./lib/wrk";
 
 const NAME = "verify";
+const NAME_PG = "verify-pg";
 const TARGET: Target = { op: ">=", value: 0.8 };
+const TARGET_PG: Target = { op: ">=", value: 0.7 };
+/** Connections per side on PostgreSQL: Keyward's DATABASE_POOL_SIZE default, the floor's pool alike. */
+const PG_POOL = 10;
 
 /** The floor alone, on synthetic license keys (needs no Keyward feature): a baseline for the machine. */
-async function floorOnly(o: { seconds: number; warmup: number; rounds: number; connections: number; threads: number; poolSize: number }) {
+async function floorOnly(o: RunOptions) {
   section(`${NAME}: floor server alone (baseline)`);
   await ensureWrk();
   const dir = tempDir("verify");
@@ -45,39 +54,59 @@ async function floorOnly(o: { seconds: number; warmup: number; rounds: number; c
   }
 }
 
-export async function main(): Promise<number> {
-  const seconds = knobs.seconds("BENCH_SECONDS", 6, 2);
-  const warmup = knobs.seconds("BENCH_WARMUP_SECONDS", 3, 1);
-  const rounds = knobs.int("BENCH_ROUNDS", 5, 1);
-  const connections = knobs.int("BENCH_CONNECTIONS", 64, 64);
-  const threads = knobs.int("BENCH_THREADS", 1, 1);
-  const poolSize = knobs.int("BENCH_VERIFY_LICENSES", 200, 50);
+interface RunOptions {
+  seconds: number;
+  warmup: number;
+  rounds: number;
+  connections: number;
+  threads: number;
+  poolSize: number;
+}
 
-  if (process.argv.includes("--floor-only")) return floorOnly({ seconds, warmup, rounds, connections, threads, poolSize });
-
-  section(`${NAME}: POST /license/verify, Keyward vs floor server`);
+/**
+ * One engine: Keyward vs its floor. SQLite: Keyward on its SQLite file vs the bun:sqlite floor.
+ * PostgreSQL: Keyward on a fresh database (DATABASE_URL) vs the floor reading from another fresh
+ * database on the same server through a pool of the same size (DATABASE_POOL_SIZE default, 10).
+ */
+async function compare(name: string, o: RunOptions, pgBase: string | null): Promise<number> {
+  section(`${name}: POST /license/verify, Keyward vs floor server (${pgBase ? "PostgreSQL" : "SQLite"})`);
   await ensureWrk();
   const dir = tempDir("verify");
   let keyward: KeywardProcess | null = null;
   let floor: FloorProcess | null = null;
+  const databases: BenchDatabase[] = [];
   try {
-    keyward = await startKeyward();
+    let extraEnv: Record<string, string> = {};
+    let floorDb: string | undefined;
+    if (pgBase) {
+      const kw = await freshBenchDatabase(pgBase, "verify");
+      databases.push(kw);
+      const fl = await freshBenchDatabase(pgBase, "floor");
+      databases.push(fl);
+      extraEnv = { DATABASE_URL: kw.url, DATABASE_POOL_SIZE: String(PG_POOL) };
+      floorDb = fl.url;
+    }
+    keyward = await startKeyward({ extraEnv });
     const missing = await keyward.client.missingRoutes(["adminPlans", "adminLicenses", "activate", "verify"]);
     if (missing.length) {
-      printSkipped([NAME], `route missing: ${missing.join(", ")}`);
+      printSkipped([name], `route missing: ${missing.join(", ")}`);
       return 0;
     }
-    log(`keyward: bun src/main.ts serve (pid ${keyward.pid}), NODE_ENV=production, LOG_LEVEL=warn (access logs off)`);
-    const pairs = await activatedPairs(keyward.client, poolSize);
+    log(
+      `keyward: bun src/main.ts serve (pid ${keyward.pid}), NODE_ENV=production, LOG_LEVEL=warn (access logs off)${pgBase ? `, DATABASE_URL=…/${databases[0]!.name} (pool ${PG_POOL})` : ", SQLite"}`,
+    );
+    const pairs = await activatedPairs(keyward.client, o.poolSize);
     const bodies = pairs.map((p) => JSON.stringify(wire.verifyBody(p.key, p.identifier)));
-    floor = await startFloor(pairs, dir);
-    log(`floor: bench/floor-server.ts (pid ${floor.pid}); pool of ${pairs.length} activated licenses on both`);
-    log(`wrk: ${threads} thread(s), ${connections} connections, ${rounds} × ${seconds} s each side after a ${warmup} s warm-up`);
+    floor = await startFloor(pairs, dir, floorDb ? { pg: floorDb, pool: PG_POOL } : {});
+    log(
+      `floor: bench/floor-server.ts (pid ${floor.pid})${floorDb ? `, PostgreSQL …/${databases[1]!.name} (pool ${PG_POOL})` : ", bun:sqlite"}; pool of ${pairs.length} activated licenses on both`,
+    );
+    log(`wrk: ${o.threads} thread(s), ${o.connections} connections, ${o.rounds} × ${o.seconds} s each side after a ${o.warmup} s warm-up`);
 
     const run = (url: string, durationS: number) =>
-      runWrk({ url: `${url}${ROUTES.verify}`, threads, connections, durationS, bodies });
-    await run(floor.url, warmup);
-    await run(keyward.url, warmup);
+      runWrk({ url: `${url}${ROUTES.verify}`, threads: o.threads, connections: o.connections, durationS, bodies });
+    await run(floor.url, o.warmup);
+    await run(keyward.url, o.warmup);
 
     // Rounds in ABBA order (floor→keyward, keyward→floor, ...) so a linear drift of the machine
     // cancels out; the ratio is the median of the per-round ratios (each round's two runs are
@@ -85,11 +114,11 @@ export async function main(): Promise<number> {
     const floorRuns: WrkResult[] = [];
     const keywardRuns: WrkResult[] = [];
     const pairRatios: number[] = [];
-    for (let i = 0; i < rounds; i++) {
+    for (let i = 0; i < o.rounds; i++) {
       const order = i % 2 === 0 ? (["floor", "keyward"] as const) : (["keyward", "floor"] as const);
       const got: Record<string, WrkResult> = {};
       for (const side of order) {
-        got[side] = await run(side === "floor" ? floor.url : keyward.url, seconds);
+        got[side] = await run(side === "floor" ? floor.url : keyward.url, o.seconds);
         log(describeRun(`${side.padEnd(7)} #${i + 1}`, got[side]!));
       }
       floorRuns.push(got.floor!);
@@ -103,18 +132,41 @@ export async function main(): Promise<number> {
     log(
       `median p50: floor ${median(floorRuns.map((r) => r.latencyMs.p50)).toFixed(2)} ms, keyward ${median(keywardRuns.map((r) => r.latencyMs.p50)).toFixed(2)} ms`,
     );
-    log(`per-round ratios: ${pairRatios.map((r) => r.toFixed(3)).join(", ")}`);
+    log(`per-round ratios: ${pairRatios.map((r) => r.toFixed(3)).join(", ")} (load average now ${loadAverage()})`);
     if (bad.length) {
-      printFailed(NAME, `non-200 responses during the runs: ${JSON.stringify(bad)}`);
+      printFailed(name, `non-200 responses during the runs: ${JSON.stringify(bad)}`);
       return 1;
     }
-    printRatio(NAME, median(pairRatios), TARGET);
+    printRatio(name, median(pairRatios), pgBase ? TARGET_PG : TARGET);
     return 0;
   } finally {
     await floor?.stop();
     await keyward?.dispose();
+    for (const d of databases) await d.drop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+export async function main(): Promise<number> {
+  const o: RunOptions = {
+    seconds: knobs.seconds("BENCH_SECONDS", 6, 2),
+    warmup: knobs.seconds("BENCH_WARMUP_SECONDS", 3, 1),
+    rounds: knobs.int("BENCH_ROUNDS", 5, 1),
+    connections: knobs.int("BENCH_CONNECTIONS", 64, 64),
+    threads: knobs.int("BENCH_THREADS", 1, 1),
+    poolSize: knobs.int("BENCH_VERIFY_LICENSES", 200, 50),
+  };
+  if (process.argv.includes("--floor-only")) return floorOnly(o);
+  // `--engine sqlite|pg` runs one side only (profiling); both by default.
+  const only = process.argv.includes("--engine") ? process.argv[process.argv.indexOf("--engine") + 1] : null;
+  let code = 0;
+  if (only !== "pg") code |= await compare(NAME, o, null);
+  if (only !== "sqlite") {
+    const pg = benchPgUrl();
+    if (pg) code |= await compare(NAME_PG, o, pg);
+    else printSkipped([NAME_PG], pgSkipReason);
+  }
+  return code;
 }
 
 if (import.meta.main) process.exit(await main());

@@ -48,12 +48,20 @@ export interface FloorProcess {
   stop(): Promise<void>;
 }
 
-/** bench/floor-server.ts as its own process, seeded with the same license keys as Keyward. */
-export async function startFloor(pairs: { key: string; identifier: string }[], dir: string): Promise<FloorProcess> {
+/**
+ * bench/floor-server.ts as its own process, seeded with the same license keys as Keyward; with `pg`
+ * it reads from that (empty) PostgreSQL database through a pool of `pool` connections.
+ */
+export async function startFloor(
+  pairs: { key: string; identifier: string }[],
+  dir: string,
+  opts: { pg?: string; pool?: number } = {},
+): Promise<FloorProcess> {
   const file = join(dir, "floor-pairs.json");
   writeFileSync(file, JSON.stringify(pairs.map((p) => ({ key: p.key, identifier: p.identifier }))));
   const port = freePort();
-  const proc: Subprocess = Bun.spawn([BUN, "bench/floor-server.ts", "--port", String(port), "--pairs", file], {
+  const pgArgs = opts.pg ? ["--pg", opts.pg, "--pool", String(opts.pool ?? 10)] : [];
+  const proc: Subprocess = Bun.spawn([BUN, "bench/floor-server.ts", "--port", String(port), "--pairs", file, ...pgArgs], {
     cwd: ROOT,
     stdout: "ignore",
     stderr: "inherit",

@@ -1,5 +1,5 @@
 // ActivationRepo on every engine: activate (limit, re-activation, check, Idempotency outcome),
-// verify's one-statement lookup, conditional touch, deactivate, list order, audited removal; and on
+// verify's one-statement lookup and its plan cache across nodes, conditional touch, deactivate, list order, audited removal; and on
 // PostgreSQL 60 activations from 3 nodes racing for 10 slots.
 import { afterEach, expect, test } from "bun:test";
 import type { ActivatedOutcome, Activation, ActivationRepo, NewActivation } from "../../src/modules/activations/repo";
@@ -8,7 +8,7 @@ import { ClaimLostError } from "../../src/modules/idempotency/repo";
 import { AppError } from "../../src/shared/errors";
 import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
-import { insertRows, seedCatalog, seedLicense, SEED_TIME } from "./seed";
+import { insertRows, seedCatalog, seedLicense, seedPlan, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
 import { audited, auditRows, claimState, completion, countRows, pgNodes, seedAddon, seedClaim } from "./inspect";
 
@@ -169,7 +169,34 @@ forEachEngine("ActivationRepo", (engine, open) => {
     };
     expect(withAddons!.grants.slice(3)).toEqual([addonGrant(x), addonGrant(y), addonGrant(a1!.id)]);
     // The same grants EntitlementRepo.grants returns.
-    expect(await repoFor(o).entitlements.grants(plan.id, other.id)).toEqual(withAddons!.grants);
+    expect(await repoFor(o).entitlements.grants(plan.id, other.id)).toEqual([...withAddons!.grants]);
+  });
+
+  test("findForVerify's plan and features follow every plan write made through another node (catalog generation)", async () => {
+    await setup();
+    const { plan, license } = await seedCatalog(o, { name: "Basic", graceDays: 1 }, [{ name: "a", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }]);
+    await insertRows(o, "activations", [{ id: newId(), licenseId: license.id, identifier: "d", identifierType: "device", label: null, createdAt: SEED_TIME, lastSeenAt: null }]);
+    const other = repoFor(o); // a second node: its own repositories and caches on the same database
+    const seen = async () => {
+      const found = (await repo.findForVerify(license.keyHash, "d"))!;
+      return { name: found.plan.name, graceDays: found.plan.graceDays, features: found.grants.map((g) => `${g.name}=${g.value}`) };
+    };
+    expect(await seen()).toEqual({ name: "Basic", graceDays: 1, features: ["a=true"] });
+    // A row written behind the repositories' back bumps nothing: this node keeps serving its copy,
+    // which shows that the reads below come from the cache unless the generation moved.
+    await insertRows(o, "planFeatures", [{ id: newId(), planId: plan.id, name: "b", valueType: "string", value: "raw", quotaLimit: null, quotaPeriod: null, createdAt: SEED_TIME }]);
+    expect(await seen()).toEqual({ name: "Basic", graceDays: 1, features: ["a=true"] });
+    const feature = (name: string, value: string) => ({ id: newId(), planId: plan.id, name, valueType: "string" as const, value, quotaLimit: null, quotaPeriod: null, createdAt: SEED_TIME });
+    await other.plans.upsertFeature(feature("c", "1"), () => audited("plan.feature", plan.id));
+    expect(await seen()).toEqual({ name: "Basic", graceDays: 1, features: ["a=true", "b=raw", "c=1"] });
+    await other.plans.update(plan.id, { name: "Pro", graceDays: 7 }, later(5000), () => audited("plan.update", plan.id));
+    expect(await seen()).toEqual({ name: "Pro", graceDays: 7, features: ["a=true", "b=raw", "c=1"] });
+    await other.plans.deleteFeature(plan.id, "a", () => audited("plan.feature.delete", plan.id));
+    expect(await seen()).toEqual({ name: "Pro", graceDays: 7, features: ["b=raw", "c=1"] });
+    // Deleting another plan moves the generation too; this plan's data is reloaded, unchanged.
+    const { plan: spare } = await seedPlan(o, plan.productId);
+    expect(await other.plans.delete(spare.id, () => audited("plan.delete", spare.id))).toBe(true);
+    expect(await seen()).toEqual({ name: "Pro", graceDays: 7, features: ["b=raw", "c=1"] });
   });
 
   test("touch sets last_seen_at only when unset or not after notSeenSince", async () => {

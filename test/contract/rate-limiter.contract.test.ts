@@ -1,10 +1,12 @@
 // The public rate limiter on every engine (SQLite: createSqliteRateLimiter, PostgreSQL:
 // createPgRateLimiter): the sliding-window rule, refused hits not counted, pruning; on PostgreSQL also
-// exactness across three pools (three nodes) hitting one key at once.
+// exactness across three pools (three nodes) hitting one key at once, and the leases that keep a
+// statement off most hits far from the limit.
 import { afterEach, expect, test } from "bun:test";
 import { openPostgres, type PgHandle } from "../../src/db/pg";
 import { createSqliteRateLimiter } from "../../src/modules/abuse/rate-limit.sqlite";
 import { createPgRateLimiter } from "../../src/repos.pg";
+import { LEASE_DIVISOR } from "../../src/modules/abuse/rate-limit.pg";
 import type { RateLimiter } from "../../src/shared/rate-limiter";
 import { pgTestUrl } from "../support/pg";
 import { forEachEngine, type Opened } from "./harness";
@@ -80,6 +82,45 @@ forEachEngine("RateLimiter", (engine, open) => {
         expect(new Set(decisions.filter((d) => !d.allowed).map((d) => d.retryAfterSeconds))).toEqual(new Set([50]));
         const [row] = await o.pg!.sql<{ count: number }[]>`SELECT count FROM rate_limit_counters WHERE key = 'ip:race'`;
         expect(row!.count).toBe(50);
+      } finally {
+        await Promise.all(pools.map((p) => p.close()));
+      }
+    });
+
+    test("far from the limit a node reserves a lease of room / 64 hits in one statement and allows them locally", async () => {
+      await setup();
+      const now = W0 + 1000;
+      const counter = async () =>
+        (await o.pg!.sql<{ count: number }[]>`SELECT count FROM rate_limit_counters WHERE key = 'ip:lease'`)[0]?.count ?? 0;
+      expect(await limiter.hit("ip:lease", 6400, WINDOW, now)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+      expect(await counter()).toBe(1); // first hit: nothing known about the room, one hit
+      expect((await limiter.hit("ip:lease", 6400, WINDOW, now)).allowed).toBe(true);
+      expect(await counter()).toBe(1 + Math.floor(6399 / LEASE_DIVISOR)); // 1 + 99 reserved
+      expect(await allowedOf("ip:lease", 98, 6400, now)).toBe(98);
+      expect(await counter()).toBe(100); // the lease served them: no statement
+      await limiter.hit("ip:lease", 6400, WINDOW, now);
+      expect(await counter()).toBe(100 + Math.floor((6400 - 100) / LEASE_DIVISOR)); // the next lease
+      // A new window drops what is left of the lease: its first hit is counted on its own row.
+      await limiter.hit("ip:lease", 6400, WINDOW, W0 + WINDOW + 1000);
+      const [row] = await o.pg!.sql<{ count: number }[]>`
+        SELECT count FROM rate_limit_counters WHERE key = 'ip:lease' AND window_start = ${W0 + WINDOW}`;
+      expect(row!.count).toBe(1);
+    });
+
+    test("three nodes with leases × 3000 concurrent hits at limit 2000: never over the limit, at most the leases held back", async () => {
+      await setup();
+      const pools = await nodes(o, 3);
+      try {
+        const limiters = pools.map(createPgRateLimiter);
+        const now = W0 + 10_000;
+        const decisions = await Promise.all(Array.from({ length: 3000 }, (_, i) => limiters[i % 3]!.hit("ip:leases", 2000, WINDOW, now)));
+        const allowed = decisions.filter((d) => d.allowed).length;
+        const [row] = await o.pg!.sql<{ count: number }[]>`SELECT count FROM rate_limit_counters WHERE key = 'ip:leases'`;
+        expect(row!.count).toBeLessThanOrEqual(2000);
+        expect(allowed).toBeLessThanOrEqual(row!.count);
+        // Each node holds back at most one unused lease of ≤ 2000 / 64 hits.
+        expect(allowed).toBeGreaterThanOrEqual(2000 - 3 * Math.floor(2000 / LEASE_DIVISOR));
+        expect(decisions.filter((d) => !d.allowed).every((d) => d.retryAfterSeconds === 50)).toBe(true);
       } finally {
         await Promise.all(pools.map((p) => p.close()));
       }

@@ -8,6 +8,7 @@ import type { FeatureGrant } from "../entitlements/repo";
 import type { QuotaPeriod } from "../plans/repo";
 import type { LicenseStatus } from "../licenses/repo";
 import { newId } from "../../shared/ids";
+import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "../plans/catalog-cache";
 import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
 
 type GrantTuple = [string, FeatureGrant["valueType"], string, number | null, QuotaPeriod | null];
@@ -24,7 +25,13 @@ interface VerifyRow {
   external_workspace_id: string | null;
   activation_id: string;
   last_seen_at: number | null;
-  plan_name: string;
+  /** The catalog generation; null before the first plan write. */
+  catalog: number | null;
+  has_addons: boolean;
+}
+
+interface PlanRow {
+  name: string;
   grace_days: number;
   max_activations: number | null;
   floating: boolean;
@@ -32,8 +39,6 @@ interface VerifyRow {
   quota_period: QuotaPeriod;
   /** [[name, value_type, value, quota_limit, quota_period], …] in name order. */
   features: GrantTuple[];
-  /** The same for add-ons in attach order, then add-on id; null when the license has none. */
-  addons: GrantTuple[] | null;
 }
 
 const toGrants = (source: FeatureGrant["source"], rows: GrantTuple[]): FeatureGrant[] =>
@@ -44,6 +49,37 @@ const ms = (v: number | null) => (v === null ? null : new Date(v));
 export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
   const { db } = handle;
   const client = handle.sql;
+  const catalog = createCatalogCache();
+  const loadPlan = async (planId: string): Promise<CachedPlan | null> => {
+    const [r] = await client<PlanRow[]>`
+      SELECT p.name, p.grace_days, p.max_activations, p.floating, p.floating_timeout, p.quota_period,
+             (SELECT coalesce(json_agg(json_build_array(f.name, f.value_type, f.value, f.quota_limit, f.quota_period)
+                                       ORDER BY f.name COLLATE "C"), '[]'::json)
+                FROM plan_features f WHERE f.plan_id = p.id) AS features
+        FROM plans p WHERE p.id = ${planId}`;
+    if (!r) return null;
+    return cachedPlan(
+      {
+        id: planId,
+        name: r.name,
+        graceDays: r.grace_days,
+        maxActivations: r.max_activations,
+        floating: r.floating,
+        floatingTimeout: r.floating_timeout,
+        quotaPeriod: r.quota_period,
+      },
+      toGrants("plan", r.features),
+    );
+  };
+
+  /** Add-on grants of a license in attach order, then add-on id (as EntitlementRepo.grants). */
+  const addonGrants = async (licenseId: string): Promise<FeatureGrant[]> => {
+    const [r] = await client<{ addons: GrantTuple[] | null }[]>`
+      SELECT json_agg(json_build_array(ad.feature_name, ad.value_type, ad.value, ad.quota_limit, ad.quota_period)
+                      ORDER BY la.created_at, la.addon_id COLLATE "C") AS addons
+        FROM license_addons la JOIN addons ad ON ad.id = la.addon_id WHERE la.license_id = ${licenseId}`;
+    return toGrants("addon", r?.addons ?? []);
+  };
 
   return {
     async activate(input, check, record, effects) {
@@ -88,29 +124,34 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
       });
     },
     async findForVerify(hash, identifier) {
-      // Verify's whole read in one statement (one round trip): license, plan and activation joined,
-      // plan features and add-on grants aggregated by indexed subqueries (the add-on one is empty
-      // for most licenses). Instants come back as epoch ms, converted without a date parser.
+      // Verify's read in one statement (one round trip, a prepared statement per connection):
+      // license and activation joined, the catalog generation, and whether the license has add-ons.
+      // The plan and its features come from the node's catalog cache under that generation
+      // (catalog-cache.ts); a second statement loads them only when the cache misses, and a license
+      // with add-ons (rare) reads their grants with another. Measured with pgbench (prepared, one
+      // client, busy machine): aggregating plan features and add-on grants in this statement took
+      // 120 µs per execution, this one 60–70 µs, a bare indexed read of the license row 30–40 µs.
+      // Instants come back as epoch ms, converted without a date parser.
       const [row] = await client<VerifyRow[]>`
         SELECT l.id, l.product_id, l.plan_id, l.status,
                (extract(epoch FROM l.valid_until) * 1000)::float8 AS valid_until,
                (extract(epoch FROM l.support_until) * 1000)::float8 AS support_until,
                l.external_customer_id, l.external_workspace_id,
                a.id AS activation_id, (extract(epoch FROM a.last_seen_at) * 1000)::float8 AS last_seen_at,
-               p.name AS plan_name, p.grace_days, p.max_activations, p.floating, p.floating_timeout, p.quota_period,
-               (SELECT coalesce(json_agg(json_build_array(f.name, f.value_type, f.value, f.quota_limit, f.quota_period)
-                                         ORDER BY f.name COLLATE "C"), '[]'::json)
-                  FROM plan_features f WHERE f.plan_id = l.plan_id) AS features,
-               (SELECT json_agg(json_build_array(ad.feature_name, ad.value_type, ad.value, ad.quota_limit, ad.quota_period)
-                                ORDER BY la.created_at, la.addon_id COLLATE "C")
-                  FROM license_addons la JOIN addons ad ON ad.id = la.addon_id WHERE la.license_id = l.id) AS addons
+               (SELECT g.value FROM generations g WHERE g.name = ${CATALOG_GENERATION}) AS catalog,
+               EXISTS (SELECT 1 FROM license_addons la WHERE la.license_id = l.id) AS has_addons
           FROM licenses l
-          JOIN plans p ON p.id = l.plan_id
           JOIN activations a ON a.license_id = l.id AND a.identifier = ${identifier}
          WHERE l.key_hash = ${hash}`;
       if (!row) return null;
-      const grants = toGrants("plan", row.features);
-      if (row.addons) grants.push(...toGrants("addon", row.addons));
+      const generation = row.catalog ?? 0;
+      let cached = catalog.get(generation, row.plan_id);
+      if (!cached) {
+        const loaded = await loadPlan(row.plan_id);
+        if (!loaded) return null;
+        catalog.set(generation, row.plan_id, loaded);
+        cached = loaded;
+      }
       return {
         license: {
           id: row.id,
@@ -122,17 +163,9 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
           externalCustomerId: row.external_customer_id,
           externalWorkspaceId: row.external_workspace_id,
         },
-        plan: {
-          id: row.plan_id,
-          name: row.plan_name,
-          graceDays: row.grace_days,
-          maxActivations: row.max_activations,
-          floating: row.floating,
-          floatingTimeout: row.floating_timeout,
-          quotaPeriod: row.quota_period,
-        },
+        plan: cached.plan,
         activation: { id: row.activation_id, lastSeenAt: ms(row.last_seen_at) },
-        grants,
+        grants: row.has_addons ? [...cached.grants, ...(await addonGrants(row.id))] : cached.grants,
       } satisfies VerifyLookup;
     },
     async touch(id, at, notSeenSince) {

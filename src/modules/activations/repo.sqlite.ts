@@ -9,27 +9,51 @@ import type { QuotaPeriod } from "../plans/repo";
 import type { LicenseStatus } from "../licenses/repo";
 import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
+import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "../plans/catalog-cache";
 import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
 
 export function createActivationRepo(handle: DbHandle): ActivationRepo {
   const { db } = handle;
   const access = createLicenseAccessReaders(handle);
   const grantReaders = createGrantReaders(handle);
-  // Verify's whole read in one statement. Measured here (bun:sqlite): each JOIN adds ~3 µs per
-  // execution while a correlated scalar subquery on an index adds ~0.2 µs, so license, activation,
-  // plan and plan features come back as one row (~5 µs) instead of five reads (~17 µs). Add-ons are
-  // only counted; the rare license that has some reads them separately.
+  // Verify's read in one statement. Measured here (bun:sqlite): each JOIN adds ~3 µs per execution
+  // while a correlated scalar subquery on an index adds ~0.2 µs, so license, activation, the catalog
+  // generation and the add-on count come back as one row. The plan and its features come from the
+  // node's catalog cache under that generation (catalog-cache.ts), read by a second statement only
+  // when the cache misses. Add-ons are only counted; the rare license that has some reads them.
   const verifyRow = lazyStatement(() => handle.sqlite.prepare<VerifyRow, [string, string]>(`
     SELECT l.id, l.product_id, l.plan_id, l.status, l.valid_until, l.support_until,
            l.external_customer_id, l.external_workspace_id,
-           (SELECT json_array(a.id, a.last_seen_at) FROM activations a
-              WHERE a.license_id = l.id AND a.identifier = ?2) AS activation,
-           (SELECT json_array(p.name, p.grace_days, p.max_activations, p.floating, p.floating_timeout, p.quota_period)
-              FROM plans p WHERE p.id = l.plan_id) AS plan,
-           (SELECT json_group_array(json_array(f.name, f.value_type, f.value, f.quota_limit, f.quota_period))
-              FROM plan_features f WHERE f.plan_id = l.plan_id) AS features,
+           (SELECT a.id FROM activations a WHERE a.license_id = l.id AND a.identifier = ?2) AS activation_id,
+           (SELECT a.last_seen_at FROM activations a WHERE a.license_id = l.id AND a.identifier = ?2) AS last_seen_at,
+           coalesce((SELECT g.value FROM generations g WHERE g.name = '${CATALOG_GENERATION}'), 0) AS catalog,
            (SELECT count(*) FROM license_addons la WHERE la.license_id = l.id) AS addon_count
       FROM licenses l WHERE l.key_hash = ?1`));
+  const planRow = lazyStatement(() => handle.sqlite.prepare<PlanRow, [string]>(`
+    SELECT p.name, p.grace_days, p.max_activations, p.floating, p.floating_timeout, p.quota_period,
+           (SELECT json_group_array(json_array(f.name, f.value_type, f.value, f.quota_limit, f.quota_period))
+              FROM plan_features f WHERE f.plan_id = p.id) AS features
+      FROM plans p WHERE p.id = ?1`));
+  const catalog = createCatalogCache();
+  const loadPlan = (planId: string): CachedPlan | null => {
+    const r = planRow().get(planId);
+    if (!r) return null;
+    const grants: FeatureGrant[] = (JSON.parse(r.features) as [string, FeatureGrant["valueType"], string, number | null, QuotaPeriod | null][]).map(
+      ([name, valueType, value, quotaLimit, quotaPeriod]) => ({ source: "plan", name, valueType, value, quotaLimit, quotaPeriod }),
+    );
+    return cachedPlan(
+      {
+        id: planId,
+        name: r.name,
+        graceDays: r.grace_days,
+        maxActivations: r.max_activations,
+        floating: r.floating === 1,
+        floatingTimeout: r.floating_timeout,
+        quotaPeriod: r.quota_period,
+      },
+      grants,
+    );
+  };
   const p = {
     byIdentifier: lazyStatement(() =>
       db
@@ -95,15 +119,14 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
     },
     async findForVerify(hash, identifier) {
       const row = verifyRow().get(hash, identifier);
-      if (!row || row.activation === null || row.plan === null) return null;
-      const [activationId, lastSeenAt] = JSON.parse(row.activation) as [string, number | null];
-      const [name, graceDays, maxActivations, floating, floatingTimeout, quotaPeriod] = JSON.parse(row.plan) as [
-        string, number, number | null, number, number, QuotaPeriod,
-      ];
-      const grants: FeatureGrant[] = (JSON.parse(row.features) as [string, FeatureGrant["valueType"], string, number | null, QuotaPeriod | null][]).map(
-        ([fname, valueType, value, quotaLimit, fperiod]) => ({ source: "plan", name: fname, valueType, value, quotaLimit, quotaPeriod: fperiod }),
-      );
-      if (row.addon_count > 0) grants.push(...grantReaders.addonGrants(row.id));
+      if (!row || row.activation_id === null) return null;
+      let cached = catalog.get(row.catalog, row.plan_id);
+      if (!cached) {
+        const loaded = loadPlan(row.plan_id);
+        if (!loaded) return null;
+        catalog.set(row.catalog, row.plan_id, loaded);
+        cached = loaded;
+      }
       return {
         license: {
           id: row.id,
@@ -115,9 +138,9 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
           externalCustomerId: row.external_customer_id,
           externalWorkspaceId: row.external_workspace_id,
         },
-        plan: { id: row.plan_id, name, graceDays, maxActivations, floating: floating === 1, floatingTimeout, quotaPeriod },
-        activation: { id: activationId, lastSeenAt: lastSeenAt === null ? null : new Date(lastSeenAt) },
-        grants,
+        plan: cached.plan,
+        activation: { id: row.activation_id, lastSeenAt: row.last_seen_at === null ? null : new Date(row.last_seen_at) },
+        grants: row.addon_count > 0 ? [...cached.grants, ...grantReaders.addonGrants(row.id)] : cached.grants,
       } satisfies VerifyLookup;
     },
     async touch(id, at, notSeenSince) {
@@ -162,11 +185,21 @@ interface VerifyRow {
   support_until: number | null;
   external_customer_id: string | null;
   external_workspace_id: string | null;
-  /** JSON [id, last_seen_at] or null when the identifier is not activated. */
-  activation: string | null;
-  /** JSON [name, grace_days, max_activations, floating, floating_timeout, quota_period]. */
-  plan: string | null;
+  /** Null when the identifier is not activated on this license. */
+  activation_id: string | null;
+  last_seen_at: number | null;
+  /** The catalog generation (0 before the first plan write). */
+  catalog: number;
+  addon_count: number;
+}
+
+interface PlanRow {
+  name: string;
+  grace_days: number;
+  max_activations: number | null;
+  floating: number;
+  floating_timeout: number;
+  quota_period: QuotaPeriod;
   /** JSON [[name, value_type, value, quota_limit, quota_period], …]. */
   features: string;
-  addon_count: number;
 }

@@ -29,8 +29,8 @@ export type ActivateOutcome = ActivatedOutcome | { kind: "limit"; max: number };
 /** What verify reads: license, plan, the caller's activation, and the feature grants for the token. */
 export interface VerifyLookup extends LicenseAccess {
   activation: Pick<Activation, "id" | "lastSeenAt">;
-  /** Plan features, then add-on features in attach order (as EntitlementRepo.grants). */
-  grants: FeatureGrant[];
+  /** Plan features, then add-on features in attach order (as EntitlementRepo.grants); shared, read-only. */
+  grants: readonly FeatureGrant[];
 }
 
 export interface ActivationRepo {

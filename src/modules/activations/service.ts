@@ -23,6 +23,8 @@ import { lastSeenDue, onlineTokenClaims } from "./domain";
 import type { ActivatedOutcome, Activation, IdentifierType } from "./repo";
 import { activationCreated, activationDeleted } from "./events";
 import type { Recorder } from "../idempotency/repo";
+import type { FeatureGrant } from "../entitlements/repo";
+import type { QuotaPeriod } from "../plans/repo";
 
 /** Signs a fresh online token with the active key (its KeyObject is built once, never per request). */
 function issueToken(deps: Deps, access: LicenseAccess, identifier: string, features: Record<string, boolean | string>, now: Date): string {
@@ -99,6 +101,21 @@ export async function activate(deps: Deps, input: ActivateInput, record?: Record
   return result ?? finish(outcome);
 }
 
+/**
+ * The token's and response's feature values, a pure function of the grants and the plan's quota
+ * period. A license without add-ons gets the plan's grant list as cached by the repository (the same
+ * frozen array until the plan changes), so the merged, sorted values are computed once per plan
+ * version and shared, frozen; a fresh list (add-ons) is computed each time.
+ */
+const featureMemo = new WeakMap<readonly FeatureGrant[], { period: QuotaPeriod; features: Readonly<Record<string, boolean | string>> }>();
+function verifyFeatures(grants: readonly FeatureGrant[], period: QuotaPeriod): Record<string, boolean | string> {
+  const memo = featureMemo.get(grants);
+  if (memo && memo.period === period) return memo.features;
+  const features = featureValues(mergeGrants(grants, period));
+  if (Object.isFrozen(grants)) featureMemo.set(grants, { period, features: Object.freeze(features) });
+  return features;
+}
+
 export interface VerifyInput extends PublicLicenseInput {
   identifier: string;
 }
@@ -128,7 +145,7 @@ export async function verify(deps: Deps, input: VerifyInput): Promise<VerifyResu
     await deps.repos.activations.touch(found.activation.id, now, new Date(now.getTime() - intervalMs));
   }
   // The lookup already carries the feature grants (one statement); no second read.
-  const features = featureValues(mergeGrants(found.grants, found.plan.quotaPeriod));
+  const features = verifyFeatures(found.grants, found.plan.quotaPeriod);
   return { access: found, features, token: issueToken(deps, found, input.identifier, features, now) };
 }
 

@@ -1,7 +1,8 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
-import { planFeatures, plans } from "../../db/schema-pg";
+import { generations, planFeatures, plans } from "../../db/schema-pg";
+import { CATALOG_GENERATION } from "./catalog-cache";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { Plan, PlanFeature, PlanRepo } from "./repo";
 
@@ -23,6 +24,16 @@ async function findFeature(tx: PgExecutor, planId: string, name: string): Promis
 }
 
 /**
+ * Every write to plans or features bumps the catalog generation in its transaction: verify's plan
+ * cache (catalog-cache.ts) on every node reads it and drops what it holds.
+ */
+const bumpCatalog = (tx: PgExecutor) =>
+  tx
+    .insert(generations)
+    .values({ name: CATALOG_GENERATION, value: 1 })
+    .onConflictDoUpdate({ target: generations.name, set: { value: sql`${generations.value} + 1` } });
+
+/**
  * Feature writers lock their plan's row first, so writers of one plan's features run one after the
  * other and `audit` sees the feature exactly as it was replaced (a feature being inserted has no row
  * to lock yet). NO KEY UPDATE leaves foreign-key checks (a license created on the plan) unblocked.
@@ -37,6 +48,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
         return await db.transaction(async (tx) => {
           await tx.insert(plans).values(plan);
           if (features.length > 0) await tx.insert(planFeatures).values(features);
+          await bumpCatalog(tx);
           await writeEffectsPg(tx, effects);
           return plan;
         });
@@ -60,6 +72,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
           .set({ ...patch, updatedAt: at })
           .where(eq(plans.id, id))
           .returning();
+        await bumpCatalog(tx);
         const after = toPlan(row!);
         await writeEffectsPg(tx, effects(before, after));
         return after;
@@ -72,6 +85,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
           if (!before) return false;
           // Features cascade; licenses reference plans with ON DELETE RESTRICT, so a used plan throws here.
           await tx.delete(plans).where(eq(plans.id, id));
+          await bumpCatalog(tx);
           await writeEffectsPg(tx, effects(before));
           return true;
         });
@@ -99,6 +113,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
             set: { valueType: feature.valueType, value: feature.value, quotaLimit: feature.quotaLimit, quotaPeriod: feature.quotaPeriod },
           })
           .returning();
+        await bumpCatalog(tx);
         const after = toFeature(row!);
         await writeEffectsPg(tx, effects(before, after));
         return after;
@@ -110,6 +125,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
         const before = await findFeature(tx, planId, name);
         if (!before) return false;
         await tx.delete(planFeatures).where(eq(planFeatures.id, before.id));
+        await bumpCatalog(tx);
         await writeEffectsPg(tx, effects(before));
         return true;
       });

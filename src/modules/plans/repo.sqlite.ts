@@ -1,7 +1,8 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { lift, immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
-import { planFeatures, plans } from "../../db/schema";
+import { generations, planFeatures, plans } from "../../db/schema";
+import { CATALOG_GENERATION } from "./catalog-cache";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { Plan, PlanFeature, PlanRepo } from "./repo";
 
@@ -10,6 +11,14 @@ const toFeature = (r: typeof planFeatures.$inferSelect): PlanFeature => ({ ...r 
 
 export function createPlanRepo(handle: DbHandle): PlanRepo {
   const { db } = handle;
+  // Every write below bumps the catalog generation in its transaction: verify's plan cache
+  // (catalog-cache.ts) on every node reads it and drops what it holds.
+  const bumpCatalog = () =>
+    db
+      .insert(generations)
+      .values({ name: CATALOG_GENERATION, value: 1 })
+      .onConflictDoUpdate({ target: generations.name, set: { value: sql`${generations.value} + 1` } })
+      .run();
   const findById = (id: string) => {
     const r = db.select().from(plans).where(eq(plans.id, id)).get();
     return r ? toPlan(r) : null;
@@ -28,6 +37,7 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
         return immediate(handle, () => {
           db.insert(plans).values(plan).run();
           for (const f of features) db.insert(planFeatures).values(f).run();
+          bumpCatalog();
           writeEffects(db, effects);
           return plan;
         });
@@ -45,6 +55,7 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
         const before = findById(id);
         if (!before) return null;
         db.update(plans).set({ ...patch, updatedAt: at }).where(eq(plans.id, id)).run();
+        bumpCatalog();
         const after = findById(id)!;
         writeEffects(db, effects(before, after));
         return after;
@@ -57,6 +68,7 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
           if (!before) return false;
           // Features cascade; licenses reference plans with ON DELETE RESTRICT, so a used plan throws here.
           db.delete(plans).where(eq(plans.id, id)).run();
+          bumpCatalog();
           writeEffects(db, effects(before));
           return true;
         });
@@ -77,6 +89,7 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
             set: { valueType: feature.valueType, value: feature.value, quotaLimit: feature.quotaLimit, quotaPeriod: feature.quotaPeriod },
           })
           .run();
+        bumpCatalog();
         const after = findFeature(feature.planId, feature.name)!;
         writeEffects(db, effects(before, after));
         return after;
@@ -87,6 +100,7 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
         const before = findFeature(planId, name);
         if (!before) return false;
         db.delete(planFeatures).where(eq(planFeatures.id, before.id)).run();
+        bumpCatalog();
         writeEffects(db, effects(before));
         return true;
       });
