@@ -8,7 +8,7 @@ import type { FeatureGrant } from "../entitlements/repo";
 import type { QuotaPeriod } from "../plans/repo";
 import type { LicenseStatus } from "../licenses/repo";
 import { newId } from "../../shared/ids";
-import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "../plans/catalog-cache";
+import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
 import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
 
 type GrantTuple = [string, FeatureGrant["valueType"], string, number | null, QuotaPeriod | null];

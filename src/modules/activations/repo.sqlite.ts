@@ -9,7 +9,7 @@ import type { QuotaPeriod } from "../plans/repo";
 import type { LicenseStatus } from "../licenses/repo";
 import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
-import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "../plans/catalog-cache";
+import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
 import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
 
 export function createActivationRepo(handle: DbHandle): ActivationRepo {

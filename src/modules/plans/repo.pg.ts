@@ -2,7 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { generations, planFeatures, plans } from "../../db/schema-pg";
-import { CATALOG_GENERATION } from "./catalog-cache";
+import { CATALOG_GENERATION } from "./catalog";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { Plan, PlanFeature, PlanRepo } from "./repo";
 

@@ -2,7 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { lift, immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { generations, planFeatures, plans } from "../../db/schema";
-import { CATALOG_GENERATION } from "./catalog-cache";
+import { CATALOG_GENERATION } from "./catalog";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { Plan, PlanFeature, PlanRepo } from "./repo";
 

@@ -1,14 +1,15 @@
 // Plans and their features change rarely and are read by every verify. A node keeps them in memory,
 // stamped with the `catalog` generation (db/schema coordination.ts: `generations`), which every plan
-// or feature write bumps in its own transaction (plans/repo.*.ts) and which verify reads in its one
+// or feature write bumps in its own transaction (plans/repo.*.ts, plans/catalog.ts) and which verify reads in its one
 // statement. An entry is used only under the generation the request itself read from the database,
 // so a change made through any node is seen by the next verify on every node: no time-based expiry,
 // no stale window. No SQL here: the repositories read the stamp and load entries.
 import type { FeatureGrant } from "../entitlements/repo";
 import type { PublicPlan } from "../license-api/repo";
 
-/** The generations row bumped by every write to plans or plan_features. */
-export const CATALOG_GENERATION = "catalog";
+import { CATALOG_GENERATION } from "../plans/catalog";
+
+export { CATALOG_GENERATION };
 
 export interface CachedPlan {
   plan: Readonly<PublicPlan>;
