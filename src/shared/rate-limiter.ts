@@ -17,7 +17,8 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  hit(key: string, limit: number, windowMs: number, nowMs: number): Promise<RateDecision>;
+  /** A decision taken without I/O may be returned directly (the SQLite limiter counts in memory). */
+  hit(key: string, limit: number, windowMs: number, nowMs: number): RateDecision | Promise<RateDecision>;
   /** Deletes counters of windows that started before `beforeMs`; returns how many (a job pass). */
   prune(beforeMs: number): Promise<number>;
 }

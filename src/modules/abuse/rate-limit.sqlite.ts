@@ -120,7 +120,7 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
   };
 
   return {
-    async hit(key, limit, windowMs, nowMs) {
+    hit(key, limit, windowMs, nowMs) {
       latestMs = Math.max(latestMs, nowMs);
       longestWindowMs = Math.max(longestWindowMs, windowMs);
       const start = nowMs - (nowMs % windowMs);
