@@ -52,6 +52,23 @@ describe("SQLite rate limiter shared by two nodes", () => {
     expect((await b.hit("k", 10, MIN, t0 + 3 * MIN)).allowed).toBe(true);
   });
 
+  test("a flush while a DataStore.transaction holds the connection waits for it, so a rollback loses no count", () => {
+    const h = openDatabase(path);
+    try {
+      const c = createSqliteRateLimiter(h);
+      const count = () => (h.sqlite.query("SELECT count FROM rate_limit_counters WHERE key = 'in-tx'").get() as { count: number } | null)?.count ?? 0;
+      h.sqlite.exec("BEGIN IMMEDIATE");
+      c.hit("in-tx", 5, MIN, 400 * MIN);
+      c.flush();
+      h.sqlite.exec("ROLLBACK");
+      expect(count()).toBe(0);
+      c.flush();
+      expect(count()).toBe(1);
+    } finally {
+      h.close();
+    }
+  });
+
   test("flushing after the database closed loses the counts but never throws", async () => {
     const h = openDatabase(path);
     const c = createSqliteRateLimiter(h);

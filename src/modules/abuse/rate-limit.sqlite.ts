@@ -91,6 +91,18 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
       timer = null;
     }
     if (pending.size === 0) return;
+    // Repository transactions are synchronous, so a timer finds the connection in a transaction only
+    // while a DataStore.transaction is open: the counts would become part of it. Try again later.
+    let inTransaction = false;
+    try {
+      inTransaction = handle.sqlite.inTransaction;
+    } catch {
+      // Closed: the write below fails too and is handled there.
+    }
+    if (inTransaction) {
+      schedule();
+      return;
+    }
     const batch = [...pending.values()];
     pending.clear();
     try {
