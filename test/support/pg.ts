@@ -19,10 +19,15 @@ export function testDatabaseName(label: string): string {
   return `${head}_${suffix}`;
 }
 
-export async function freshPgDatabase(label: string): Promise<{ url: string; name: string; drop(): Promise<void> }> {
-  const base = pgTestUrl();
-  if (!base) throw new Error("freshPgDatabase needs TEST_DATABASE_URL");
-  const name = testDatabaseName(label);
+export interface ScratchDatabase {
+  url: string;
+  name: string;
+  /** Drops it (connections are terminated); a second call does nothing. */
+  drop(): Promise<void>;
+}
+
+/** Creates the empty database `name` on the server of `base` (also used by the benches). */
+export async function createScratchDatabase(base: string, name: string): Promise<ScratchDatabase> {
   const admin = postgres(base, { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`CREATE DATABASE "${name}"`);
@@ -46,4 +51,10 @@ export async function freshPgDatabase(label: string): Promise<{ url: string; nam
       }
     },
   };
+}
+
+export async function freshPgDatabase(label: string): Promise<ScratchDatabase> {
+  const base = pgTestUrl();
+  if (!base) throw new Error("freshPgDatabase needs TEST_DATABASE_URL");
+  return createScratchDatabase(base, testDatabaseName(label));
 }

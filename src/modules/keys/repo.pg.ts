@@ -3,24 +3,8 @@ import type { PgHandle, PgExecutor } from "../../db/pg";
 import { signingKeys } from "../../db/schema-pg";
 import { serializable } from "../../db/serializable.pg";
 import { writeEffectsPg } from "../outbox/write.pg";
-import type { SigningKeyPurpose, SigningKeyRecord, SigningKeyRepo } from "./repo";
+import { signingKeyRecord as toRecord, type SigningKeyPurpose, type SigningKeyRecord, type SigningKeyRepo } from "./repo";
 
-type Row = typeof signingKeys.$inferSelect;
-
-function toRecord(r: Row): SigningKeyRecord {
-  return {
-    id: r.id,
-    kid: r.kid,
-    purpose: r.purpose,
-    productId: r.productId,
-    publicKeyHex: r.publicKey,
-    privateKeyEncrypted: r.privateKeyEncrypted,
-    keyNumHex: r.keyNum,
-    active: r.active,
-    createdAt: r.createdAt,
-    retiredAt: r.retiredAt,
-  };
-}
 
 const scope = (purpose: SigningKeyPurpose, productId: string | null) =>
   and(eq(signingKeys.purpose, purpose), productId === null ? isNull(signingKeys.productId) : eq(signingKeys.productId, productId));

@@ -2,24 +2,8 @@ import { and, desc, eq, isNull } from "drizzle-orm";
 import { lift, immediate, type DbHandle } from "../../db/client";
 import { signingKeys } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
-import type { SigningKeyPurpose, SigningKeyRecord, SigningKeyRepo } from "./repo";
+import { signingKeyRecord as toRecord, type SigningKeyPurpose, type SigningKeyRepo } from "./repo";
 
-type Row = typeof signingKeys.$inferSelect;
-
-function toRecord(r: Row): SigningKeyRecord {
-  return {
-    id: r.id,
-    kid: r.kid,
-    purpose: r.purpose,
-    productId: r.productId,
-    publicKeyHex: r.publicKey,
-    privateKeyEncrypted: r.privateKeyEncrypted,
-    keyNumHex: r.keyNum,
-    active: r.active,
-    createdAt: r.createdAt,
-    retiredAt: r.retiredAt,
-  };
-}
 
 export function createSigningKeyRepo(handle: DbHandle): SigningKeyRepo {
   const { db } = handle;

@@ -26,3 +26,32 @@ export interface SigningKeyRepo {
    */
   activate(next: SigningKeyRecord, opts: { onlyIfNoneActive: boolean; effects?: Effects }): Promise<SigningKeyRecord>;
 }
+
+/** A signing_keys row as either engine's schema reads it (same columns, same property names). */
+export interface SigningKeyRow {
+  id: string;
+  kid: string;
+  purpose: SigningKeyPurpose;
+  productId: string | null;
+  publicKey: string;
+  privateKeyEncrypted: string;
+  keyNum: string | null;
+  active: boolean;
+  createdAt: Date;
+  retiredAt: Date | null;
+}
+
+export function signingKeyRecord(r: SigningKeyRow): SigningKeyRecord {
+  return {
+    id: r.id,
+    kid: r.kid,
+    purpose: r.purpose,
+    productId: r.productId,
+    publicKeyHex: r.publicKey,
+    privateKeyEncrypted: r.privateKeyEncrypted,
+    keyNumHex: r.keyNum,
+    active: r.active,
+    createdAt: r.createdAt,
+    retiredAt: r.retiredAt,
+  };
+}
