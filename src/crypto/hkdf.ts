@@ -10,6 +10,10 @@ export const KEY_PURPOSES = {
   storageUrlSigning: "keyward/v1/storage-url-signing",
   secretLookup: "keyward/v1/secret-lookup",
   idempotencyResponseEncryption: "keyward/v1/idempotency-response-encryption",
+  sessionTokenLookup: "keyward/v1/session-token-lookup",
+  inviteTokenLookup: "keyward/v1/invite-token-lookup",
+  signInCodeHash: "keyward/v1/sign-in-code-hash",
+  outboxSecretEncryption: "keyward/v1/outbox-secret-encryption",
 } as const;
 
 export type KeyPurpose = keyof typeof KEY_PURPOSES;

@@ -10,3 +10,4 @@ export * from "./floating";
 export * from "./idempotency";
 export * from "./abuse";
 export * from "./coordination";
+export * from "./people";

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { pgTable, text, timestamp, uniqueIndex, index, primaryKey } from "drizzle-orm/pg-core";
 import { LICENSE_STATUSES } from "../schema/licenses";
 import { products, plans, addons } from "./catalog";
@@ -37,6 +38,8 @@ export const licenses = pgTable(
     index("licenses_plan_idx").on(t.planId),
     index("licenses_status_idx").on(t.status),
     index("licenses_email_idx").on(t.email),
+    // Portal: licenses owned by a signed-in address (matched case-insensitively).
+    index("licenses_email_lower_idx").on(sql`lower(${t.email} COLLATE "C")`),
     index("licenses_ext_customer_idx").on(t.externalCustomerId),
   ],
 );

@@ -8,3 +8,4 @@ export * from "./floating";
 export * from "./idempotency";
 export * from "./abuse";
 export * from "./coordination";
+export * from "./people";

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { sqliteTable, text, integer, uniqueIndex, index, primaryKey } from "drizzle-orm/sqlite-core";
 import { products, plans, addons } from "./catalog";
 
@@ -43,6 +44,8 @@ export const licenses = sqliteTable(
     index("licenses_plan_idx").on(t.planId),
     index("licenses_status_idx").on(t.status),
     index("licenses_email_idx").on(t.email),
+    // Portal: licenses owned by a signed-in address (matched case-insensitively).
+    index("licenses_email_lower_idx").on(sql`lower(${t.email})`),
     index("licenses_ext_customer_idx").on(t.externalCustomerId),
   ],
 );

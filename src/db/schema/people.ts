@@ -1,0 +1,81 @@
+import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { licenses } from "./licenses";
+
+const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
+
+export const ADMIN_ROLES = ["admin", "support", "viewer"] as const;
+export const SEAT_ROLES = ["admin", "member"] as const;
+
+/**
+ * People who sign in (portal customers, seat holders, admins). Keyed by the lower-cased email
+ * (DECISIONS: Sessions and sign-in). `role` is the admin role; null = not an admin.
+ */
+export const users = sqliteTable("users", {
+  id: text("id").primaryKey(),
+  email: text("email").notNull().unique(),
+  role: text("role", { enum: ADMIN_ROLES }),
+  createdAt: ts("created_at").notNull(),
+  lastSignInAt: ts("last_sign_in_at"),
+});
+
+/**
+ * Signed-in sessions. The cookie carries a random token; only its keyed hash is stored. A session
+ * ends at `idle_expires_at` (slid forward while used) or `absolute_expires_at`, whichever is first.
+ */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    tokenHash: text("token_hash").notNull().unique(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** How the session was opened: otp, dev, invite, oauth:<provider>. */
+    method: text("method").notNull(),
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+    createdAt: ts("created_at").notNull(),
+    lastSeenAt: ts("last_seen_at").notNull(),
+    idleExpiresAt: ts("idle_expires_at").notNull(),
+    absoluteExpiresAt: ts("absolute_expires_at").notNull(),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId), index("sessions_idle_expiry_idx").on(t.idleExpiresAt)],
+);
+
+/** Email one-time sign-in codes: one live code per address, stored as a keyed hash. */
+export const signInCodes = sqliteTable("sign_in_codes", {
+  email: text("email").primaryKey(),
+  codeHash: text("code_hash").notNull(),
+  attempts: integer("attempts").notNull().default(0),
+  createdAt: ts("created_at").notNull(),
+  expiresAt: ts("expires_at").notNull(),
+});
+
+/**
+ * Team seats on a license (spec: Seat). The owner (the license email) has no row. `email` is
+ * lower-cased. A pending seat holds the keyed hash of its invite token; accept clears it.
+ */
+export const seats = sqliteTable(
+  "seats",
+  {
+    id: text("id").primaryKey(),
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    role: text("role", { enum: SEAT_ROLES }).notNull(),
+    userId: text("user_id").references(() => users.id, { onDelete: "set null" }),
+    inviteTokenHash: text("invite_token_hash").unique(),
+    inviteExpiresAt: ts("invite_expires_at"),
+    invitedAt: ts("invited_at").notNull(),
+    acceptedAt: ts("accepted_at"),
+    removedAt: ts("removed_at"),
+    createdAt: ts("created_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("seats_license_email_uq").on(t.licenseId, t.email),
+    index("seats_email_idx").on(t.email),
+    index("seats_user_idx").on(t.userId),
+  ],
+);
