@@ -3,7 +3,7 @@
 // table test (test/http/auth-matrix.test.ts) proves every /admin route carries it.
 import { Elysia } from "elysia";
 import { AppError } from "../shared/errors";
-import { hasAnyScope, type Actor, type Credential, type Scope } from "../shared/actor";
+import { acceptedScopes, hasAnyScope, type Actor, type Credential, type Scope } from "../shared/actor";
 import type { Deps } from "../deps";
 import { authenticateApiKey } from "../modules/api-keys/service";
 import { requestContext } from "./request-context";
@@ -14,7 +14,8 @@ export type CredentialResolver = (request: Request) => Promise<Credential | null
 
 export function adminGuard(resolvers: readonly CredentialResolver[]) {
   /** Checks the credential and the route's scopes; throws UNAUTHORIZED / INSUFFICIENT_SCOPE. */
-  const authenticate = async (request: Request, accepted: readonly Scope[]): Promise<Credential> => {
+  const authenticate = async (request: Request, declared: readonly Scope[]): Promise<Credential> => {
+    const accepted = acceptedScopes(request.method, declared);
     let credential: Credential | null = null;
     for (const resolve of resolvers) {
       credential = await resolve(request);

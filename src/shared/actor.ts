@@ -2,7 +2,11 @@
 // so services and the guard never care which credential was used.
 import { AppError } from "./errors";
 
-export const SCOPES = ["admin", "licenses:write", "releases:write"] as const;
+/**
+ * `read` is accepted by every GET admin route (the guard adds it), never by a write: read-only API
+ * keys and the support/viewer admin roles carry it.
+ */
+export const SCOPES = ["admin", "licenses:write", "releases:write", "read"] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export interface Actor {
@@ -28,6 +32,11 @@ export const SYSTEM_ACTOR: Actor = {
 };
 
 /** `admin` satisfies every requirement; otherwise one of the listed scopes must be held. */
+/** The scopes a route accepts for `method`: its declared ones, plus `read` on GET. */
+export function acceptedScopes(method: string, declared: readonly Scope[]): readonly Scope[] {
+  return method === "GET" && !declared.includes("read") ? [...declared, "read"] : declared;
+}
+
 export function hasAnyScope(actor: Pick<Actor, "scopes">, accepted: readonly Scope[]): boolean {
   if (actor.scopes.has("admin")) return true;
   return accepted.some((s) => actor.scopes.has(s));

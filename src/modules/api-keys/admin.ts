@@ -4,8 +4,9 @@ import type { AdminGuard } from "../../http/auth";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { createApiKey, listApiKeys, revokeApiKey } from "./service";
 import type { ApiKeyRecord } from "./repo";
+import { SCOPES } from "../../shared/actor";
 
-const ScopeSchema = t.Union([t.Literal("admin"), t.Literal("licenses:write"), t.Literal("releases:write")]);
+const ScopeSchema = t.UnionEnum(SCOPES);
 const ApiKeySchema = t.Object(
   {
     id: t.String({ format: "uuid" }),
@@ -54,7 +55,7 @@ export function apiKeyAdminRoutes(deps: Deps, guard: AdminGuard) {
         body: t.Object(
           {
             name: t.String({ minLength: 1, maxLength: 200 }),
-            scopes: t.Array(ScopeSchema, { maxItems: 3, description: "Empty means the key can do nothing (fail-closed)" }),
+            scopes: t.Array(ScopeSchema, { maxItems: 4, description: "Empty means the key can do nothing (fail-closed)" }),
             product_id: t.Optional(t.Union([t.String({ format: "uuid" }), t.Null()])),
           },
           { additionalProperties: false },
