@@ -1,0 +1,33 @@
+// Email normalization and the admin role rules (DECISIONS: Sessions and sign-in).
+import type { Scope } from "../../shared/actor";
+import type { AdminRole, User } from "./repo";
+
+/**
+ * Users are keyed by the lower-cased address. Only ASCII letters are folded: the domain part is
+ * case-insensitive everywhere, and no mail system we know treats the local part's ASCII case as
+ * significant; non-ASCII characters are left as they are (no Unicode case folding surprises).
+ */
+export function normalizeEmail(email: string): string {
+  return email.trim().replace(/[A-Z]+/g, (m) => m.toLowerCase());
+}
+
+/**
+ * What each admin role may do, as the scopes an API key would carry, so one guard checks both:
+ * `admin` everything; `support` reads everything and acts on licenses (actions, seats,
+ * activations) but not the catalog, keys, API keys or settings; `viewer` reads only.
+ */
+export const ROLE_SCOPES: Record<AdminRole, readonly Scope[]> = {
+  admin: ["admin"],
+  support: ["read", "licenses:write"],
+  viewer: ["read"],
+};
+
+/** Parses ADMIN_EMAILS: comma-separated addresses, normalized; empty entries ignored. */
+export function parseAdminEmails(raw: string | undefined): ReadonlySet<string> {
+  return new Set((raw ?? "").split(",").map(normalizeEmail).filter((e) => e.length > 0));
+}
+
+/** The role in force: an ADMIN_EMAILS address is always `admin`; otherwise the stored role. */
+export function effectiveRole(user: Pick<User, "email" | "role">, bootstrapAdmins: ReadonlySet<string>): AdminRole | null {
+  return bootstrapAdmins.has(user.email) ? "admin" : user.role;
+}
