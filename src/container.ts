@@ -35,6 +35,7 @@ import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
 import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
 import { createJobLeaseRepo } from "./jobs/lease.sqlite";
 import { createOutboxRepo } from "./modules/outbox/repo.sqlite";
+import { createSeatRepo } from "./modules/seats/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -56,6 +57,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     bruteForce: createBruteForceRepo(handle),
     jobLeases: createJobLeaseRepo(handle),
     outbox: createOutboxRepo(handle),
+    seats: createSeatRepo(handle),
   };
 }
 

@@ -26,6 +26,7 @@ import type { BruteForceRepo } from "./modules/abuse/repo";
 import type { JobLeaseRepo } from "./jobs/lease";
 import type { OutboxRepo } from "./modules/outbox/repo";
 import type { OutboxHandlers } from "./modules/outbox/handlers";
+import type { SeatRepo } from "./modules/seats/repo";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
@@ -47,6 +48,7 @@ export interface Repos {
   bruteForce: BruteForceRepo;
   jobLeases: JobLeaseRepo;
   outbox: OutboxRepo;
+  seats: SeatRepo;
 }
 
 export interface Deps {

@@ -20,6 +20,7 @@ import { createAuditRepoPg } from "./modules/audit/repo.pg";
 import { createSigningKeyRepoPg } from "./modules/keys/repo.pg";
 import { createJobLeaseRepoPg } from "./jobs/lease.pg";
 import { createOutboxRepoPg } from "./modules/outbox/repo.pg";
+import { createSeatRepoPg } from "./modules/seats/repo.pg";
 
 /** The public rate limiter on PostgreSQL (exact across nodes); container.ts wires it as `rateLimiter`. */
 export { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
@@ -44,5 +45,6 @@ export function createPgRepos(handle: PgHandle): Repos {
     bruteForce: createBruteForceRepoPg(handle),
     jobLeases: createJobLeaseRepoPg(handle),
     outbox: createOutboxRepoPg(handle),
+    seats: createSeatRepoPg(handle),
   };
 }
