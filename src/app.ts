@@ -37,6 +37,12 @@ import { activationAdminRoutes } from "./modules/activations/admin";
 import { usageAdminRoutes } from "./modules/usage/admin";
 import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
+import { sessionAuth } from "./http/session";
+import { acceptInvitePage } from "./http/accept-invite-page";
+import { inviteRoutes, seatRoutes } from "./modules/seats";
+import { seatAdminRoutes } from "./modules/seats/admin";
+import { portalRoutes } from "./modules/portal";
+import { INVITE_ACCEPT_PER_MINUTE } from "./modules/seats/domain";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -46,6 +52,7 @@ export function createApp(deps: Deps) {
   // Admin credentials: API keys now; an admin session resolver joins this list later.
   const guard = adminGuard([apiKeyResolver(deps)]);
   const resolveClient = clientAddressResolver(config.trustProxy, NO_PEER);
+  const session = sessionAuth(deps);
 
   // normalize: false — Elysia otherwise silently strips unknown body fields; our schemas say
   // additionalProperties: false and mean it (unknown keys are a 400), and responses stay exact.
@@ -74,6 +81,16 @@ export function createApp(deps: Deps) {
           prefixes: [`${API_PREFIX}/license/`, `${API_PREFIX}/releases/`],
         }),
       )
+      // Invite acceptance: its own counter, 60 per minute per IP (spec: Limits).
+      .use(
+        publicRateLimit({
+          limiter: deps.rateLimiter,
+          clock,
+          perMinute: INVITE_ACCEPT_PER_MINUTE,
+          prefixes: [`${API_PREFIX}/invites/`],
+          bucket: "invite",
+        }),
+      )
       // 3. Strict JSON bodies (400 VALIDATION_ERROR for malformed JSON or a wrong content type).
       .use(jsonBodyParser(config.maxBodyBytes, [`${LOCAL_OBJECTS_PATH}/`]))
       // 4. Every failure leaves in the spec's envelope.
@@ -96,6 +113,7 @@ export function createApp(deps: Deps) {
             components: {
               securitySchemes: {
                 bearerAuth: { type: "http", scheme: "bearer", description: "Admin API key (kw_…)" },
+                sessionCookie: { type: "apiKey", in: "cookie", name: "session", description: "Portal session cookie (set by sign-in and by POST /invites/accept)" },
                 licenseKey: {
                   type: "apiKey",
                   in: "header",
@@ -107,6 +125,8 @@ export function createApp(deps: Deps) {
           },
         }),
       )
+      // The portal's invite page, outside /api/v1 like the docs page (see http/accept-invite-page.ts).
+      .use(acceptInvitePage())
       .group(API_PREFIX, (api) =>
         api
           // 6. Public routes (no credential at the route layer).
@@ -120,6 +140,10 @@ export function createApp(deps: Deps) {
           .use(feedRoutes(deps))
           .use(downloadRoutes(deps))
           .use(storageRoutes(deps))
+          // Invite acceptance (public: the token is the credential) and the portal (session cookie).
+          .use(inviteRoutes(deps))
+          .use(seatRoutes(deps, session))
+          .use(portalRoutes(deps, session))
           // 7. Admin routes: each declares `scopes`, enforced by the guard's macro.
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
@@ -131,6 +155,7 @@ export function createApp(deps: Deps) {
           .use(activationAdminRoutes(deps, guard))
           .use(usageAdminRoutes(deps, guard))
           .use(floatingAdminRoutes(deps, guard))
+          .use(seatAdminRoutes(deps, guard))
           .use(keyAdminRoutes(deps, guard))
           .use(releaseKeyAdminRoutes(deps, guard))
           .use(releaseAdminRoutes(deps, guard))

@@ -41,6 +41,8 @@ const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   PRODUCT_SCOPE_MISMATCH: "The API key is bound to another product.",
   NOT_FOUND: "Not found.",
   LICENSE_NOT_FOUND: "License not found.",
+  SEAT_INVITE_INVALID: "This invite is not valid. Ask the license owner for a new one.",
+  SEAT_LIMIT: "All seats of this license are taken.",
   INTERNAL_ERROR: "An internal error occurred.",
   STORAGE_DISABLED: "Object storage is not configured.",
   NOT_READY: "The service is not ready.",

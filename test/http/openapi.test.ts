@@ -172,12 +172,22 @@ describe("every operation", () => {
         expect(o.security).toEqual([{}, { licenseKey: [] }]);
         expect(Object.keys(o.responses ?? {})).toEqual(expect.arrayContaining(["401", "403"]));
       });
+    } else if (route.path.startsWith("/api/v1/portal/")) {
+      test(`${key}: requires the session cookie and documents 401`, () => {
+        const o = op(route.method, route.path)!;
+        expect(o.security).toEqual([{ sessionCookie: [] }]);
+        expect(Object.keys(o.responses ?? {})).toEqual(expect.arrayContaining(["401"]));
+      });
     } else {
       test(`${key}: public, says so with an empty security requirement`, () => {
         expect(op(route.method, route.path)!.security).toEqual([]);
       });
     }
   }
+
+  test("the sessionCookie scheme is declared", () => {
+    expect(doc.components?.securitySchemes?.sessionCookie).toMatchObject({ type: "apiKey", in: "cookie", name: "session" });
+  });
 
   test("the bearerAuth scheme is declared", () => {
     expect(doc.components?.securitySchemes?.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
