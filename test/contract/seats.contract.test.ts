@@ -171,6 +171,22 @@ forEachEngine("SeatRepo", (engine, open) => {
     expect(await repo.accept(added.seat.id, userId, later(5000), none)).toBeNull();
   });
 
+  test("an accepted seat whose user was deleted (unbound) is invited again by an add", async () => {
+    await setup();
+    const { license } = await seedCatalog(o, { maxSeats: 1 });
+    const added = await repo.add(invite(license.id, "a@example.com", { tokenHash: "t1" }), noCheck, none);
+    if (added.kind === "limit") throw new Error("unexpected");
+    const userId = await seedUser(o, "a@example.com");
+    await repo.claimInvite("t1", later(1500));
+    await repo.accept(added.seat.id, userId, later(1500), none);
+    // The users row goes; seats.user_id is ON DELETE SET NULL.
+    if (o.sqlite) o.sqlite.db.delete(sqliteSchema.users).where(eq(sqliteSchema.users.id, userId)).run();
+    else await o.pg!.db.delete(pgSchema.users).where(eq(pgSchema.users.id, userId));
+    const again = await repo.add(invite(license.id, "a@example.com", { tokenHash: "t2", at: later(2000) }), noCheck, none);
+    expect(again).toMatchObject({ kind: "reinvited", seat: { id: added.seat.id, acceptedAt: null, userId: null, invitedAt: later(2000) } });
+    expect(await storedHash(o, added.seat.id)).toBe("t2");
+  });
+
   test("licensesOwnedBy matches the owner email ASCII case-insensitively, newest first", async () => {
     await setup();
     const { license, plan, product } = await seedCatalog(o);

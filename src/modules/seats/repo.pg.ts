@@ -50,8 +50,9 @@ export function createSeatRepoPg(handle: PgHandle): SeatRepo {
         };
         const invite = { role: input.role, inviteTokenHash: input.tokenHash, inviteExpiresAt: input.inviteExpiresAt, invitedAt: at, updatedAt: at };
         if (existing && existing.removedAt === null) {
-          if (existing.acceptedAt !== null) return done("existing", toSeat(existing));
-          const [rotated] = await tx.update(seats).set(invite).where(eq(seats.id, existing.id)).returning();
+          // An accepted seat whose user was deleted (unbound) is invited again: nobody could use it.
+          if (existing.acceptedAt !== null && existing.userId !== null) return done("existing", toSeat(existing));
+          const [rotated] = await tx.update(seats).set({ ...invite, acceptedAt: null, userId: null }).where(eq(seats.id, existing.id)).returning();
           return done("reinvited", toSeat(rotated!));
         }
         // A new or restored seat takes room: pending + accepted seats count (DECISIONS).

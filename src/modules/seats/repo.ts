@@ -46,7 +46,8 @@ export interface NewSeatInvite {
 /**
  * The rows of the seat state table an add can take:
  * - invited: none → pending (new row)
- * - reinvited: pending → pending (token rotated, role set to the requested one)
+ * - reinvited: pending → pending (token rotated, role set to the requested one); also an accepted
+ *   seat whose user was deleted (unbound: nobody can use it) becomes pending again
  * - restored: removed → pending (new invite; counts against max_seats again)
  * - existing: accepted → accepted (nothing changed)
  */

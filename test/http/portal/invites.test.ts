@@ -166,6 +166,29 @@ describe("every failure is the same 404 SEAT_INVITE_INVALID", () => {
   });
 });
 
+describe("secrets at rest", () => {
+  test("no table holds an invite token or its accept link in the clear, before or after acceptance", async () => {
+    const { tm, email, token } = await invited();
+    await portalPost(t, tm.owner.cookie, "/portal/seats/add", { license_key: tm.key, email }); // rotated
+    const rotated = await lastToken(t, email);
+    const tables =
+      t.engine === "sqlite"
+        ? (await t.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")).map((r) => r.name)
+        : (await t.exec<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map((r) => r.name);
+    expect(tables).toEqual(expect.arrayContaining(["seats", "outbox", "audit_log", "users", "sessions"]));
+    const dump = async () => {
+      let all = "";
+      for (const table of tables) all += JSON.stringify(await t.exec(`SELECT * FROM "${table}"`));
+      return all;
+    };
+    const before = await dump();
+    expect(before).toContain(email); // the search sees data
+    for (const secret of [token, rotated, token.toUpperCase(), rotated.toUpperCase()]) expect(before).not.toContain(secret);
+    expect((await accept(t, rotated)).status).toBe(200);
+    expect(await dump()).not.toContain(rotated);
+  });
+});
+
 describe("abuse", () => {
   test("the 61st accept in a minute from one address gets 429 RATE_LIMITED with Retry-After", async () => {
     const own = await createTestApp({ label: "invites-rate" });
