@@ -79,8 +79,8 @@ describe("activations", () => {
       identifier: "laptop",
       identifier_type: "device",
       label: "laptop",
-      created_at: expect.any(String),
-      last_seen_at: null,
+      created_at: t.clock.now().toISOString(),
+      last_seen_at: t.clock.now().toISOString(), // activation counts as a sighting
     });
 
     // A member may look but not deactivate.
