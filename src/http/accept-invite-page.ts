@@ -69,7 +69,7 @@ const SCRIPT = `"use strict";
     show("Accepting\\u2026");
     fetch(new URL("../api/v1/invites/accept", window.location.href).toString(), {
       method: "POST",
-      credentials: "same-origin",
+      credentials: "include",
       headers: { "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify({ token: token })
     }).then(function (res) {

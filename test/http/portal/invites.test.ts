@@ -244,7 +244,7 @@ describe("the accept page", () => {
     expect(script.headers.get("content-type")).toContain("javascript");
     expect(script.text).toContain("location.hash");
     expect(script.text).toContain("../api/v1/invites/accept");
-    expect(script.text).toContain('credentials: "same-origin"');
+    expect(script.text).toContain('credentials: "include"');
     // The page is not an API operation.
     const doc = (await t.request("GET", "/api/v1/openapi.json")).body;
     expect(Object.keys(doc.paths)).not.toContain("/portal/accept-invite");
