@@ -1,0 +1,111 @@
+// The accept page's script, run against the real app with a minimal stand-in for the browser (no DOM
+// library is installed; Chromium tests live in test/browser and are skipped without Chromium): it
+// reads the token from the fragment, clears the address bar, shows the button, POSTs the token to the
+// relative API path with credentials, and reports success or the collapsed failure.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../../support/app";
+import { lastToken, portalPost, team, uniqueEmail } from "./helpers";
+
+let t: TestApp;
+let script: string;
+beforeAll(async () => {
+  t = await createTestApp({ label: "accept-page" });
+  script = (await t.request("GET", "/portal/accept-invite/app.js", { key: null })).text;
+});
+afterAll(() => t.close());
+beforeEach(() => t.clock.advance(2 * 60_000));
+
+interface FakeElement {
+  hidden: boolean;
+  disabled: boolean;
+  textContent: string;
+  className: string;
+  listeners: Record<string, () => void>;
+  addEventListener(type: string, fn: () => void): void;
+}
+const element = (hidden = false): FakeElement => ({
+  hidden,
+  disabled: false,
+  textContent: "",
+  className: "",
+  listeners: {},
+  addEventListener(type, fn) {
+    this.listeners[type] = fn;
+  },
+});
+
+/** Runs the page script at `<page>#<fragment>`; fetches go to the app as from BASE_URL's origin. */
+function openPage(fragment: string) {
+  const page = "http://localhost/portal/accept-invite";
+  const els = { accept: element(true), status: element() };
+  const calls: { url: string; init: RequestInit }[] = [];
+  const responses: Response[] = [];
+  const location = { hash: fragment ? `#${fragment}` : "", href: `${page}${fragment ? `#${fragment}` : ""}`, pathname: "/portal/accept-invite" };
+  const replaced: string[] = [];
+  const window = {
+    location,
+    history: {
+      replaceState: (_s: unknown, _t: string, url: string) => {
+        replaced.push(url);
+        location.hash = "";
+        location.href = page;
+      },
+    },
+  };
+  const document = { getElementById: (id: "accept" | "status") => els[id] };
+  const fetch = async (url: string, init: RequestInit) => {
+    calls.push({ url, init });
+    const headers = { ...(init.headers as Record<string, string>), origin: t.deps.config.baseUrl };
+    const res = await t.app.handle(new Request(url, { ...init, headers }));
+    responses.push(res.clone());
+    return res;
+  };
+  new Function("window", "document", "fetch", "URL", script)(window, document, fetch, URL);
+  return { els, calls, responses, replaced };
+}
+
+/** Waits (by turns of the event loop, not by time) until the status text leaves `from`. */
+async function settled(el: FakeElement, from: string) {
+  for (let i = 0; i < 1000 && el.textContent === from; i++) await new Promise((r) => setImmediate(r));
+  return el.textContent;
+}
+
+describe("the accept page's script", () => {
+  test("accepts the invite from the fragment and says so; the answer carries the session cookie", async () => {
+    const tm = await team(t);
+    const email = uniqueEmail("page");
+    await portalPost(t, tm.owner.cookie, "/portal/seats/add", { license_key: tm.key, email });
+    const token = await lastToken(t, email);
+    const { els, calls, responses, replaced } = openPage(`token=${token}`);
+    expect(replaced).toEqual(["/portal/accept-invite"]); // the token left the address bar
+    expect(els.accept.hidden).toBe(false);
+    expect(calls).toEqual([]); // nothing is sent before the click
+    els.accept.listeners.click!();
+    expect(els.accept.disabled).toBe(true);
+    const text = await settled(els.status, "Accepting…");
+    expect(calls.length).toBe(1);
+    expect(calls[0]!.url).toBe("http://localhost/api/v1/invites/accept");
+    expect(calls[0]!.init).toMatchObject({ method: "POST", credentials: "include" });
+    expect(JSON.parse(String(calls[0]!.init.body))).toEqual({ token });
+    expect(responses[0]!.status).toBe(200);
+    expect(responses[0]!.headers.get("set-cookie")).toMatch(/^session=/);
+    expect(text).toContain(email);
+    expect(text).toContain("member");
+    expect(els.status.className).toBe("ok");
+    expect(els.accept.hidden).toBe(true);
+  });
+
+  test("a used or unknown token shows the one failure message; no token: no button, nothing sent", async () => {
+    const { els } = openPage(`token=${"0".repeat(64)}`);
+    els.accept.listeners.click!();
+    expect(await settled(els.status, "Accepting…")).toContain("not valid");
+    expect(els.status.className).toBe("error");
+
+    for (const fragment of ["", "token=abc", `other=${"1".repeat(64)}`]) {
+      const page = openPage(fragment);
+      expect(page.els.accept.hidden).toBe(true);
+      expect(page.els.status.className).toBe("error");
+      expect(page.calls).toEqual([]);
+    }
+  });
+});
