@@ -53,21 +53,26 @@ function openPage(fragment: string) {
     },
   };
   const document = { getElementById: (id: "accept" | "status") => els[id] };
-  const fetch = async (url: string, init: RequestInit) => {
+  const inflight: Promise<unknown>[] = [];
+  const fetch = (url: string, init: RequestInit) => {
     calls.push({ url, init });
     const headers = { ...(init.headers as Record<string, string>), origin: t.deps.config.baseUrl };
-    const res = await t.app.handle(new Request(url, { ...init, headers }));
-    responses.push(res.clone());
-    return res;
+    const done = t.app.handle(new Request(url, { ...init, headers })).then((res) => {
+      responses.push(res.clone());
+      return res;
+    });
+    inflight.push(done);
+    return done;
   };
   new Function("window", "document", "fetch", "URL", script)(window, document, fetch, URL);
-  return { els, calls, responses, replaced };
+  return { els, calls, responses, replaced, inflight };
 }
 
-/** Waits (by turns of the event loop, not by time) until the status text leaves `from`. */
-async function settled(el: FakeElement, from: string) {
-  for (let i = 0; i < 1000 && el.textContent === from; i++) await new Promise((r) => setImmediate(r));
-  return el.textContent;
+/** Waits for the page's requests, then (by turns of the event loop, not by time) for its handlers. */
+async function settled(page: { els: { status: FakeElement }; inflight: Promise<unknown>[] }, from: string) {
+  await Promise.all(page.inflight);
+  for (let i = 0; i < 100 && page.els.status.textContent === from; i++) await new Promise((r) => setImmediate(r));
+  return page.els.status.textContent;
 }
 
 describe("the accept page's script", () => {
@@ -76,13 +81,14 @@ describe("the accept page's script", () => {
     const email = uniqueEmail("page");
     await portalPost(t, tm.owner.cookie, "/portal/seats/add", { license_key: tm.key, email });
     const token = await lastToken(t, email);
-    const { els, calls, responses, replaced } = openPage(`token=${token}`);
+    const page = openPage(`token=${token}`);
+    const { els, calls, responses, replaced } = page;
     expect(replaced).toEqual(["/portal/accept-invite"]); // the token left the address bar
     expect(els.accept.hidden).toBe(false);
     expect(calls).toEqual([]); // nothing is sent before the click
     els.accept.listeners.click!();
     expect(els.accept.disabled).toBe(true);
-    const text = await settled(els.status, "Accepting…");
+    const text = await settled(page, "Accepting…");
     expect(calls.length).toBe(1);
     expect(calls[0]!.url).toBe("http://localhost/api/v1/invites/accept");
     expect(calls[0]!.init).toMatchObject({ method: "POST", credentials: "include" });
@@ -96,9 +102,10 @@ describe("the accept page's script", () => {
   });
 
   test("a used or unknown token shows the one failure message; no token: no button, nothing sent", async () => {
-    const { els } = openPage(`token=${"0".repeat(64)}`);
+    const unknown = openPage(`token=${"0".repeat(64)}`);
+    const { els } = unknown;
     els.accept.listeners.click!();
-    expect(await settled(els.status, "Accepting…")).toContain("not valid");
+    expect(await settled(unknown, "Accepting…")).toContain("not valid");
     expect(els.status.className).toBe("error");
 
     for (const fragment of ["", "token=abc", `other=${"1".repeat(64)}`]) {
