@@ -13,6 +13,10 @@ import { apiDocs } from "./http/openapi";
 // After the openapi plugin (imported by ./http/openapi): replaces its per-call uuid format check.
 import "./http/formats";
 import { adminGuard, apiKeyResolver } from "./http/auth";
+import { adminSessionResolver } from "./http/session";
+import { signInRoutes } from "./modules/sign-in";
+import { userAdminRoutes } from "./modules/users/admin";
+import { sessionAdminRoutes } from "./modules/sessions/admin";
 import { healthRoutes } from "./modules/health";
 import { keyRoutes } from "./modules/keys";
 import { keyAdminRoutes } from "./modules/keys/admin";
@@ -49,8 +53,8 @@ export const API_VERSION = "1.1.0";
 
 export function createApp(deps: Deps) {
   const { config, clock, logger } = deps;
-  // Admin credentials: API keys now; an admin session resolver joins this list later.
-  const guard = adminGuard([apiKeyResolver(deps)]);
+  // Admin credentials: an API key (Authorization: Bearer) first, else an admin's session cookie.
+  const guard = adminGuard([apiKeyResolver(deps), adminSessionResolver(deps)]);
   const resolveClient = clientAddressResolver(config.trustProxy, NO_PEER);
   const session = sessionAuth(deps);
 
@@ -113,7 +117,12 @@ export function createApp(deps: Deps) {
             components: {
               securitySchemes: {
                 bearerAuth: { type: "http", scheme: "bearer", description: "Admin API key (kw_…)" },
-                sessionCookie: { type: "apiKey", in: "cookie", name: "session", description: "Portal session cookie (set by sign-in and by POST /invites/accept)" },
+                sessionCookie: {
+                  type: "apiKey",
+                  in: "cookie",
+                  name: "session",
+                  description: "Signed-in session (portal, /auth, and admin routes for users with an admin role)",
+                },
                 licenseKey: {
                   type: "apiKey",
                   in: "header",
@@ -140,6 +149,8 @@ export function createApp(deps: Deps) {
           .use(feedRoutes(deps))
           .use(downloadRoutes(deps))
           .use(storageRoutes(deps))
+          // Sign-in and sessions (cookie `session`).
+          .use(signInRoutes(deps))
           // Invite acceptance (public: the token is the credential) and the portal (session cookie).
           .use(inviteRoutes(deps))
           .use(seatRoutes(deps, session))
@@ -159,7 +170,9 @@ export function createApp(deps: Deps) {
           .use(keyAdminRoutes(deps, guard))
           .use(releaseKeyAdminRoutes(deps, guard))
           .use(releaseAdminRoutes(deps, guard))
-          .use(jobAdminRoutes(deps, guard)),
+          .use(jobAdminRoutes(deps, guard))
+          .use(userAdminRoutes(deps, guard))
+          .use(sessionAdminRoutes(deps, guard)),
       )
   );
 }

@@ -36,6 +36,9 @@ import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
 import { createJobLeaseRepo } from "./jobs/lease.sqlite";
 import { createOutboxRepo } from "./modules/outbox/repo.sqlite";
 import { createSeatRepo } from "./modules/seats/repo.sqlite";
+import { createUserRepo } from "./modules/users/repo.sqlite";
+import { createSessionRepo } from "./modules/sessions/repo.sqlite";
+import { createSignInCodeRepo } from "./modules/sign-in/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -58,6 +61,9 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     jobLeases: createJobLeaseRepo(handle),
     outbox: createOutboxRepo(handle),
     seats: createSeatRepo(handle),
+    users: createUserRepo(handle),
+    sessions: createSessionRepo(handle),
+    signInCodes: createSignInCodeRepo(handle),
   };
 }
 

@@ -27,6 +27,9 @@ import type { JobLeaseRepo } from "./jobs/lease";
 import type { OutboxRepo } from "./modules/outbox/repo";
 import type { OutboxHandlers } from "./modules/outbox/handlers";
 import type { SeatRepo } from "./modules/seats/repo";
+import type { UserRepo } from "./modules/users/repo";
+import type { SessionRepo } from "./modules/sessions/repo";
+import type { SignInCodeRepo } from "./modules/sign-in/repo";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
@@ -49,6 +52,9 @@ export interface Repos {
   jobLeases: JobLeaseRepo;
   outbox: OutboxRepo;
   seats: SeatRepo;
+  users: UserRepo;
+  sessions: SessionRepo;
+  signInCodes: SignInCodeRepo;
 }
 
 export interface Deps {

@@ -22,12 +22,7 @@ export const ROLE_SCOPES: Record<AdminRole, readonly Scope[]> = {
   viewer: ["read"],
 };
 
-/** Parses ADMIN_EMAILS: comma-separated addresses, normalized; empty entries ignored. */
-export function parseAdminEmails(raw: string | undefined): ReadonlySet<string> {
-  return new Set((raw ?? "").split(",").map(normalizeEmail).filter((e) => e.length > 0));
-}
-
-/** The role in force: an ADMIN_EMAILS address is always `admin`; otherwise the stored role. */
-export function effectiveRole(user: Pick<User, "email" | "role">, bootstrapAdmins: ReadonlySet<string>): AdminRole | null {
-  return bootstrapAdmins.has(user.email) ? "admin" : user.role;
+/** The role in force: an ADMIN_EMAILS address (config.adminEmails) is always `admin`; otherwise the stored role. */
+export function effectiveRole(user: Pick<User, "email" | "role">, adminEmails: readonly string[]): AdminRole | null {
+  return adminEmails.includes(user.email) ? "admin" : user.role;
 }

@@ -58,7 +58,7 @@ function openPage(fragment: string) {
     calls.push({ url, init });
     const headers = { ...(init.headers as Record<string, string>), origin: t.deps.config.baseUrl };
     const done = t.app.handle(new Request(url, { ...init, headers })).then((res) => {
-      responses.push(res.clone());
+      responses.push(res.clone() as unknown as Response);
       return res;
     });
     inflight.push(done);
