@@ -37,6 +37,7 @@ import { activationAdminRoutes } from "./modules/activations/admin";
 import { usageAdminRoutes } from "./modules/usage/admin";
 import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
+import { emailAdminRoutes } from "./modules/email/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -134,7 +135,8 @@ export function createApp(deps: Deps) {
           .use(keyAdminRoutes(deps, guard))
           .use(releaseKeyAdminRoutes(deps, guard))
           .use(releaseAdminRoutes(deps, guard))
-          .use(jobAdminRoutes(deps, guard)),
+          .use(jobAdminRoutes(deps, guard))
+          .use(emailAdminRoutes(deps, guard)),
       )
   );
 }

@@ -35,6 +35,8 @@ import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
 import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
 import { createJobLeaseRepo } from "./jobs/lease.sqlite";
 import { createOutboxRepo } from "./modules/outbox/repo.sqlite";
+import { createOutboxNudger } from "./modules/outbox/nudge";
+import { createEmailHandler } from "./modules/email/handler";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -93,7 +95,20 @@ async function assemble(
   };
   const sqlite = sqliteHandles.get(engine.store);
   if (sqlite) sqliteHandles.set(db, sqlite);
-  return { config, clock, logger, db, secrets, repos: engine.repos, tokenKeys, storage, rateLimiter: engine.rateLimiter, outboxHandlers: {} };
+  return {
+    config,
+    clock,
+    logger,
+    db,
+    secrets,
+    repos: engine.repos,
+    tokenKeys,
+    storage,
+    rateLimiter: engine.rateLimiter,
+    outboxHandlers: { email: createEmailHandler({ config, secrets, logger }) },
+    // Inert until the scheduler starts it (JOBS on).
+    outboxNudge: createOutboxNudger({ onError: (error) => logger.warn("prompt outbox delivery could not run", { error }) }),
+  };
 }
 
 /**
