@@ -278,7 +278,7 @@ function smtpUrl(env: Env, name: string): string | null {
 }
 
 // A bare address, or a display name followed by <address>. No line breaks, so the value can never
-// add mail headers (the same shape the email_from setting accepts).
+// add mail headers (the same shape the From setting of the settings module accepts).
 const MAIL_ADDRESS = "[^\\s<>@\"]+@[^\\s<>@\"]+\\.[^\\s<>@\"]+";
 const MAIL_FROM = new RegExp(`^(?:${MAIL_ADDRESS}|[^\\r\\n<>]{1,200} <${MAIL_ADDRESS}>)$`);
 

@@ -18,7 +18,7 @@ const ids: Record<string, string> = {};
 async function write(name: string, template: EmailTemplate, to: string) {
   t.clock.advance(SECOND);
   const data = template === "sign_in_code" ? { ttl_minutes: 10 } : { product_name: "Acme Editor", role: "admin", invited_by: null, expires_at: "2026-11-28T08:00:00.000Z" };
-  const secret = template === "sign_in_code" ? { code: CODE } : { accept_url: `http://localhost/portal/accept-invite#token=${TOKEN}` };
+  const secret: Record<string, string> = template === "sign_in_code" ? { code: CODE } : { accept_url: `http://localhost/portal/accept-invite#token=${TOKEN}` };
   const m = await t.deps.repos.outbox.enqueue(emailMessage(sealedEmail(t.deps.secrets, { template, to, at: t.clock.now(), data, secret })));
   ids[name] = m.id;
 }
