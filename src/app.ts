@@ -13,7 +13,7 @@ import { apiDocs } from "./http/openapi";
 // After the openapi plugin (imported by ./http/openapi): replaces its per-call uuid format check.
 import "./http/formats";
 import { adminGuard, apiKeyResolver } from "./http/auth";
-import { adminSessionResolver } from "./http/session";
+import { adminSessionResolver, sessionAuth } from "./http/session";
 import { signInRoutes } from "./modules/sign-in";
 import { userAdminRoutes } from "./modules/users/admin";
 import { sessionAdminRoutes } from "./modules/sessions/admin";
@@ -41,12 +41,12 @@ import { activationAdminRoutes } from "./modules/activations/admin";
 import { usageAdminRoutes } from "./modules/usage/admin";
 import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
-import { sessionAuth } from "./http/session";
 import { acceptInvitePage } from "./http/accept-invite-page";
 import { inviteRoutes, seatRoutes } from "./modules/seats";
 import { seatAdminRoutes } from "./modules/seats/admin";
 import { portalRoutes } from "./modules/portal";
 import { INVITE_ACCEPT_PER_MINUTE } from "./modules/seats/domain";
+import { emailAdminRoutes } from "./modules/email/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -172,7 +172,8 @@ export function createApp(deps: Deps) {
           .use(releaseAdminRoutes(deps, guard))
           .use(jobAdminRoutes(deps, guard))
           .use(userAdminRoutes(deps, guard))
-          .use(sessionAdminRoutes(deps, guard)),
+          .use(sessionAdminRoutes(deps, guard))
+          .use(emailAdminRoutes(deps, guard)),
       )
   );
 }

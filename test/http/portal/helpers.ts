@@ -3,8 +3,7 @@
 import type { TestApp, TestResponse } from "../../support/app";
 import { makeLicense, makePlan, makeProduct } from "../../support/factories";
 import type { Plan } from "../../../src/modules/plans/repo";
-import * as emailOutbox from "../../../src/modules/email/outbox";
-import { openText } from "../../../src/crypto/aead";
+import { openEmail } from "../../../src/modules/email/outbox";
 
 /** A session cookie (`session=…`) for `email`, through the sessions core's test helper. */
 export async function signIn(t: TestApp, email: string): Promise<string> {
@@ -35,23 +34,12 @@ export interface SentInvite {
   token: string;
 }
 
-/** Opens a sealed email with the email module's own opener (its AAD format is that module's business). */
-function openInvite(t: TestApp, payload: { to: string; template: string; data: Record<string, unknown>; sealed: string }) {
-  const mod = emailOutbox as unknown as {
-    openEmail?: (secrets: unknown, payload: unknown) => { to: string; data: Record<string, unknown>; secret: Record<string, string> };
-    sealedAad?: (template: string, to: string) => string;
-  };
-  if (mod.openEmail) return mod.openEmail(t.deps.secrets, payload);
-  const secret = JSON.parse(openText(t.deps.secrets.subkey("outboxSecretEncryption"), payload.sealed, mod.sealedAad!(payload.template, payload.to)));
-  return { to: payload.to, data: payload.data, secret: secret as Record<string, string> };
-}
-
 /** Every seat_invite email in the outbox, oldest first, with the sealed link opened. */
 export async function invites(t: TestApp): Promise<SentInvite[]> {
   const rows = await t.exec<{ payload: unknown }>("SELECT payload FROM outbox WHERE kind = 'email' AND topic = 'seat_invite' ORDER BY created_at, id");
   return rows.map((r) => {
     const payload = typeof r.payload === "string" ? JSON.parse(r.payload) : r.payload;
-    const opened = openInvite(t, payload);
+    const opened = openEmail(t.deps.secrets, payload);
     const acceptUrl = opened.secret.accept_url!;
     return { to: opened.to, data: opened.data, acceptUrl, token: /#token=([0-9a-f]{64})$/.exec(acceptUrl)![1]! };
   });
