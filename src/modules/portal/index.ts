@@ -8,7 +8,7 @@ import { deactivateMine, myActivations, myLicenses } from "./service";
 import { ActivationsBody, ActivationsResponse, DeactivateBody, MyLicensesResponse, PortalActivationSchema } from "./model";
 import { presentMyLicense, presentPortalActivation } from "./present";
 
-const portal = (summary: string, description: string) => ({ tags: ["Portal"], summary, description, security: [{ sessionCookie: [] }] });
+const portal = (summary: string, description: string) => ({ tags: ["Portal"], summary, description });
 
 export function portalRoutes(deps: Deps, session: SessionAuth) {
   return new Elysia({ name: "keyward/portal" })

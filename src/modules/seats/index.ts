@@ -13,7 +13,7 @@ import { presentAccepted, presentAddedSeat, presentPortalSeats, presentSeat } fr
 
 export type SessionAuth = ReturnType<typeof sessionAuth>;
 
-const portal = (summary: string, description: string) => ({ tags: ["Portal"], summary, description, security: [{ sessionCookie: [] }] });
+const portal = (summary: string, description: string) => ({ tags: ["Portal"], summary, description });
 
 export function callerOf(signedIn: SignedIn, request: Request): PortalCaller {
   const ctx = requestContext(request);
