@@ -216,3 +216,19 @@ describe("SMTP_URL and MAIL_FROM (email)", () => {
     }
   });
 });
+
+describe("DEV_LOGIN and ADMIN_EMAILS (sign-in)", () => {
+  test("DEV_LOGIN is off by default, on when set, and refused with NODE_ENV=production", () => {
+    expect(loadConfig({}).devLogin).toBe(false);
+    expect(loadConfig({ DEV_LOGIN: "true" }).devLogin).toBe(true);
+    const prod = { NODE_ENV: "production", RELEASE_KEY_ENCRYPTION_KEY: "ab".repeat(32), BASE_URL: "https://lic.example.com" };
+    expect(loadConfig(prod).devLogin).toBe(false);
+    expect(() => loadConfig({ ...prod, DEV_LOGIN: "true" })).toThrow(/DEV_LOGIN/);
+  });
+
+  test("ADMIN_EMAILS is a trimmed, lower-cased, de-duplicated list; junk is refused", () => {
+    expect(loadConfig({}).adminEmails).toEqual([]);
+    expect(loadConfig({ ADMIN_EMAILS: " Ann@Example.com,, bob@example.com ,ANN@example.com" }).adminEmails).toEqual(["ann@example.com", "bob@example.com"]);
+    expect(() => loadConfig({ ADMIN_EMAILS: "ann@example.com, bob" })).toThrow(/ADMIN_EMAILS/);
+  });
+});

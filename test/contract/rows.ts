@@ -7,7 +7,7 @@ import type { Effects } from "../../src/modules/outbox/effects";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import type { Opened } from "./harness";
 
-type Readable = "products" | "plans" | "planFeatures" | "addons" | "settings" | "apiKeys" | "auditLog" | "signingKeys";
+type Readable = "products" | "plans" | "planFeatures" | "addons" | "settings" | "apiKeys" | "auditLog" | "signingKeys" | "users" | "sessions" | "signInCodes" | "outbox";
 
 /** Writes rows straight into a table of either engine (fixtures for tables seed.ts does not cover). */
 export async function insertInto(o: Opened, table: "auditLog" | "signingKeys", rows: Record<string, unknown>[]): Promise<void> {

@@ -9,12 +9,17 @@
 //     (system-wide routes: any bound key   → 403 PRODUCT_SCOPE_MISMATCH)
 //   admin key bound to the same product    → 2xx (product-scoped routes)
 //   unbound admin key                      → 2xx
+//   admin session                          → 2xx
+//   support / viewer session               → accepted iff its role's scopes meet the route's
+//   signed-in user without a role          → 403 INSUFFICIENT_SCOPE
 import { afterAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestResponse } from "../support/app";
 import { adminRoutes, buildRequest, freshContext, loadRouteFixtures } from "../support/route-fixtures";
 import type { RouteFixtureContext } from "../support/route-fixtures/types";
 import { makeProduct } from "../support/factories";
 import { acceptedScopes, SCOPES, type Scope } from "../../src/shared/actor";
+import { ROLE_SCOPES } from "../../src/modules/users/domain";
+import type { AdminRole } from "../../src/modules/users/repo";
 
 const t = await createTestApp();
 afterAll(() => t.close());
@@ -129,6 +134,32 @@ for (const route of routes) {
 
     test("an unbound admin key → 2xx", async () => {
       expect2xx(await call(await t.apiKey(["admin"])), "unbound admin key");
+    });
+
+    // Admin sessions: each role is the scopes an API key would carry (ROLE_SCOPES), checked by the
+    // same guard; a signed-in user without a role has none.
+    const callAs = async (role: AdminRole | null) => {
+      const cookie = await t.signIn(`${role ?? "customer"}-${crypto.randomUUID()}@example.com`, { role });
+      const req = await buildRequest(route, fixture, await freshContext(t));
+      return t.request(route.method, req.path, { cookie, body: req.body });
+    };
+    test("admin session → 2xx", async () => {
+      expect2xx(await callAs("admin"), "admin session");
+    });
+    for (const role of ["support", "viewer"] as const) {
+      if (ROLE_SCOPES[role].some((s) => accepted.includes(s))) {
+        test(`${role} session (accepted) → neither 401/403 nor 5xx`, async () => {
+          const res = await callAs(role);
+          if ([401, 403].includes(res.status) || res.status >= 500) throw new Error(`${role} session: got ${res.status} ${res.text.slice(0, 300)}`);
+        });
+      } else {
+        test(`${role} session (not accepted) → 403 INSUFFICIENT_SCOPE`, async () => {
+          expectError(await callAs(role), 403, "INSUFFICIENT_SCOPE", `${role} session`);
+        });
+      }
+    }
+    test("signed-in user without a role → 403 INSUFFICIENT_SCOPE", async () => {
+      expectError(await callAs(null), 403, "INSUFFICIENT_SCOPE", "customer session");
     });
   });
 }

@@ -37,7 +37,8 @@ export interface RequestOptions {
   raw?: boolean;
   /**
    * A Cookie header (e.g. from t.signIn). With it, no API key is sent unless `key` is given, and
-   * the request carries `Origin: <BASE_URL's origin>` (a same-site browser) unless `headers` set one.
+   * the request carries `Origin: <BASE_URL's origin>` (a same-site browser) unless `headers` set
+   * Origin or Sec-Fetch-Site.
    */
   cookie?: string;
 }
@@ -161,7 +162,7 @@ export async function createTestApp(
       const headers: Record<string, string> = { ...o.headers };
       if (o.cookie !== undefined) {
         headers.cookie = o.cookie;
-        if (!Object.keys(headers).some((h) => h.toLowerCase() === "origin")) headers.origin = new URL(config.baseUrl).origin;
+        if (!Object.keys(headers).some((h) => ["origin", "sec-fetch-site"].includes(h.toLowerCase()))) headers.origin = new URL(config.baseUrl).origin;
       }
       const key = o.key === undefined ? (path.includes("/admin/") && o.cookie === undefined ? adminKey : null) : o.key;
       if (key) headers.authorization = `Bearer ${key}`;

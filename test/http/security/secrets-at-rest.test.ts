@@ -19,6 +19,8 @@ import type { Deps } from "../../../src/deps";
 import { testEngine, testEnv } from "../../support/app";
 import { freshPgDatabase } from "../../support/pg";
 import { makeCatalog, makeLicense } from "../../support/factories";
+import { startSmtpServer, type TestSmtpServer } from "../../support/smtp";
+import { deliverOutbox } from "../../../src/modules/outbox/service";
 
 const logLines: string[] = [];
 let dataDir: string;
@@ -26,6 +28,9 @@ let deps: Deps;
 let server: RunningServer;
 
 const licenseKeys: string[] = [];
+/** Session cookie tokens and the one-time codes that opened them (issue 10). */
+const sessionTokens: string[] = [];
+let smtp: TestSmtpServer;
 const apiKeys: string[] = [];
 const knownPlain: string[] = [];
 let requestCount = 0; // non-secret values that must be found (proves the search sees data)
@@ -62,6 +67,7 @@ function findings(haystack: Buffer, secrets: Record<string, Uint8Array | string>
 async function allSecrets(): Promise<Record<string, Uint8Array | string>> {
   const out: Record<string, Uint8Array | string> = {};
   licenseKeys.forEach((k, i) => (out[`license key #${i}`] = k));
+  sessionTokens.forEach((k, i) => (out[`session token #${i}`] = k));
   apiKeys.forEach((k, i) => {
     out[`API key #${i}`] = k;
     out[`API key #${i} (random part)`] = k.slice(3);
@@ -83,7 +89,10 @@ function pgDump(): Buffer {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "keyward-secrets-"));
   pgDb = testEngine() === "postgres" ? await freshPgDatabase("secrets_at_rest") : null;
-  const config = loadConfig(testEnv(dataDir, { LOG_LEVEL: "debug", ...(pgDb ? { DATABASE_URL: pgDb.url } : {}) }));
+  smtp = await startSmtpServer();
+  const config = loadConfig(
+    testEnv(dataDir, { LOG_LEVEL: "debug", SMTP_URL: smtp.url, MAIL_FROM: "noreply@keyward.test", ...(pgDb ? { DATABASE_URL: pgDb.url } : {}) }),
+  );
   deps = await createDeps(config, fixedClock(), createLogger("debug", (l) => logLines.push(l)));
   server = startServer(deps);
 
@@ -131,11 +140,32 @@ beforeAll(async () => {
   await call("GET", `/api/v1/admin/products?api_key=${admin}`, { key: `${admin.slice(0, -1)}X` });
   await call("POST", "/api/v1/admin/products", { key: admin, body: JSON.stringify({ name: lk, slug: "Not A Slug" }) });
   await call("POST", "/api/v1/admin/products", { key: admin, body: `name=${lk}`, headers: { "content-type": "text/plain" } });
+
+  // Sign in with an emailed one-time code (a real SMTP server), then use the session cookie.
+  const owner = (await makeCatalog(deps)).license.email;
+  knownPlain.push(owner.toLowerCase());
+  expect((await call("POST", "/api/v1/auth/otp/request", { body: JSON.stringify({ email: owner }) })).status).toBe(200);
+  await deliverOutbox(deps);
+  const code = /\b(\d{6})\b/.exec(smtp.received.at(-1)!.text)![1]!;
+  const wrongCode = code === "000000" ? "000001" : "000000";
+  await call("POST", "/api/v1/auth/otp/verify", { body: JSON.stringify({ email: owner, code: wrongCode }) });
+  const signedIn = await fetch(`${server.url}/api/v1/auth/otp/verify`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: owner, code }),
+  });
+  requestCount += 1;
+  expect(signedIn.status).toBe(200);
+  const cookie = signedIn.headers.get("set-cookie")!.split(";")[0]!;
+  sessionTokens.push(cookie.slice("session=".length));
+  expect((await call("GET", "/api/v1/auth/me", { headers: { cookie } })).status).toBe(200);
+  await call("GET", "/api/v1/admin/products", { headers: { cookie } });
   expect(requestCount).toBeGreaterThanOrEqual(15);
 });
 
 afterAll(async () => {
   await server.stop();
+  await smtp.stop();
   await pgDb?.drop();
   if (existsSync(dataDir)) rmSync(dataDir, { recursive: true, force: true });
 });
@@ -198,6 +228,8 @@ describe("logs", () => {
     const credentials: Record<string, string> = {};
     licenseKeys.forEach((k, i) => (credentials[`license key #${i}`] = k));
     apiKeys.forEach((k, i) => (credentials[`API key #${i}`] = k.slice(3)));
+    sessionTokens.forEach((k, i) => (credentials[`session token #${i}`] = k));
+    expect(sessionTokens.length).toBe(1);
     expect(findings(log, credentials)).toEqual([]);
   });
 

@@ -1,0 +1,153 @@
+// UserRepo, SessionRepo and SignInCodeRepo on every engine (issue 10): upserted users, session
+// lookup by hash, sliding and ending sessions, and the atomic one-time-code check, including races
+// between separate pools (separate "nodes") on PostgreSQL.
+import { afterEach, expect, test } from "bun:test";
+import type { Repos } from "../../src/deps";
+import type { NewSession } from "../../src/modules/sessions/repo";
+import { newId } from "../../src/shared/ids";
+import { DAY, MINUTE } from "../../src/shared/clock";
+import { forEachEngine, type Opened } from "./harness";
+import { repoFor } from "./repos";
+import { AT, auditActions, audited, readRows } from "./rows";
+import { withNodes } from "./nodes";
+
+function session(userId: string, over: Partial<NewSession> = {}): NewSession {
+  const id = newId();
+  return {
+    id,
+    tokenHash: `hash-${id}`,
+    userId,
+    method: "otp",
+    ip: "203.0.113.7",
+    userAgent: "test",
+    createdAt: AT,
+    lastSeenAt: AT,
+    idleExpiresAt: new Date(AT.getTime() + 7 * DAY),
+    absoluteExpiresAt: new Date(AT.getTime() + 30 * DAY),
+    ...over,
+  };
+}
+
+forEachEngine("People repositories", (engine, open) => {
+  let o: Opened;
+  let repos: Repos;
+  const setup = async () => {
+    o = await open();
+    repos = repoFor(o);
+  };
+  afterEach(() => o?.close());
+
+  test("users: ensure creates once and returns the same row; get / findByEmail; roles; remove cascades sessions", async () => {
+    await setup();
+    const a = await repos.users.ensure("ann@example.com", AT);
+    expect(a).toMatchObject({ email: "ann@example.com", role: null, createdAt: AT, lastSignInAt: null });
+    expect(await repos.users.ensure("ann@example.com", new Date(AT.getTime() + 1000))).toEqual(a);
+    expect(await repos.users.get(a.id)).toEqual(a);
+    expect(await repos.users.findByEmail("ann@example.com")).toEqual(a);
+    expect(await repos.users.findByEmail("nobody@example.com")).toBeNull();
+    expect((await repos.users.setRole(a.id, "support", audited("user.role_changed")))!.role).toBe("support");
+    // No change: no audit row.
+    expect((await repos.users.setRole(a.id, "support", audited("user.role_changed")))!.role).toBe("support");
+    expect(await repos.users.setRole(newId(), "admin", audited("user.role_changed"))).toBeNull();
+    await repos.sessions.create(session(a.id));
+    expect(await repos.users.remove(a.id, audited("user.removed"))).toBe(true);
+    expect(await repos.users.remove(a.id, audited("user.removed"))).toBe(false);
+    expect(await readRows(o, "sessions")).toEqual([]);
+    expect(await auditActions(o)).toEqual(["user.role_changed", "user.removed"]);
+  });
+
+  test("users: list filters and pages newest first", async () => {
+    await setup();
+    for (let i = 0; i < 5; i++) {
+      const u = await repos.users.ensure(`u${i}@example.com`, new Date(AT.getTime() + i * 1000));
+      if (i % 2 === 0) await repos.users.setRole(u.id, i === 0 ? "admin" : "viewer", {});
+    }
+    const all = await repos.users.list({ limit: 3 });
+    expect(all.items.map((u) => u.email)).toEqual(["u4@example.com", "u3@example.com", "u2@example.com"]);
+    const rest = await repos.users.list({ limit: 3, cursor: all.nextCursor! });
+    expect(rest.items.map((u) => u.email)).toEqual(["u1@example.com", "u0@example.com"]);
+    expect(rest.nextCursor).toBeNull();
+    expect((await repos.users.list({ limit: 10, role: "admins" })).items.map((u) => u.email)).toEqual(["u4@example.com", "u2@example.com", "u0@example.com"]);
+    expect((await repos.users.list({ limit: 10, role: "viewer" })).items.length).toBe(2);
+    expect((await repos.users.list({ limit: 10, search: "U3@" })).items.map((u) => u.email)).toEqual(["u3@example.com"]);
+    expect((await repos.users.list({ limit: 10, search: "%" })).items).toEqual([]);
+  });
+
+  test("sessions: by hash, touch, revoke one, revoke all of a user, list live ones, prune expired", async () => {
+    await setup();
+    const u = await repos.users.ensure("s@example.com", AT);
+    const v = await repos.users.ensure("v@example.com", AT);
+    const s1 = session(u.id);
+    const s2 = session(u.id, { createdAt: new Date(AT.getTime() + 1) });
+    const old = session(v.id, { idleExpiresAt: new Date(AT.getTime() + MINUTE) });
+    for (const s of [s1, s2, old]) await repos.sessions.create(s);
+    const { tokenHash: _, ...view } = s1;
+    expect(await repos.sessions.findByTokenHash(s1.tokenHash)).toEqual(view);
+    expect(await repos.sessions.findByTokenHash("nope")).toBeNull();
+    const later = new Date(AT.getTime() + DAY);
+    await repos.sessions.touch(s1.id, later, new Date(later.getTime() + 7 * DAY));
+    expect((await repos.sessions.get(s1.id))!.lastSeenAt).toEqual(later);
+    const live = await repos.sessions.list({ aliveAt: new Date(AT.getTime() + 2 * MINUTE), limit: 10 });
+    expect(live.items.map((s) => s.id)).toEqual([s2.id, s1.id]);
+    expect((await repos.sessions.list({ aliveAt: AT, userId: v.id, limit: 10 })).items.map((s) => s.id)).toEqual([old.id]);
+    expect((await repos.sessions.revoke(s2.id, audited("session.revoke")))!.id).toBe(s2.id);
+    expect(await repos.sessions.revoke(s2.id, audited("session.revoke"))).toBeNull();
+    expect(await repos.sessions.pruneExpired(new Date(AT.getTime() + 2 * MINUTE))).toBe(1);
+    expect(await repos.sessions.revokeAllForUser(u.id, null)).toBe(1);
+    expect(await readRows(o, "sessions")).toEqual([]);
+    expect(await auditActions(o)).toEqual(["session.revoke"]);
+  });
+
+  test("sign-in codes: put replaces and resets attempts; check consumes on a match, counts misses, honours expiry", async () => {
+    await setup();
+    const put = (hash: string, at = AT) =>
+      repos.signInCodes.put({ email: "c@example.com", codeHash: hash, createdAt: at, expiresAt: new Date(at.getTime() + 10 * MINUTE) }, {});
+    await put("h1");
+    expect(await repos.signInCodes.check("c@example.com", "h0", AT, 5)).toBe("invalid");
+    expect(await repos.signInCodes.check("c@example.com", "h1", AT, 5)).toBe("ok");
+    expect(await repos.signInCodes.check("c@example.com", "h1", AT, 5)).toBe("invalid");
+    await put("h2");
+    for (let i = 0; i < 5; i++) expect(await repos.signInCodes.check("c@example.com", "bad", AT, 5)).toBe("invalid");
+    expect(await repos.signInCodes.check("c@example.com", "h2", AT, 5)).toBe("invalid");
+    await put("h3");
+    expect(await repos.signInCodes.check("c@example.com", "h3", new Date(AT.getTime() + 10 * MINUTE), 5)).toBe("invalid");
+    expect(await repos.signInCodes.check("c@example.com", "h3", new Date(AT.getTime() + 10 * MINUTE - 1), 5)).toBe("ok");
+    await put("h4");
+    expect(await repos.signInCodes.pruneExpired(new Date(AT.getTime() + 11 * MINUTE))).toBe(1);
+    expect(await readRows(o, "signInCodes")).toEqual([]);
+  });
+
+  test("sign-in codes: put writes its effects (the email) in the same change", async () => {
+    await setup();
+    await repos.signInCodes.put(
+      { email: "m@example.com", codeHash: "h", createdAt: AT, expiresAt: new Date(AT.getTime() + MINUTE) },
+      { emails: [{ template: "sign_in_code", to: "m@example.com", data: { ttl_minutes: 10 }, sealed: "v1.x.y", at: AT }] },
+    );
+    const rows = await readRows(o, "outbox");
+    expect(rows.map((r) => [r.kind, r.topic])).toEqual([["email", "sign_in_code"]]);
+  });
+
+  if (engine === "postgres") {
+    test("race: 24 ensures of one address across 3 nodes make one user", async () => {
+      await setup();
+      const users = await withNodes(o, 3, (nodes) => Promise.all(Array.from({ length: 24 }, (_, i) => nodes[i % 3]!.users.ensure("race@example.com", AT))));
+      expect(new Set(users.map((u) => u.id)).size).toBe(1);
+      expect((await readRows(o, "users")).length).toBe(1);
+    });
+
+    test("race: 30 wrong guesses across 3 nodes count exactly 5 attempts; the right code is then dead", async () => {
+      await setup();
+      await repos.signInCodes.put({ email: "g@example.com", codeHash: "right", createdAt: AT, expiresAt: new Date(AT.getTime() + MINUTE) }, {});
+      await withNodes(o, 3, (nodes) => Promise.all(Array.from({ length: 30 }, (_, i) => nodes[i % 3]!.signInCodes.check("g@example.com", `wrong-${i}`, AT, 5))));
+      expect((await readRows(o, "signInCodes"))[0]!.attempts).toBe(5);
+      expect(await repos.signInCodes.check("g@example.com", "right", AT, 5)).toBe("invalid");
+    });
+
+    test("race: the right code checked 12 times across 3 nodes signs in exactly once", async () => {
+      await setup();
+      await repos.signInCodes.put({ email: "once@example.com", codeHash: "right", createdAt: AT, expiresAt: new Date(AT.getTime() + MINUTE) }, {});
+      const verdicts = await withNodes(o, 3, (nodes) => Promise.all(Array.from({ length: 12 }, (_, i) => nodes[i % 3]!.signInCodes.check("once@example.com", "right", AT, 5))));
+      expect(verdicts.filter((v) => v === "ok").length).toBe(1);
+    });
+  }
+});
