@@ -37,6 +37,7 @@ import { activationAdminRoutes } from "./modules/activations/admin";
 import { usageAdminRoutes } from "./modules/usage/admin";
 import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
+import { oauthRoutes } from "./modules/oauth";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -120,6 +121,8 @@ export function createApp(deps: Deps) {
           .use(feedRoutes(deps))
           .use(downloadRoutes(deps))
           .use(storageRoutes(deps))
+          // Sign-in with OAuth / OpenID Connect providers (sets the session cookie).
+          .use(oauthRoutes(deps))
           // 7. Admin routes: each declares `scopes`, enforced by the guard's macro.
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
