@@ -129,6 +129,9 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     const code = b64url(randomBytes(24));
     codes.set(code, { clientId: client.id, redirectUri: client.redirectUri, challenge, user: structuredClone(fake.user), used: false });
     back.searchParams.set("code", code);
+    // Like Google, which adds scope, authuser and prompt: the callback must accept parameters it does not use.
+    back.searchParams.set("scope", q.get("scope") ?? "");
+    back.searchParams.set("authuser", "0");
     return Response.redirect(back.toString(), 302);
   }
 

@@ -2,7 +2,7 @@ import { t } from "../../http/schema";
 import { RETURN_TO_MAX } from "./domain";
 
 export const ProviderParams = t.Object({
-  provider: t.String({ maxLength: 32, description: "`github`, `google` or `oidc` (only enabled providers answer)" }),
+  provider: t.String({ maxLength: 64, description: "`github`, `google` or `oidc` (only enabled providers answer)" }),
 });
 
 export const ProviderList = t.Object(
