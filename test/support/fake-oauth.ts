@@ -48,6 +48,8 @@ export interface FakeOAuth {
   issInResponse: boolean;
   /** Issuer written in the discovery document (default: `url`). */
   discoveryIssuer: string | null;
+  /** Fields replaced in (or, when undefined, dropped from) the discovery document. */
+  discoveryOverrides: Record<string, unknown>;
   addClient(client: FakeClient): void;
   authorizeRequests: URLSearchParams[];
   tokenRequests: TokenRequestRecord[];
@@ -92,6 +94,7 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     hangToken: false,
     issInResponse: false,
     discoveryIssuer: null,
+    discoveryOverrides: {},
     addClient: (c) => void clients.set(c.id, c),
     authorizeRequests: [],
     tokenRequests: [],
@@ -193,6 +196,7 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
           code_challenge_methods_supported: ["S256"],
           token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
           authorization_response_iss_parameter_supported: fake.issInResponse,
+          ...fake.discoveryOverrides,
         });
       }
       if (req.method === "GET" && (path === "/authorize" || path === "/login/oauth/authorize")) return authorize(url);

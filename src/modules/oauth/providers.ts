@@ -160,13 +160,12 @@ function oidc(config: NonNullable<Config["oauth"]["oidc"]>, redirectUri: string,
   let cached: { at: number; doc: Discovery } | null = null;
   let inFlight: Promise<Discovery> | null = null;
 
-  const endpoint = (doc: Record<string, unknown>, field: string): string => {
+  /** A discovery field as an endpoint URL; http only when the issuer itself is http (local development, the tests' fake). */
+  const endpoint = (doc: Record<string, unknown>, field: string): string | null => {
     const raw = doc[field];
-    if (typeof raw !== "string") throw field;
-    const url = new URL(raw);
-    // An http endpoint only when the issuer itself is http (local development, the tests' fake).
-    if (url.protocol !== "https:" && !(url.protocol === "http:" && issuerUrl.protocol === "http:")) throw field;
-    return raw;
+    if (typeof raw !== "string" || !URL.canParse(raw)) return null;
+    const protocol = new URL(raw).protocol;
+    return protocol === "https:" || (protocol === "http:" && issuerUrl.protocol === "http:") ? raw : null;
   };
 
   async function load(): Promise<Discovery> {
@@ -178,17 +177,17 @@ function oidc(config: NonNullable<Config["oauth"]["oidc"]>, redirectUri: string,
       http.logger.warn("oidc discovery names another issuer", { configured: config.issuer, found: typeof doc.issuer === "string" ? doc.issuer.slice(0, 200) : null });
       throw failure("discovery");
     }
-    try {
-      return {
-        authorizationEndpoint: endpoint(doc, "authorization_endpoint"),
-        tokenEndpoint: endpoint(doc, "token_endpoint"),
-        userinfoEndpoint: endpoint(doc, "userinfo_endpoint"),
-        issInResponse: doc.authorization_response_iss_parameter_supported === true,
-      };
-    } catch (field) {
-      http.logger.warn("oidc discovery lacks a usable endpoint", { field: typeof field === "string" ? field : "unknown" });
+    const authorizationEndpoint = endpoint(doc, "authorization_endpoint");
+    const tokenEndpoint = endpoint(doc, "token_endpoint");
+    const userinfoEndpoint = endpoint(doc, "userinfo_endpoint");
+    if (!authorizationEndpoint || !tokenEndpoint || !userinfoEndpoint) {
+      const unusable = Object.entries({ authorization_endpoint: authorizationEndpoint, token_endpoint: tokenEndpoint, userinfo_endpoint: userinfoEndpoint })
+        .filter(([, v]) => v === null)
+        .map(([k]) => k);
+      http.logger.warn("oidc discovery lacks a usable endpoint", { unusable });
       throw failure("discovery");
     }
+    return { authorizationEndpoint, tokenEndpoint, userinfoEndpoint, issInResponse: doc.authorization_response_iss_parameter_supported === true };
   }
 
   async function discovery(): Promise<Discovery> {

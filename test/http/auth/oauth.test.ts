@@ -408,7 +408,7 @@ describe("a provider that is down, slow or misconfigured", () => {
     }
   });
 
-  test("a discovery document for another issuer → start answers 400 OAUTH_FAILED (discovery), nothing cached", async () => {
+  test("a discovery document for another issuer or without a userinfo endpoint → start answers 400 OAUTH_FAILED (discovery), nothing cached", async () => {
     const other = await startFakeOAuth();
     const wrongIssuer = await createTestApp({ env: { ...providerEnv(other), OIDC_ISSUER: other.url }, label: "oauth-issuer" });
     try {
@@ -417,6 +417,14 @@ describe("a provider that is down, slow or misconfigured", () => {
       expectRefused(res, 400, "OAUTH_FAILED");
       expect(res.body.error.details).toEqual({ reason: "discovery" });
       other.discoveryIssuer = null;
+      // No userinfo endpoint, or an unparseable one: Keyward could not learn the email.
+      for (const userinfo of [undefined, "not a url"]) {
+        other.discoveryOverrides = { userinfo_endpoint: userinfo };
+        const bad = await wrongIssuer.request("GET", "/api/v1/auth/oauth/oidc/start");
+        expectRefused(bad, 400, "OAUTH_FAILED");
+        expect(bad.body.error.details).toEqual({ reason: "discovery" });
+      }
+      other.discoveryOverrides = {};
       expect((await wrongIssuer.request("GET", "/api/v1/auth/oauth/oidc/start")).status).toBe(302);
     } finally {
       await wrongIssuer.close();
