@@ -13,6 +13,10 @@ import { apiDocs } from "./http/openapi";
 // After the openapi plugin (imported by ./http/openapi): replaces its per-call uuid format check.
 import "./http/formats";
 import { adminGuard, apiKeyResolver } from "./http/auth";
+import { adminSessionResolver } from "./http/session";
+import { signInRoutes } from "./modules/sign-in";
+import { userAdminRoutes } from "./modules/users/admin";
+import { sessionAdminRoutes } from "./modules/sessions/admin";
 import { healthRoutes } from "./modules/health";
 import { keyRoutes } from "./modules/keys";
 import { keyAdminRoutes } from "./modules/keys/admin";
@@ -44,8 +48,8 @@ export const API_VERSION = "1.1.0";
 
 export function createApp(deps: Deps) {
   const { config, clock, logger } = deps;
-  // Admin credentials: API keys now; an admin session resolver joins this list later.
-  const guard = adminGuard([apiKeyResolver(deps)]);
+  // Admin credentials: an API key (Authorization: Bearer) first, else an admin's session cookie.
+  const guard = adminGuard([apiKeyResolver(deps), adminSessionResolver(deps)]);
   const resolveClient = clientAddressResolver(config.trustProxy, NO_PEER);
 
   // normalize: false — Elysia otherwise silently strips unknown body fields; our schemas say
@@ -97,6 +101,12 @@ export function createApp(deps: Deps) {
             components: {
               securitySchemes: {
                 bearerAuth: { type: "http", scheme: "bearer", description: "Admin API key (kw_…)" },
+                sessionCookie: {
+                  type: "apiKey",
+                  in: "cookie",
+                  name: "session",
+                  description: "Signed-in session (portal, /auth, and admin routes for users with an admin role)",
+                },
                 licenseKey: {
                   type: "apiKey",
                   in: "header",
@@ -121,6 +131,8 @@ export function createApp(deps: Deps) {
           .use(feedRoutes(deps))
           .use(downloadRoutes(deps))
           .use(storageRoutes(deps))
+          // Sign-in and sessions (cookie `session`).
+          .use(signInRoutes(deps))
           // Sign-in with OAuth / OpenID Connect providers (sets the session cookie).
           .use(oauthRoutes(deps))
           // 7. Admin routes: each declares `scopes`, enforced by the guard's macro.
@@ -137,7 +149,9 @@ export function createApp(deps: Deps) {
           .use(keyAdminRoutes(deps, guard))
           .use(releaseKeyAdminRoutes(deps, guard))
           .use(releaseAdminRoutes(deps, guard))
-          .use(jobAdminRoutes(deps, guard)),
+          .use(jobAdminRoutes(deps, guard))
+          .use(userAdminRoutes(deps, guard))
+          .use(sessionAdminRoutes(deps, guard)),
       )
   );
 }

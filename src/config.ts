@@ -59,6 +59,10 @@ export interface Config {
   webhookRetryBaseSeconds: number;
   /** Test only (refused unless NODE_ENV=test): the process SIGKILLs itself at this point. */
   testCrashPoint: CrashPoint | null;
+  /** POST /auth/dev-login signs in any address without proof (DEV_LOGIN; refused in production). */
+  devLogin: boolean;
+  /** ADMIN_EMAILS, normalized: these addresses are always admins (bootstrap). */
+  adminEmails: readonly string[];
   /** Sign-in with GitHub, Google and a generic OpenID Connect provider (docs/sign-in.md). */
   oauth: OAuthConfig;
 }
@@ -231,6 +235,8 @@ export function loadConfig(env: Env): Readonly<Config> {
     jobs: bool(env, "JOBS", nodeEnv !== "test"),
     webhookRetryBaseSeconds: int(env, "WEBHOOK_RETRY_BASE_SECONDS", 30, 1, 3600),
     testCrashPoint: optional(env, "TEST_CRASH_POINT") === null ? null : oneOf(env, "TEST_CRASH_POINT", CRASH_POINTS[0], CRASH_POINTS),
+    devLogin: bool(env, "DEV_LOGIN", false),
+    adminEmails: emailList(env, "ADMIN_EMAILS"),
     oauth: oauthConfig(env, nodeEnv === "production"),
   };
   if (config.testCrashPoint !== null && nodeEnv !== "test") {
@@ -242,6 +248,10 @@ export function loadConfig(env: Env): Readonly<Config> {
     // Production refuses the conveniences that make a first local start work (DECISIONS: Service basics).
     if (!config.masterKeyHex) {
       throw new ConfigError("RELEASE_KEY_ENCRYPTION_KEY", "is required when NODE_ENV=production");
+    }
+    if (config.devLogin) {
+      // Dev login signs anyone in as anyone: never on a production service.
+      throw new ConfigError("DEV_LOGIN", "is refused when NODE_ENV=production");
     }
     if (config.baseUrl.startsWith("http://") && !config.allowInsecureBaseUrl) {
       throw new ConfigError("BASE_URL", "must use https in production (or set ALLOW_INSECURE_BASE_URL=true)");
@@ -307,6 +317,18 @@ function oauthConfig(env: Env, production: boolean): OAuthConfig {
     oidc: oidc && issuer !== null ? { ...oidc, issuer, name } : null,
     httpTimeoutMs: int(env, "OAUTH_HTTP_TIMEOUT_MS", 10_000, 100, 120_000),
   };
+}
+
+/** A comma-separated list of email addresses, trimmed and lower-cased (ASCII); empty entries skipped. */
+function emailList(env: Env, name: string): string[] {
+  const out: string[] = [];
+  for (const part of (optional(env, name) ?? "").split(",")) {
+    const email = part.trim().replace(/[A-Z]+/g, (m) => m.toLowerCase());
+    if (email === "") continue;
+    if (!/^[^\s@,]+@[^\s@,]+$/.test(email) || email.length > 320) throw new ConfigError(name, `must list email addresses, got "${email}"`);
+    if (!out.includes(email)) out.push(email);
+  }
+  return out;
 }
 
 /** A postgres:// or postgresql:// URL with a host, or null when unset. */

@@ -26,6 +26,9 @@ import type { BruteForceRepo } from "./modules/abuse/repo";
 import type { JobLeaseRepo } from "./jobs/lease";
 import type { OutboxRepo } from "./modules/outbox/repo";
 import type { OutboxHandlers } from "./modules/outbox/handlers";
+import type { UserRepo } from "./modules/users/repo";
+import type { SessionRepo } from "./modules/sessions/repo";
+import type { SignInCodeRepo } from "./modules/sign-in/repo";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
@@ -47,6 +50,9 @@ export interface Repos {
   bruteForce: BruteForceRepo;
   jobLeases: JobLeaseRepo;
   outbox: OutboxRepo;
+  users: UserRepo;
+  sessions: SessionRepo;
+  signInCodes: SignInCodeRepo;
 }
 
 export interface Deps {

@@ -20,6 +20,9 @@ import { createAuditRepoPg } from "./modules/audit/repo.pg";
 import { createSigningKeyRepoPg } from "./modules/keys/repo.pg";
 import { createJobLeaseRepoPg } from "./jobs/lease.pg";
 import { createOutboxRepoPg } from "./modules/outbox/repo.pg";
+import { createUserRepoPg } from "./modules/users/repo.pg";
+import { createSessionRepoPg } from "./modules/sessions/repo.pg";
+import { createSignInCodeRepoPg } from "./modules/sign-in/repo.pg";
 
 /** The public rate limiter on PostgreSQL (exact across nodes); container.ts wires it as `rateLimiter`. */
 export { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
@@ -44,5 +47,8 @@ export function createPgRepos(handle: PgHandle): Repos {
     bruteForce: createBruteForceRepoPg(handle),
     jobLeases: createJobLeaseRepoPg(handle),
     outbox: createOutboxRepoPg(handle),
+    users: createUserRepoPg(handle),
+    sessions: createSessionRepoPg(handle),
+    signInCodes: createSignInCodeRepoPg(handle),
   };
 }

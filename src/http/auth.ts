@@ -35,7 +35,7 @@ export function adminGuard(resolvers: readonly CredentialResolver[]) {
   return new Elysia({ name: "keyward/admin-guard" }).macro({
     scopes(accepted: readonly Scope[]) {
       return {
-        detail: { security: [{ bearerAuth: [] }] },
+        detail: { security: [{ bearerAuth: [] }, { sessionCookie: [] }] },
         // transform runs before schema validation, so a caller without a valid credential gets
         // 401/403 for any parseable request, never a 400 describing the route's schema. (Body
         // parsing itself comes earlier: unparseable JSON is a 400 for everyone.)

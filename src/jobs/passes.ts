@@ -66,4 +66,14 @@ export const JOB_PASSES: readonly JobPass[] = [
     description: "Deletes Idempotency-Key records older than the 24-hour replay window.",
     run: async (deps) => ({ deleted: await pruneIdempotencyKeys(deps) }),
   },
+  {
+    name: "prune-sessions",
+    schedule: "23 * * * *",
+    leaseMs: 5 * MINUTE,
+    description: "Deletes sessions past their idle or absolute expiry and sign-in codes past their expiry.",
+    run: async (deps, { now }) => ({
+      sessions: await deps.repos.sessions.pruneExpired(now),
+      sign_in_codes: await deps.repos.signInCodes.pruneExpired(now),
+    }),
+  },
 ];

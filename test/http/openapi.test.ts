@@ -161,9 +161,9 @@ describe("every operation", () => {
     }
 
     if (route.path.startsWith("/api/v1/admin/")) {
-      test(`${key}: requires bearerAuth and documents 401 and 403`, () => {
+      test(`${key}: requires bearerAuth or an admin's session cookie and documents 401 and 403`, () => {
         const o = op(route.method, route.path)!;
-        expect(o.security).toEqual([{ bearerAuth: [] }]);
+        expect(o.security).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }]);
         expect(Object.keys(o.responses ?? {})).toEqual(expect.arrayContaining(["401", "403"]));
       });
     } else if (route.path === DOWNLOAD_REDIRECT) {
@@ -171,6 +171,13 @@ describe("every operation", () => {
         const o = op(route.method, route.path)!;
         expect(o.security).toEqual([{}, { licenseKey: [] }]);
         expect(Object.keys(o.responses ?? {})).toEqual(expect.arrayContaining(["401", "403"]));
+      });
+    } else if (JSON.stringify((route.hooks as { detail?: { security?: unknown } } | undefined)?.detail?.security) === JSON.stringify([{ sessionCookie: [] }])) {
+      // Routes behind the `signedIn` macro (portal, /auth/me…); their 401 is tested with the routes.
+      test(`${key}: requires the session cookie and documents 401`, () => {
+        const o = op(route.method, route.path)!;
+        expect(o.security).toEqual([{ sessionCookie: [] }]);
+        expect(Object.keys(o.responses ?? {})).toEqual(expect.arrayContaining(["401"]));
       });
     } else {
       test(`${key}: public, says so with an empty security requirement`, () => {

@@ -12,6 +12,8 @@ import { fixedClock, type FixedClock } from "../../src/shared/clock";
 import { createLogger } from "../../src/shared/logger";
 import { SYSTEM_ACTOR, type Scope } from "../../src/shared/actor";
 import { createApiKey } from "../../src/modules/api-keys/service";
+import { signIn as openSession } from "../../src/modules/sessions/service";
+import type { AdminRole } from "../../src/modules/users/repo";
 import type { Deps } from "../../src/deps";
 import type { DbHandle } from "../../src/db/client";
 import type { Engine } from "../../src/db/store";
@@ -33,6 +35,11 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Send `body` as-is (string) instead of JSON-encoding it. */
   raw?: boolean;
+  /**
+   * A Cookie header (e.g. from t.signIn). With it, no API key is sent unless `key` is given, and
+   * the request carries `Origin: <BASE_URL's origin>` (a same-site browser) unless `headers` set one.
+   */
+  cookie?: string;
 }
 
 export interface TestApp {
@@ -42,6 +49,13 @@ export interface TestApp {
   dataDir: string;
   adminKey: string;
   apiKey(scopes: Scope[], productId?: string | null): Promise<string>;
+  /**
+   * Signs `email` in (as POST /auth/dev-login would) and returns the Cookie header value
+   * `session=…`; `role` also gives the user that admin role.
+   */
+  signIn(email: string, opts?: { role?: AdminRole | null }): Promise<string>;
+  /** BASE_URL's origin: the Origin header of a same-site browser request. */
+  origin: string;
   /** The SQLite handle behind deps (tests of SQLite itself); throws on PostgreSQL. */
   sqlite: DbHandle;
   /** The engine this app runs on (KEYWARD_TEST_ENGINE; default sqlite). */
@@ -135,9 +149,21 @@ export async function createTestApp(
       return sqlite;
     },
     apiKey,
+    origin: new URL(config.baseUrl).origin,
+    async signIn(email, o = {}) {
+      const { user, setCookie } = await openSession(deps, deps.repos, { email, method: "dev", ip: "127.0.0.1", userAgent: "test" });
+      if (o.role !== undefined) {
+        await deps.repos.users.setRole(user.id, o.role, {});
+      }
+      return setCookie.split(";")[0]!;
+    },
     async request(method, path, o = {}) {
       const headers: Record<string, string> = { ...o.headers };
-      const key = o.key === undefined ? (path.includes("/admin/") ? adminKey : null) : o.key;
+      if (o.cookie !== undefined) {
+        headers.cookie = o.cookie;
+        if (!Object.keys(headers).some((h) => h.toLowerCase() === "origin")) headers.origin = new URL(config.baseUrl).origin;
+      }
+      const key = o.key === undefined ? (path.includes("/admin/") && o.cookie === undefined ? adminKey : null) : o.key;
       if (key) headers.authorization = `Bearer ${key}`;
       let body: string | undefined;
       if (o.body !== undefined) {

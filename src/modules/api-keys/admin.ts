@@ -4,9 +4,9 @@ import type { AdminGuard } from "../../http/auth";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { createApiKey, listApiKeys, revokeApiKey } from "./service";
 import type { ApiKeyRecord } from "./repo";
-import { SCOPES } from "../../shared/actor";
 
-const ScopeSchema = t.UnionEnum(SCOPES);
+// Literal union (t.UnionEnum would document "admin" as every item's default).
+const ScopeSchema = t.Union([t.Literal("admin"), t.Literal("licenses:write"), t.Literal("releases:write"), t.Literal("read")]);
 const ApiKeySchema = t.Object(
   {
     id: t.String({ format: "uuid" }),

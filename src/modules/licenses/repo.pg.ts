@@ -2,13 +2,11 @@ import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema-pg";
+import { likeEscape } from "../../db/like";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { License, LicenseRepo } from "./repo";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
-
-/** Escapes LIKE wildcards so a search for "a_b" matches literally (same as repo.sqlite.ts). */
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * SQLite's lower() and LIKE fold ASCII letters only; under the "C" collation PostgreSQL's lower()

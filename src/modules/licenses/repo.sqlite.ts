@@ -2,13 +2,12 @@ import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema";
+import { likeEscape } from "../../db/like";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { License, LicenseRepo } from "./repo";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
 
-/** Escapes LIKE wildcards so a search for "a_b" matches literally. */
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export function createLicenseRepo(handle: DbHandle): LicenseRepo {
   const { db } = handle;

@@ -17,6 +17,8 @@ export interface OutboxEmail {
   template: string;
   to: string;
   data: Record<string, unknown>;
+  /** Secret template values (a code, a link with a token), AES-GCM sealed: never plaintext at rest. */
+  sealed?: string;
   at: Date;
 }
 
@@ -37,7 +39,7 @@ export function eventMessage(e: OutboxEvent): NewOutboxMessage {
 }
 
 export function emailMessage(m: OutboxEmail): NewOutboxMessage {
-  return { kind: "email", topic: m.template, payload: { template: m.template, to: m.to, data: m.data }, at: m.at };
+  return { kind: "email", topic: m.template, payload: { template: m.template, to: m.to, data: m.data, ...(m.sealed ? { sealed: m.sealed } : {}) }, at: m.at };
 }
 
 /** The outbox messages of `effects`, events first, each in the order given. */

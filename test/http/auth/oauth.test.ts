@@ -89,12 +89,12 @@ async function signInVia(provider: Provider, user: FakeUser, returnTo?: string) 
   return { started: s, res: await callback(t, back, s.flowCookie) };
 }
 
-/** The email of the session a cookie names, as GET /auth/me reports it (null when not signed in). */
-async function whoIs(sessionCookie: string): Promise<string | null> {
+/** The user and sign-in method of the session a cookie names, as GET /auth/me reports them (null when signed out). */
+async function whoIs(sessionCookie: string): Promise<{ email: string; method: string } | null> {
   const me = await t.request("GET", "/api/v1/auth/me", { headers: { cookie: sessionCookie } });
   if (me.status === 401) return null;
   expect(me.status).toBe(200);
-  return me.body.data.user?.email ?? me.body.data.email;
+  return { email: me.body.data.user.email, method: me.body.data.session.method };
 }
 
 function expectRefused(res: TestResponse, status: number, code: string) {
@@ -188,25 +188,26 @@ describe("a full sign-in", () => {
     const tokenReq = fake.tokenRequests.slice(before);
     expect(tokenReq.map((r) => ({ path: r.path, outcome: r.outcome }))).toEqual([{ path: "/login/oauth/access_token", outcome: "ok" }]);
     expect(s256(tokenReq[0]!.codeVerifier!)).toBe(s.authorizeUrl.searchParams.get("code_challenge")!);
-    expect((await whoIs(`session=${set.get("session")!.value}`))?.toLowerCase()).toBe("octo@example.com");
+    // Users are keyed by the lower-cased address.
+    expect(await whoIs(`session=${set.get("session")!.value}`)).toEqual({ email: "octo@example.com", method: "oauth:github" });
   });
 
   test("Google: email_verified from userinfo; return_to defaults to /", async () => {
     const { res } = await signInVia("google", verified("g.user@example.com"));
     expect(res.status).toBe(302);
     expect(res.headers.get("location")).toBe("/");
-    expect(await whoIs(`session=${cookies(res).get("session")!.value}`)).toBe("g.user@example.com");
+    expect(await whoIs(`session=${cookies(res).get("session")!.value}`)).toEqual({ email: "g.user@example.com", method: "oauth:google" });
   });
 
   test("OpenID Connect: endpoints from discovery (fetched once, then cached)", async () => {
     const first = await signInVia("oidc", verified("sso.user@example.com"));
     expect(first.res.status).toBe(302);
-    expect(await whoIs(`session=${cookies(first.res).get("session")!.value}`)).toBe("sso.user@example.com");
+    expect(await whoIs(`session=${cookies(first.res).get("session")!.value}`)).toEqual({ email: "sso.user@example.com", method: "oauth:oidc" });
     const fetches = fake.discoveryFetches;
     expect(fetches).toBeGreaterThanOrEqual(1);
     const second = await signInVia("oidc", verified("sso.other@example.com"));
     expect(second.res.status).toBe(302);
-    expect(await whoIs(`session=${cookies(second.res).get("session")!.value}`)).toBe("sso.other@example.com");
+    expect(await whoIs(`session=${cookies(second.res).get("session")!.value}`)).toEqual({ email: "sso.other@example.com", method: "oauth:oidc" });
     expect(fake.discoveryFetches).toBe(fetches);
   });
 
@@ -333,10 +334,12 @@ describe("the email must be verified by the provider", () => {
     { name: "GitHub with no addresses", provider: "github", user: { sub: "u6", email: null, githubEmails: [] }, reason: "missing" },
   ];
   for (const c of cases) {
-    test(`${c.name} → 403 OAUTH_EMAIL_UNVERIFIED, no session`, async () => {
+    test(`${c.name} → 403 OAUTH_EMAIL_UNVERIFIED, no session, no user`, async () => {
       const { res } = await signInVia(c.provider, c.user);
       expectRefused(res, 403, "OAUTH_EMAIL_UNVERIFIED");
       expect(res.body.error.details).toEqual({ reason: c.reason });
+      const addresses = [c.user.email, ...(c.user.githubEmails ?? []).map((e) => e.email)].filter((e): e is string => e !== null);
+      for (const email of addresses) expect({ email, user: await t.deps.repos.users.findByEmail(email) }).toEqual({ email, user: null });
     });
   }
 });

@@ -1,0 +1,81 @@
+import { and, desc, eq, gt, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import type { PgHandle } from "../../db/pg";
+import { sessions } from "../../db/schema-pg";
+import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { writeEffectsPg } from "../outbox/write.pg";
+import type { Session, SessionRepo } from "./repo";
+
+const columns = {
+  id: sessions.id,
+  userId: sessions.userId,
+  method: sessions.method,
+  ip: sessions.ip,
+  userAgent: sessions.userAgent,
+  createdAt: sessions.createdAt,
+  lastSeenAt: sessions.lastSeenAt,
+  idleExpiresAt: sessions.idleExpiresAt,
+  absoluteExpiresAt: sessions.absoluteExpiresAt,
+};
+const idBytes = sql`${sessions.id} COLLATE "C"`;
+
+export function createSessionRepoPg(handle: PgHandle): SessionRepo {
+  const { db } = handle;
+  // Prepared: every cookie-authenticated request resolves its session through this lookup.
+  const byHash = db.select(columns).from(sessions).where(eq(sessions.tokenHash, sql.placeholder("hash"))).prepare("session_by_token_hash");
+  return {
+    async create(session) {
+      await db.insert(sessions).values(session);
+      const { tokenHash: _, ...rest } = session;
+      return rest;
+    },
+    async findByTokenHash(hash) {
+      return (await byHash.execute({ hash }))[0] ?? null;
+    },
+    async get(id) {
+      return (await db.select(columns).from(sessions).where(eq(sessions.id, id)))[0] ?? null;
+    },
+    async touch(id, lastSeenAt, idleExpiresAt) {
+      await db.update(sessions).set({ lastSeenAt, idleExpiresAt }).where(eq(sessions.id, id));
+    },
+    async revoke(id, effects) {
+      return await db.transaction(async (tx) => {
+        const [gone] = await tx.delete(sessions).where(eq(sessions.id, id)).returning(columns);
+        if (!gone) return null;
+        if (effects) await writeEffectsPg(tx, effects);
+        return gone;
+      });
+    },
+    async revokeAllForUser(userId, effects) {
+      return await db.transaction(async (tx) => {
+        const gone = await tx.delete(sessions).where(eq(sessions.userId, userId)).returning({ id: sessions.id });
+        if (gone.length > 0 && effects) await writeEffectsPg(tx, effects);
+        return gone.length;
+      });
+    },
+    async list(f) {
+      const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
+      if (f.userId) where.push(eq(sessions.userId, f.userId));
+      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
+      if (cursor) {
+        const at = new Date(cursor.t);
+        where.push(or(lt(sessions.createdAt, at), and(eq(sessions.createdAt, at), sql`${idBytes} < ${cursor.id}`))!);
+      }
+      const rows = await db
+        .select(columns)
+        .from(sessions)
+        .where(and(...where))
+        .orderBy(desc(sessions.createdAt), sql`${idBytes} DESC`)
+        .limit(f.limit + 1);
+      const items = rows.slice(0, f.limit);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+    },
+    async pruneExpired(now) {
+      const gone = await db
+        .delete(sessions)
+        .where(or(lte(sessions.idleExpiresAt, now), lte(sessions.absoluteExpiresAt, now)))
+        .returning({ id: sessions.id });
+      return gone.length;
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { and, desc, eq, gt, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { immediate, lazyStatement, lift, type DbHandle } from "../../db/client";
+import { sessions } from "../../db/schema";
+import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { writeEffects } from "../outbox/write.sqlite";
+import type { Session, SessionRepo } from "./repo";
+
+const columns = {
+  id: sessions.id,
+  userId: sessions.userId,
+  method: sessions.method,
+  ip: sessions.ip,
+  userAgent: sessions.userAgent,
+  createdAt: sessions.createdAt,
+  lastSeenAt: sessions.lastSeenAt,
+  idleExpiresAt: sessions.idleExpiresAt,
+  absoluteExpiresAt: sessions.absoluteExpiresAt,
+};
+
+export function createSessionRepo(handle: DbHandle): SessionRepo {
+  const { db } = handle;
+  // Prepared: every cookie-authenticated request resolves its session through this lookup.
+  const byHash = lazyStatement(() => db.select(columns).from(sessions).where(eq(sessions.tokenHash, sql.placeholder("hash"))).prepare());
+  const get = (id: string): Session | null => db.select(columns).from(sessions).where(eq(sessions.id, id)).get() ?? null;
+  return {
+    async create(session) {
+      db.insert(sessions).values(session).run();
+      const { tokenHash: _, ...rest } = session;
+      return rest;
+    },
+    async findByTokenHash(hash) {
+      return byHash().get({ hash }) ?? null;
+    },
+    get: lift(get),
+    async touch(id, lastSeenAt, idleExpiresAt) {
+      db.update(sessions).set({ lastSeenAt, idleExpiresAt }).where(eq(sessions.id, id)).run();
+    },
+    async revoke(id, effects) {
+      return immediate(handle, () => {
+        const [gone] = db.delete(sessions).where(eq(sessions.id, id)).returning(columns).all();
+        if (!gone) return null;
+        if (effects) writeEffects(db, effects);
+        return gone;
+      });
+    },
+    async revokeAllForUser(userId, effects) {
+      return immediate(handle, () => {
+        const gone = db.delete(sessions).where(eq(sessions.userId, userId)).returning({ id: sessions.id }).all();
+        if (gone.length > 0 && effects) writeEffects(db, effects);
+        return gone.length;
+      });
+    },
+    async list(f) {
+      const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
+      if (f.userId) where.push(eq(sessions.userId, f.userId));
+      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
+      if (cursor) {
+        const at = new Date(cursor.t);
+        where.push(or(lt(sessions.createdAt, at), and(eq(sessions.createdAt, at), lt(sessions.id, cursor.id)))!);
+      }
+      const rows = db
+        .select(columns)
+        .from(sessions)
+        .where(and(...where))
+        .orderBy(desc(sessions.createdAt), desc(sessions.id))
+        .limit(f.limit + 1)
+        .all();
+      const items = rows.slice(0, f.limit);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+    },
+    async pruneExpired(now) {
+      return db
+        .delete(sessions)
+        .where(or(lte(sessions.idleExpiresAt, now), lte(sessions.absoluteExpiresAt, now)))
+        .returning({ id: sessions.id })
+        .all().length;
+    },
+  };
+}

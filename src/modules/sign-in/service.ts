@@ -1,0 +1,73 @@
+// Sign-in verbs (DECISIONS: Sessions and sign-in): the email one-time code and the development
+// login. Both end in sessions/service.signIn. OAuth lives in modules/oauth.
+import { randomInt } from "node:crypto";
+import type { Deps } from "../../deps";
+import { hmacSha256Hex } from "../../crypto/hash";
+import { AppError } from "../../shared/errors";
+import { MINUTE } from "../../shared/clock";
+import { normalizeEmail } from "../users/domain";
+import { sealedEmail } from "../email/outbox";
+import { signIn } from "../sessions/service";
+
+export const CODE_TTL_MS = 10 * MINUTE;
+export const CODE_MAX_ATTEMPTS = 5;
+export const CODE_DIGITS = 6;
+/** Requests per minute: codes asked for one address, codes asked from one client address, guesses from one client address. */
+export const CODE_REQUESTS_PER_ADDRESS = 3;
+export const CODE_REQUESTS_PER_IP = 10;
+export const CODE_GUESSES_PER_IP = 30;
+
+export function signInCodeHash(deps: Pick<Deps, "secrets">, email: string, code: string): string {
+  return hmacSha256Hex(deps.secrets.subkey("signInCodeHash"), `${email}\n${code}`);
+}
+
+async function limit(deps: Pick<Deps, "rateLimiter" | "clock">, key: string, perMinute: number): Promise<void> {
+  const d = await deps.rateLimiter.hit(key, perMinute, MINUTE, deps.clock.nowMs());
+  if (!d.allowed) throw new AppError("RATE_LIMITED", { message: "Too many sign-in requests; try again later.", retryAfterSeconds: d.retryAfterSeconds });
+}
+
+/**
+ * Whether an address may receive a code: a user already, the owner of a license, or an
+ * ADMIN_EMAILS address. Others get the same answer and no email (no account enumeration, and the
+ * service cannot be used to mail arbitrary addresses).
+ */
+async function canSignIn(deps: Deps, email: string): Promise<boolean> {
+  if (deps.config.adminEmails.includes(email)) return true;
+  if (await deps.repos.users.findByEmail(email)) return true;
+  const owned = await deps.repos.licenses.list({ email, limit: 1 });
+  return owned.items.length > 0;
+}
+
+/**
+ * Sends a one-time code to the address when it may sign in. The caller answers the same whatever
+ * happened here, so the response never tells whether the address is known.
+ */
+export async function requestSignInCode(deps: Deps, input: { email: string; ip: string }): Promise<void> {
+  const email = normalizeEmail(input.email);
+  await limit(deps, `sign-in-code:ip:${input.ip}`, CODE_REQUESTS_PER_IP);
+  await limit(deps, `sign-in-code:email:${email}`, CODE_REQUESTS_PER_ADDRESS);
+  if (!(await canSignIn(deps, email))) return;
+  const code = String(randomInt(0, 10 ** CODE_DIGITS)).padStart(CODE_DIGITS, "0");
+  const now = deps.clock.now();
+  const expiresAt = new Date(now.getTime() + CODE_TTL_MS);
+  const mail = sealedEmail(deps.secrets, { template: "sign_in_code", to: email, at: now, data: { ttl_minutes: CODE_TTL_MS / MINUTE }, secret: { code } });
+  await deps.repos.signInCodes.put({ email, codeHash: signInCodeHash(deps, email, code), createdAt: now, expiresAt }, { emails: [mail] });
+}
+
+/** Checks a code; on success opens a session. Every failure is the same 400 SIGN_IN_CODE_INVALID. */
+export async function verifySignInCode(
+  deps: Deps,
+  input: { email: string; code: string; ip: string; userAgent: string | null },
+) {
+  const email = normalizeEmail(input.email);
+  await limit(deps, `sign-in-guess:ip:${input.ip}`, CODE_GUESSES_PER_IP);
+  const verdict = await deps.repos.signInCodes.check(email, signInCodeHash(deps, email, input.code), deps.clock.now(), CODE_MAX_ATTEMPTS);
+  if (verdict !== "ok") throw new AppError("SIGN_IN_CODE_INVALID");
+  return signIn(deps, deps.repos, { email, method: "otp", ip: input.ip, userAgent: input.userAgent });
+}
+
+/** DEV_LOGIN=true only (the route is not mounted otherwise): signs any address in without proof. */
+export async function devLogin(deps: Deps, input: { email: string; ip: string; userAgent: string | null }) {
+  if (!deps.config.devLogin || deps.config.nodeEnv === "production") throw new AppError("NOT_FOUND");
+  return signIn(deps, deps.repos, { email: input.email, method: "dev", ip: input.ip, userAgent: input.userAgent });
+}

@@ -1,0 +1,28 @@
+// Email normalization and the admin role rules (DECISIONS: Sessions and sign-in).
+import type { Scope } from "../../shared/actor";
+import type { AdminRole, User } from "./repo";
+
+/**
+ * Users are keyed by the lower-cased address. Only ASCII letters are folded: the domain part is
+ * case-insensitive everywhere, and no mail system we know treats the local part's ASCII case as
+ * significant; non-ASCII characters are left as they are (no Unicode case folding surprises).
+ */
+export function normalizeEmail(email: string): string {
+  return email.trim().replace(/[A-Z]+/g, (m) => m.toLowerCase());
+}
+
+/**
+ * What each admin role may do, as the scopes an API key would carry, so one guard checks both:
+ * `admin` everything; `support` reads everything and acts on licenses (actions, seats,
+ * activations) but not the catalog, keys, API keys or settings; `viewer` reads only.
+ */
+export const ROLE_SCOPES: Record<AdminRole, readonly Scope[]> = {
+  admin: ["admin"],
+  support: ["read", "licenses:write"],
+  viewer: ["read"],
+};
+
+/** The role in force: an ADMIN_EMAILS address (config.adminEmails) is always `admin`; otherwise the stored role. */
+export function effectiveRole(user: Pick<User, "email" | "role">, adminEmails: readonly string[]): AdminRole | null {
+  return adminEmails.includes(user.email) ? "admin" : user.role;
+}

@@ -1,0 +1,73 @@
+import { and, desc, eq, isNotNull, lt, or, sql, type SQL } from "drizzle-orm";
+import type { PgHandle } from "../../db/pg";
+import { users } from "../../db/schema-pg";
+import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { likeEscape } from "../../db/like";
+import { newId } from "../../shared/ids";
+import { writeEffectsPg } from "../outbox/write.pg";
+import type { User, UserRepo } from "./repo";
+
+const idBytes = sql`${users.id} COLLATE "C"`;
+
+export function createUserRepoPg(handle: PgHandle): UserRepo {
+  const { db } = handle;
+  // Prepared: every signed-in request reads its user (the role is checked per request).
+  const byId = db.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare("user_by_id");
+  const get = async (id: string): Promise<User | null> => (await byId.execute({ id }))[0] ?? null;
+  const findByEmail = async (email: string): Promise<User | null> => (await db.select().from(users).where(eq(users.email, email)))[0] ?? null;
+  return {
+    async ensure(email, at) {
+      // One statement whichever node wins: the insert returns the new row, or the update (a no-op
+      // that keeps the row) returns the existing one.
+      const [row] = await db
+        .insert(users)
+        .values({ id: newId(), email, role: null, createdAt: at, lastSignInAt: null })
+        .onConflictDoUpdate({ target: users.email, set: { email: sql`excluded.email` } })
+        .returning();
+      return row!;
+    },
+    get,
+    findByEmail,
+    async list(f) {
+      const where: SQL[] = [];
+      if (f.role === "admins") where.push(isNotNull(users.role));
+      else if (f.role) where.push(eq(users.role, f.role));
+      if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(f.search.toLowerCase())}%`} ESCAPE '\\'`);
+      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
+      if (cursor) {
+        const at = new Date(cursor.t);
+        where.push(or(lt(users.createdAt, at), and(eq(users.createdAt, at), sql`${idBytes} < ${cursor.id}`))!);
+      }
+      const rows = await db
+        .select()
+        .from(users)
+        .where(where.length ? and(...where) : undefined)
+        .orderBy(desc(users.createdAt), sql`${idBytes} DESC`)
+        .limit(f.limit + 1);
+      const items = rows.slice(0, f.limit);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+    },
+    async setRole(id, role, effects) {
+      return await db.transaction(async (tx) => {
+        const [current] = await tx.select().from(users).where(eq(users.id, id)).for("update");
+        if (!current) return null;
+        if (current.role === role) return current;
+        const [updated] = await tx.update(users).set({ role }).where(eq(users.id, id)).returning();
+        await writeEffectsPg(tx, effects);
+        return updated!;
+      });
+    },
+    async remove(id, effects) {
+      return await db.transaction(async (tx) => {
+        const gone = await tx.delete(users).where(eq(users.id, id)).returning({ id: users.id });
+        if (gone.length === 0) return false;
+        await writeEffectsPg(tx, effects);
+        return true;
+      });
+    },
+    async touchSignIn(id, at) {
+      await db.update(users).set({ lastSignInAt: at }).where(eq(users.id, id));
+    },
+  };
+}

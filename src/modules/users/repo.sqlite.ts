@@ -1,0 +1,68 @@
+import { and, desc, eq, isNotNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { immediate, lazyStatement, lift, type DbHandle } from "../../db/client";
+import { users } from "../../db/schema";
+import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { newId } from "../../shared/ids";
+import { likeEscape } from "../../db/like";
+import { writeEffects } from "../outbox/write.sqlite";
+import type { User, UserRepo } from "./repo";
+
+export function createUserRepo(handle: DbHandle): UserRepo {
+  const { db } = handle;
+  // Prepared: every signed-in request reads its user (the role is checked per request).
+  const byId = lazyStatement(() => db.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare());
+  const get = (id: string): User | null => byId().get({ id }) ?? null;
+  const findByEmail = (email: string): User | null => db.select().from(users).where(eq(users.email, email)).get() ?? null;
+  return {
+    async ensure(email, at) {
+      return immediate(handle, () => {
+        db.insert(users).values({ id: newId(), email, role: null, createdAt: at, lastSignInAt: null }).onConflictDoNothing({ target: users.email }).run();
+        return findByEmail(email)!;
+      });
+    },
+    get: lift(get),
+    findByEmail: lift(findByEmail),
+    async list(f) {
+      const where: SQL[] = [];
+      if (f.role === "admins") where.push(isNotNull(users.role));
+      else if (f.role) where.push(eq(users.role, f.role));
+      if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(f.search.toLowerCase())}%`} ESCAPE '\\'`);
+      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
+      if (cursor) {
+        const at = new Date(cursor.t);
+        where.push(or(lt(users.createdAt, at), and(eq(users.createdAt, at), lt(users.id, cursor.id)))!);
+      }
+      const rows = db
+        .select()
+        .from(users)
+        .where(where.length ? and(...where) : undefined)
+        .orderBy(desc(users.createdAt), desc(users.id))
+        .limit(f.limit + 1)
+        .all();
+      const items = rows.slice(0, f.limit);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+    },
+    async setRole(id, role, effects) {
+      return immediate(handle, () => {
+        const current = get(id);
+        if (!current) return null;
+        if (current.role === role) return current;
+        db.update(users).set({ role }).where(eq(users.id, id)).run();
+        writeEffects(db, effects);
+        return get(id);
+      });
+    },
+    async remove(id, effects) {
+      return immediate(handle, () => {
+        const gone = db.delete(users).where(eq(users.id, id)).returning({ id: users.id }).all();
+        if (gone.length === 0) return false;
+        writeEffects(db, effects);
+        return true;
+      });
+    },
+    async touchSignIn(id, at) {
+      db.update(users).set({ lastSignInAt: at }).where(eq(users.id, id)).run();
+    },
+  };
+}
