@@ -41,6 +41,7 @@ import { activationAdminRoutes } from "./modules/activations/admin";
 import { usageAdminRoutes } from "./modules/usage/admin";
 import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
+import { emailAdminRoutes } from "./modules/email/admin";
 import { oauthRoutes } from "./modules/oauth";
 
 export const API_PREFIX = "/api/v1";
@@ -151,7 +152,8 @@ export function createApp(deps: Deps) {
           .use(releaseAdminRoutes(deps, guard))
           .use(jobAdminRoutes(deps, guard))
           .use(userAdminRoutes(deps, guard))
-          .use(sessionAdminRoutes(deps, guard)),
+          .use(sessionAdminRoutes(deps, guard))
+          .use(emailAdminRoutes(deps, guard)),
       )
   );
 }

@@ -8,6 +8,7 @@ import { configFromProcessEnv, ConfigError, type Config } from "./config";
 import { createDeps } from "./container";
 import { startServer, type RunningServer } from "./server";
 import { startScheduler, type Scheduler } from "./jobs/scheduler";
+import { warnIfEmailIsOnlyLogged } from "./modules/email/handler";
 import { systemClock } from "./shared/clock";
 import { createLogger, type Logger } from "./shared/logger";
 import { SCOPES, SYSTEM_ACTOR, type Scope } from "./shared/actor";
@@ -200,6 +201,7 @@ async function serve(config: Readonly<Config>, logger: Logger): Promise<number |
     return 1;
   }
   if (config.jobs) scheduler = startScheduler(deps);
+  warnIfEmailIsOnlyLogged(config, logger);
   // The release build starts with JavaScriptCore's JIT tier-up thresholds scaled up
   // (--compile-jit-policy in scripts/build.ts) because start-up code runs once and compiling it is
   // wasted work. Once listening, start-up is over: from here on the JIT works as usual. (A no-op

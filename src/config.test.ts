@@ -186,6 +186,37 @@ describe("DATABASE_URL selects PostgreSQL", () => {
   });
 });
 
+describe("SMTP_URL and MAIL_FROM (email)", () => {
+  const base = { DATA_DIR: "/tmp/keyward-config-test" };
+  test("unset: no SMTP (emails are logged), no From", () => {
+    expect(loadConfig(base)).toMatchObject({ smtpUrl: null, mailFrom: null });
+    expect(loadConfig({ ...base, SMTP_URL: " ", MAIL_FROM: "" })).toMatchObject({ smtpUrl: null, mailFrom: null });
+  });
+  test("smtp:// and smtps:// URLs with a host are taken as given, with a From", () => {
+    const from = "Acme Licensing <noreply@acme.example>";
+    expect(loadConfig({ ...base, SMTP_URL: "smtp://u:p%40ss@mail.acme.example:587", MAIL_FROM: from })).toMatchObject({
+      smtpUrl: "smtp://u:p%40ss@mail.acme.example:587",
+      mailFrom: from,
+    });
+    expect(loadConfig({ ...base, SMTP_URL: "smtps://mail.acme.example", MAIL_FROM: "noreply@acme.example" }).smtpUrl).toBe("smtps://mail.acme.example");
+    // MAIL_FROM alone is fine (nothing is sent, it is simply not used yet).
+    expect(loadConfig({ ...base, MAIL_FROM: "noreply@acme.example" }).mailFrom).toBe("noreply@acme.example");
+  });
+  test("anything else is refused naming the variable, without echoing the value (it holds a password)", () => {
+    for (const value of ["http://u:s3cret@mail.example.com", "smtp://", "s3cret", "smtp:/u:s3cret@"]) {
+      const e = errorOf({ ...base, SMTP_URL: value, MAIL_FROM: "a@example.com" });
+      expect(e.variable).toBe("SMTP_URL");
+      expect(e.message).not.toContain("s3cret");
+    }
+  });
+  test("MAIL_FROM is required with SMTP_URL and must be one address, with no line breaks", () => {
+    expect(errorOf({ ...base, SMTP_URL: "smtp://mail.example.com" }).variable).toBe("MAIL_FROM");
+    for (const value of ["not an address", "a@b", "Name <a@example.com>\r\nBcc: x@example.com", "<a@example.com>", "a@example.com, b@example.com"]) {
+      expect(errorOf({ ...base, SMTP_URL: "smtp://mail.example.com", MAIL_FROM: value }).variable).toBe("MAIL_FROM");
+    }
+  });
+});
+
 describe("sign-in providers (OAUTH_*, OIDC_*)", () => {
   test("off by default, with the real providers' endpoints", () => {
     const { oauth } = loadConfig({});

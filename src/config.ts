@@ -57,6 +57,13 @@ export interface Config {
   jobs: boolean;
   /** Base of the outbox retry backoff (WEBHOOK_RETRY_BASE_SECONDS): the n-th retry waits up to base × 2^(n−1). */
   webhookRetryBaseSeconds: number;
+  /**
+   * nodemailer SMTP URL (SMTP_URL: smtp://user:pass@host:587, smtps://…:465), or null: emails are
+   * written to the log instead of sent (development). Holds a password: never logged.
+   */
+  smtpUrl: string | null;
+  /** From header of emails (MAIL_FROM): "addr@example.com" or "Name <addr@example.com>"; required with SMTP_URL. */
+  mailFrom: string | null;
   /** Test only (refused unless NODE_ENV=test): the process SIGKILLs itself at this point. */
   testCrashPoint: CrashPoint | null;
   /** POST /auth/dev-login signs in any address without proof (DEV_LOGIN; refused in production). */
@@ -234,11 +241,16 @@ export function loadConfig(env: Env): Readonly<Config> {
     // middle of a test would change its data.
     jobs: bool(env, "JOBS", nodeEnv !== "test"),
     webhookRetryBaseSeconds: int(env, "WEBHOOK_RETRY_BASE_SECONDS", 30, 1, 3600),
+    smtpUrl: smtpUrl(env, "SMTP_URL"),
+    mailFrom: mailFrom(env, "MAIL_FROM"),
     testCrashPoint: optional(env, "TEST_CRASH_POINT") === null ? null : oneOf(env, "TEST_CRASH_POINT", CRASH_POINTS[0], CRASH_POINTS),
     devLogin: bool(env, "DEV_LOGIN", false),
     adminEmails: emailList(env, "ADMIN_EMAILS"),
     oauth: oauthConfig(env, nodeEnv === "production"),
   };
+  if (config.smtpUrl !== null && config.mailFrom === null) {
+    throw new ConfigError("MAIL_FROM", "is required when SMTP_URL is set");
+  }
   if (config.testCrashPoint !== null && nodeEnv !== "test") {
     // A crash switch must never reach a real deployment.
     throw new ConfigError("TEST_CRASH_POINT", "is a test-only setting and is refused unless NODE_ENV=test");
@@ -345,6 +357,35 @@ function postgresUrl(env: Env, name: string): string | null {
     // Never echo the value: it usually holds a password.
     throw new ConfigError(name, "must be a postgres:// or postgresql:// URL with a host");
   }
+  return raw;
+}
+
+/** An smtp:// or smtps:// URL with a host (nodemailer's URL form), or null when unset. */
+function smtpUrl(env: Env, name: string): string | null {
+  const raw = optional(env, name);
+  if (raw === null) return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== "smtp:" && url.protocol !== "smtps:") || url.hostname === "") {
+    // Never echo the value: it usually holds a password.
+    throw new ConfigError(name, "must be an smtp:// or smtps:// URL with a host, like smtp://user:pass@mail.example.com:587");
+  }
+  return raw;
+}
+
+// A bare address, or a display name followed by <address>. No line breaks, so the value can never
+// add mail headers (the same shape the From setting of the settings module accepts).
+const MAIL_ADDRESS = "[^\\s<>@\"]+@[^\\s<>@\"]+\\.[^\\s<>@\"]+";
+const MAIL_FROM = new RegExp(`^(?:${MAIL_ADDRESS}|[^\\r\\n<>]{1,200} <${MAIL_ADDRESS}>)$`);
+
+function mailFrom(env: Env, name: string): string | null {
+  const raw = optional(env, name);
+  if (raw === null) return null;
+  if (!MAIL_FROM.test(raw)) throw new ConfigError(name, `must be "addr@example.com" or "Name <addr@example.com>", got "${raw}"`);
   return raw;
 }
 

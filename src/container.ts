@@ -38,6 +38,8 @@ import { createOutboxRepo } from "./modules/outbox/repo.sqlite";
 import { createUserRepo } from "./modules/users/repo.sqlite";
 import { createSessionRepo } from "./modules/sessions/repo.sqlite";
 import { createSignInCodeRepo } from "./modules/sign-in/repo.sqlite";
+import { createOutboxNudger } from "./modules/outbox/nudge";
+import { createEmailHandler } from "./modules/email/handler";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -99,7 +101,20 @@ async function assemble(
   };
   const sqlite = sqliteHandles.get(engine.store);
   if (sqlite) sqliteHandles.set(db, sqlite);
-  return { config, clock, logger, db, secrets, repos: engine.repos, tokenKeys, storage, rateLimiter: engine.rateLimiter, outboxHandlers: {} };
+  return {
+    config,
+    clock,
+    logger,
+    db,
+    secrets,
+    repos: engine.repos,
+    tokenKeys,
+    storage,
+    rateLimiter: engine.rateLimiter,
+    outboxHandlers: { email: createEmailHandler({ config, secrets, logger }) },
+    // Inert until the scheduler starts it (JOBS on).
+    outboxNudge: createOutboxNudger({ onError: (error) => logger.warn("prompt outbox delivery could not run", { error }) }),
+  };
 }
 
 /**

@@ -29,6 +29,7 @@ import type { OutboxHandlers } from "./modules/outbox/handlers";
 import type { UserRepo } from "./modules/users/repo";
 import type { SessionRepo } from "./modules/sessions/repo";
 import type { SignInCodeRepo } from "./modules/sign-in/repo";
+import type { OutboxNudger } from "./modules/outbox/nudge";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
@@ -66,8 +67,14 @@ export interface Deps {
   rateLimiter: RateLimiter;
   storage: Storage;
   /**
-   * Delivery of outbox messages, one handler per kind (the deliver-outbox job). Empty until the webhook
-   * and email features register theirs; messages of a kind without a handler stay pending.
+   * Delivery of outbox messages, one handler per kind (the deliver-outbox job): email (SMTP, or the log
+   * without SMTP_URL); webhooks register theirs later. Messages of a kind without a handler stay pending.
    */
   outboxHandlers: OutboxHandlers;
+  /**
+   * `nudge()` after a transaction that wrote an outbox message someone is waiting for (a sign-in code,
+   * an invite): a delivery pass runs soon instead of at the next minute. Acts only while the scheduler
+   * runs (JOBS on); otherwise a no-op (modules/outbox/nudge.ts).
+   */
+  outboxNudge: OutboxNudger;
 }

@@ -7,7 +7,7 @@ export const JobNameParams = t.Object({ name: t.String({ minLength: 1, maxLength
 
 export const LastResultSchema = t.Object(
   {
-    trigger: t.Union([t.Literal("schedule"), t.Literal("admin")]),
+    trigger: t.Union([t.Literal("schedule"), t.Literal("admin"), t.Literal("nudge")], { description: "nudge: deliver-outbox run soon after a change that wrote an email" }),
     status: t.Union([t.Literal("ok"), t.Literal("error")]),
     result: t.Union([Counts, t.Null()]),
     error: t.Union([t.String(), t.Null()]),
@@ -36,7 +36,7 @@ export const JobStatusSchema = t.Object(
 export const JobRunSchema = t.Object(
   {
     name: t.String(),
-    trigger: t.Union([t.Literal("schedule"), t.Literal("admin")]),
+    trigger: t.Union([t.Literal("schedule"), t.Literal("admin"), t.Literal("nudge")]),
     status: t.Union([t.Literal("ok"), t.Literal("error")], { description: "error: the pass threw; the message is in `error`" }),
     fence: t.Integer(),
     started_at: t.String({ format: "date-time" }),

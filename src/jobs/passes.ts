@@ -10,12 +10,16 @@ import { RATE_LIMIT_WINDOW_MS } from "../shared/rate-limiter";
 import { deliverOutbox } from "../modules/outbox/service";
 import { expireFloatingSessions } from "../modules/floating/service";
 
-export type JobTrigger = "schedule" | "admin";
+/** schedule: a cron slot; admin: POST /admin/system/jobs/{name}/run; nudge: prompt outbox delivery (outbox/nudge.ts). */
+export type JobTrigger = "schedule" | "admin" | "nudge";
+
+/** The outbox delivery pass (nudged by changes that wrote a message someone waits for). */
+export const DELIVER_OUTBOX = "deliver-outbox";
 
 export interface JobContext {
   /** When the pass started (the node's clock). */
   now: Date;
-  /** The scheduled slot; for an admin run, the moment it was asked for. */
+  /** The scheduled slot; for an admin or nudged run, the moment it started. */
   slot: Date;
   trigger: JobTrigger;
 }
@@ -35,11 +39,11 @@ export interface JobPass {
 
 export const JOB_PASSES: readonly JobPass[] = [
   {
-    name: "deliver-outbox",
+    name: DELIVER_OUTBOX,
     schedule: "* * * * *",
     // Longer than one claim of outbox messages (CLAIM_LEASE_MS), which bounds a batch's deliveries.
     leaseMs: 15 * MINUTE,
-    description: "Hands due outbox messages (webhook events, emails) to their delivery handler; retries with backoff.",
+    description: "Hands due outbox messages (webhook events, emails) to their delivery handler; retries with backoff. Also runs soon after a change that wrote an email (a nudge).",
     run: async (deps) => ({ ...(await deliverOutbox(deps)) }),
   },
   {

@@ -9,7 +9,7 @@ import type { JobResult } from "./passes";
 function presentLastResult(r: Record<string, unknown> | null) {
   if (!r) return null;
   return {
-    trigger: r.trigger === "admin" ? ("admin" as const) : ("schedule" as const),
+    trigger: r.trigger === "admin" ? ("admin" as const) : r.trigger === "nudge" ? ("nudge" as const) : ("schedule" as const),
     status: r.status === "ok" ? ("ok" as const) : ("error" as const),
     result: r.result && typeof r.result === "object" ? (sortedKeys(r.result) as JobResult) : null,
     error: typeof r.error === "string" ? r.error : null,

@@ -16,7 +16,7 @@ const MAX_ERROR_LENGTH = 500;
 
 export interface RunOptions {
   trigger: JobTrigger;
-  /** The scheduled slot (trigger "schedule"); an admin run uses its start time. */
+  /** The scheduled slot (trigger "schedule"); an admin or nudged run uses its start time. */
   slot?: Date;
   /** Lease owner; defaults to this process (tests pose as several nodes). */
   owner?: string;

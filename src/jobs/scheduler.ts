@@ -4,7 +4,7 @@
 // name the same slot for one firing.
 import type { Deps } from "../deps";
 import { MINUTE } from "../shared/clock";
-import { JOB_PASSES, type JobPass } from "./passes";
+import { DELIVER_OUTBOX, JOB_PASSES, type JobPass } from "./passes";
 import { NODE_ID, runPass } from "./runner";
 
 const CRON_OPTIONS = { tz: "UTC" } as const;
@@ -62,10 +62,20 @@ export function startScheduler(deps: Deps, opts: { passes?: readonly JobPass[]; 
     running.delete(run);
   };
   const handles = passes.map((p) => cron(p.schedule, fire(p)));
+  // Prompt delivery (modules/outbox/nudge.ts): a nudge runs deliver-outbox under the same lease.
+  const deliver = passes.find((p) => p.name === DELIVER_OUTBOX);
+  if (deliver) {
+    deps.outboxNudge.start(async () => {
+      const outcome = await runPass(deps, deliver.name, { trigger: "nudge", owner, passes });
+      if (outcome) deps.logger.debug("job pass ran", { job: deliver.name, trigger: "nudge", status: outcome.status, result: outcome.result });
+      return outcome !== null;
+    });
+  }
   return {
     async stop() {
       stopped = true;
       for (const h of handles) h.stop();
+      if (deliver) await deps.outboxNudge.stop();
       await Promise.all([...running]);
     },
   };

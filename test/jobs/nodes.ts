@@ -7,6 +7,7 @@ import type { Deps, Repos } from "../../src/deps";
 import { createPgRepos } from "../../src/repos.pg";
 import type { Clock } from "../../src/shared/clock";
 import { createLogger } from "../../src/shared/logger";
+import { createOutboxNudger } from "../../src/modules/outbox/nudge";
 import type { Opened } from "../contract/harness";
 import { repoFor } from "../contract/repos";
 import { morePools } from "../contract/support-pg";
@@ -19,6 +20,7 @@ export function jobDeps(repos: Repos, clock: Clock, over: Partial<Deps> = {}): D
     config: loadConfig({ NODE_ENV: "test" }),
     logger: createLogger("silent"),
     outboxHandlers: {},
+    outboxNudge: createOutboxNudger(),
     ...over,
   } as Deps;
 }

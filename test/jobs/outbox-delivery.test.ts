@@ -33,7 +33,7 @@ forEachEngine("outbox delivery", (engine, open) => {
     const email = await repos.outbox.enqueue({ kind: "email", topic: "invite", payload: { to: "x@example.com" }, at: clock.now() });
     clock.advance(SECOND);
 
-    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 3, sent: 3, retried: 0, gave_up: 0, lost: 0 });
+    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 3, sent: 3, logged: 0, retried: 0, gave_up: 0, lost: 0 });
     expect(seen.map((m) => [m.topic, m.payload])).toEqual([
       ["t0", { i: 0 }],
       ["t1", { i: 1 }],
@@ -42,8 +42,8 @@ forEachEngine("outbox delivery", (engine, open) => {
     for (const e of events) expect(await repos.outbox.get(e.id)).toMatchObject({ status: "sent", sentAt: clock.now(), attempts: 0 });
     expect(await repos.outbox.get(email.id)).toEqual(email);
     // Nothing left to do; with no handler at all nothing is even claimed.
-    expect(await deliverOutbox(deps)).toEqual({ claimed: 0, sent: 0, retried: 0, gave_up: 0, lost: 0 });
-    expect(await deliverOutbox(jobDeps(repos, clock))).toEqual({ claimed: 0, sent: 0, retried: 0, gave_up: 0, lost: 0 });
+    expect(await deliverOutbox(deps)).toEqual({ claimed: 0, sent: 0, logged: 0, retried: 0, gave_up: 0, lost: 0 });
+    expect(await deliverOutbox(jobDeps(repos, clock))).toEqual({ claimed: 0, sent: 0, logged: 0, retried: 0, gave_up: 0, lost: 0 });
     expect(await repos.outbox.get(email.id)).toEqual(email);
   });
 
@@ -60,17 +60,17 @@ forEachEngine("outbox delivery", (engine, open) => {
     expect(deps.config.webhookRetryBaseSeconds).toBe(30);
     const m = await repos.outbox.enqueue({ kind: "event", topic: "license.revoked", payload: {}, at: clock.now() });
 
-    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 1, sent: 0, retried: 1, gave_up: 0, lost: 0 });
+    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 1, sent: 0, logged: 0, retried: 1, gave_up: 0, lost: 0 });
     // First failure: up to 30 s; the draw 0.5 gives 15 s.
     expect(await repos.outbox.get(m.id)).toMatchObject({ status: "pending", attempts: 1, lastError: "HTTP 503 (1)", nextAttemptAt: new Date(Date.parse(T0) + 15 * SECOND) });
     clock.advance(15 * SECOND - 1);
     expect((await deliverOutbox(deps, { random: half })).claimed).toBe(0);
     clock.advance(1);
-    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 1, sent: 0, retried: 1, gave_up: 0, lost: 0 });
+    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 1, sent: 0, logged: 0, retried: 1, gave_up: 0, lost: 0 });
     // Second failure: up to 60 s → 30 s.
     expect(await repos.outbox.get(m.id)).toMatchObject({ attempts: 2, lastError: "HTTP 503 (0)", nextAttemptAt: new Date(Date.parse(T0) + 45 * SECOND) });
     clock.advance(30 * SECOND);
-    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 1, sent: 1, retried: 0, gave_up: 0, lost: 0 });
+    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 1, sent: 1, logged: 0, retried: 0, gave_up: 0, lost: 0 });
     expect(await repos.outbox.get(m.id)).toMatchObject({ status: "sent", attempts: 2, sentAt: clock.now() });
   });
 
@@ -98,12 +98,12 @@ forEachEngine("outbox delivery", (engine, open) => {
     };
     const young = { ...old, id: newId(), topic: "young", createdAt: new Date(clock.nowMs() - 3 * DAY + 1) };
     await insertRows(o, "outbox", [old, young]);
-    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 2, sent: 0, retried: 1, gave_up: 1, lost: 0 });
+    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 2, sent: 0, logged: 0, retried: 1, gave_up: 1, lost: 0 });
     expect(await repos.outbox.get(old.id)).toMatchObject({ status: "failed", attempts: 18, lastError: "connection refused" });
     expect(await repos.outbox.get(young.id)).toMatchObject({ status: "pending", attempts: 18 });
     // A failed message is never claimed again.
     clock.advance(7 * DAY);
-    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 1, sent: 0, retried: 0, gave_up: 1, lost: 0 });
+    expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 1, sent: 0, logged: 0, retried: 0, gave_up: 1, lost: 0 });
     expect(await repos.outbox.get(old.id)).toMatchObject({ status: "failed", attempts: 18 });
   });
 

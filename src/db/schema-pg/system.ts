@@ -76,7 +76,7 @@ export const outbox = pgTable(
     kind: text("kind", { enum: ["event", "email"] }).notNull(),
     topic: text("topic").notNull(),
     payload: jsonb("payload").notNull(),
-    status: text("status", { enum: ["pending", "sent", "failed"] }).notNull().default("pending"),
+    status: text("status", { enum: ["pending", "sent", "failed", "logged"] }).notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: ts("next_attempt_at").notNull(),
     lastError: text("last_error"),

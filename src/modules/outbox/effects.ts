@@ -12,12 +12,15 @@ import type { NewOutboxMessage, OutboxMessage } from "./repo";
 /** A webhook event: delivered (with the webhooks feature) as the body `{type, timestamp, data}`. */
 export type OutboxEvent = { [T in EventType]: { type: T; at: Date; data: EventData[T] } }[EventType];
 
-/** An email to send later: a template name, the recipient and the values the template fills in. */
+/**
+ * An email to send later: a template name, the recipient and the values the template fills in.
+ * `sealed` carries the secret values (a sign-in code, a link with a token) encrypted, never in the
+ * clear: build it with `sealedEmail` (modules/email/outbox.ts).
+ */
 export interface OutboxEmail {
   template: string;
   to: string;
   data: Record<string, unknown>;
-  /** Secret template values (a code, a link with a token), AES-GCM sealed: never plaintext at rest. */
   sealed?: string;
   at: Date;
 }
@@ -39,7 +42,8 @@ export function eventMessage(e: OutboxEvent): NewOutboxMessage {
 }
 
 export function emailMessage(m: OutboxEmail): NewOutboxMessage {
-  return { kind: "email", topic: m.template, payload: { template: m.template, to: m.to, data: m.data, ...(m.sealed ? { sealed: m.sealed } : {}) }, at: m.at };
+  const payload = { template: m.template, to: m.to, data: m.data, ...(m.sealed === undefined ? {} : { sealed: m.sealed }) };
+  return { kind: "email", topic: m.template, payload, at: m.at };
 }
 
 /** The outbox messages of `effects`, events first, each in the order given. */

@@ -1,8 +1,14 @@
-import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
+import { decodeCursor, encodeCursor } from "../../db/cursor";
 import { outbox } from "../../db/schema-pg";
 import type { OutboxMessage, OutboxRepo } from "./repo";
 import { writeOutboxPg } from "./write.pg";
+
+/** The id in byte order (SQLite's text comparison), whatever the database collation. */
+const idBytes = sql`${outbox.id} COLLATE "C"`;
+/** ASCII-only lower-casing, as SQLite's lower() does, so both engines match the same addresses. */
+const asciiLower = (v: SQL) => sql`lower(${v} COLLATE "C")`;
 
 export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
   const { db } = handle;
@@ -29,10 +35,10 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
       // claim order (oldest first; ids are time-ordered UUIDv7), as the SQLite repository returns it.
       return claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
-    async markSent(id, claim, now) {
+    async markSent(id, claim, now, status = "sent") {
       const done = await db
         .update(outbox)
-        .set({ status: "sent", sentAt: now })
+        .set({ status, sentAt: now })
         .where(and(eq(outbox.id, id), eq(outbox.status, "pending"), eq(outbox.nextAttemptAt, claim)))
         .returning({ id: outbox.id });
       return done.length === 1;
@@ -48,6 +54,27 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
         .where(and(eq(outbox.id, id), eq(outbox.status, "pending"), eq(outbox.nextAttemptAt, claim)))
         .returning({ id: outbox.id });
       return done.length === 1;
+    },
+    async listEmails(f) {
+      const where: SQL[] = [eq(outbox.kind, "email")];
+      if (f.status) where.push(eq(outbox.status, f.status));
+      if (f.template) where.push(eq(outbox.topic, f.template));
+      if (f.to) where.push(sql`${asciiLower(sql`${outbox.payload} ->> 'to'`)} = ${asciiLower(sql`${f.to}::text`)}`);
+      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
+      if (cursor) {
+        // Same cursor as SQLite: (created_at, id) newest first, ids compared by bytes.
+        const at = new Date(cursor.t);
+        where.push(or(lt(outbox.createdAt, at), and(eq(outbox.createdAt, at), sql`${idBytes} < ${cursor.id}`))!);
+      }
+      const rows = (await db
+        .select()
+        .from(outbox)
+        .where(and(...where))
+        .orderBy(sql`${outbox.createdAt} DESC`, sql`${idBytes} DESC`)
+        .limit(f.limit + 1)) as OutboxMessage[];
+      const items = rows.slice(0, f.limit);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
     },
   };
 }

@@ -1,5 +1,6 @@
-import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { immediate, lift, type DbHandle } from "../../db/client";
+import { decodeCursor, encodeCursor } from "../../db/cursor";
 import { outbox } from "../../db/schema";
 import type { OutboxMessage, OutboxRepo } from "./repo";
 import { writeOutbox } from "./write.sqlite";
@@ -28,10 +29,10 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
         return claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       });
     },
-    async markSent(id, claim, now) {
+    async markSent(id, claim, now, status = "sent") {
       const done = db
         .update(outbox)
-        .set({ status: "sent", sentAt: now })
+        .set({ status, sentAt: now })
         .where(and(eq(outbox.id, id), eq(outbox.status, "pending"), eq(outbox.nextAttemptAt, claim)))
         .returning({ id: outbox.id })
         .all();
@@ -49,6 +50,28 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
         .returning({ id: outbox.id })
         .all();
       return done.length === 1;
+    },
+    async listEmails(f) {
+      const where: SQL[] = [eq(outbox.kind, "email")];
+      if (f.status) where.push(eq(outbox.status, f.status));
+      if (f.template) where.push(eq(outbox.topic, f.template));
+      // SQLite's lower() folds ASCII only; the PostgreSQL repository compares the same way.
+      if (f.to) where.push(sql`lower(json_extract(${outbox.payload}, '$.to')) = lower(${f.to})`);
+      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
+      if (cursor) {
+        const at = new Date(cursor.t);
+        where.push(or(lt(outbox.createdAt, at), and(eq(outbox.createdAt, at), lt(outbox.id, cursor.id)))!);
+      }
+      const rows = db
+        .select()
+        .from(outbox)
+        .where(and(...where))
+        .orderBy(desc(outbox.createdAt), desc(outbox.id))
+        .limit(f.limit + 1)
+        .all() as OutboxMessage[];
+      const items = rows.slice(0, f.limit);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
     },
   };
 }

@@ -4,7 +4,14 @@
 
 export const OUTBOX_KINDS = ["event", "email"] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
-export type OutboxStatus = "pending" | "sent" | "failed";
+/**
+ * pending: due now or later; sent: handed over (SMTP server or webhook endpoint accepted it); failed:
+ * given up; logged: an email written to the log instead of being sent (no SMTP_URL: development).
+ */
+export const OUTBOX_STATUSES = ["pending", "sent", "failed", "logged"] as const;
+export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
+/** How a delivered message ends: handed over, or (an email with no SMTP configured) only logged. */
+export type DeliveredStatus = Extract<OutboxStatus, "sent" | "logged">;
 
 export interface OutboxMessage {
   id: string;
@@ -42,11 +49,28 @@ export interface OutboxRepo {
    * `nextAttemptAt` (= leaseUntil) is the claim token for markSent / markFailed.
    */
   claimDue(input: { now: Date; limit: number; leaseUntil: Date; kinds: readonly OutboxKind[] }): Promise<OutboxMessage[]>;
-  /** Marks a claimed message sent; false when the claim was lost (the message was claimed again). */
-  markSent(id: string, claim: Date, now: Date): Promise<boolean>;
+  /**
+   * Marks a claimed message delivered: status `sent` (default) or `logged`, sent_at = now; false when
+   * the claim was lost (the message was claimed again).
+   */
+  markSent(id: string, claim: Date, now: Date, status?: DeliveredStatus): Promise<boolean>;
   /**
    * Counts one failed attempt: due again at `nextAttemptAt`, or status failed when it is null (given
    * up). False when the claim was lost.
    */
   markFailed(id: string, claim: Date, error: string, nextAttemptAt: Date | null): Promise<boolean>;
+  /**
+   * Email messages (kind email), newest first (created_at, then id), keyset-paginated like the other
+   * admin lists. `template` matches the topic; `to` the payload's recipient, exactly but
+   * case-insensitively (ASCII).
+   */
+  listEmails(filter: EmailFilter): Promise<{ items: OutboxMessage[]; nextCursor: string | null }>;
+}
+
+export interface EmailFilter {
+  status?: OutboxStatus;
+  template?: string;
+  to?: string;
+  cursor?: string;
+  limit: number;
 }

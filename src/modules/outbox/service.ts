@@ -1,9 +1,11 @@
 // The delivery loop of the outbox (the deliver-outbox job pass): claim due messages whose kind has a
-// handler, hand each to it, then mark it sent or schedule a retry (domain.ts). Messages of kinds with
-// no handler (webhooks and email arrive with later features) stay pending, untouched.
+// handler, hand each to it, then mark it sent (or logged) or schedule a retry (domain.ts); a permanent
+// failure is given up at once. Messages of kinds with no handler (webhooks arrive with a later
+// feature) stay pending, untouched.
 import type { Deps } from "../../deps";
 import { MINUTE, SECOND } from "../../shared/clock";
 import { nextAttemptAfterFailure } from "./domain";
+import { PermanentDeliveryError } from "./handlers";
 import { OUTBOX_KINDS, type OutboxMessage } from "./repo";
 
 /**
@@ -19,9 +21,11 @@ const MAX_ERROR_LENGTH = 1000;
 export interface DeliveryCounts {
   claimed: number;
   sent: number;
+  /** Emails written to the log instead of sent (no SMTP_URL): status logged. */
+  logged: number;
   /** Failed, due again later. */
   retried: number;
-  /** Failed for good (status failed). */
+  /** Failed for good (status failed): a permanent failure, or still failing 3 days after it was written. */
   gave_up: number;
   /** Handled, but the claim had expired and another claim took the message meanwhile. */
   lost: number;
@@ -35,7 +39,7 @@ export async function deliverOutbox(deps: DeliveryDeps, opts: { random?: () => n
   const maxBatches = opts.maxBatches ?? MAX_BATCHES;
   const handlers = deps.outboxHandlers;
   const kinds = OUTBOX_KINDS.filter((k) => handlers[k] !== undefined);
-  const counts: DeliveryCounts = { claimed: 0, sent: 0, retried: 0, gave_up: 0, lost: 0 };
+  const counts: DeliveryCounts = { claimed: 0, sent: 0, logged: 0, retried: 0, gave_up: 0, lost: 0 };
   if (kinds.length === 0) return counts;
   // Messages are claimed as due at the start of the pass: one that fails now is due again at least
   // MIN_RETRY_MS later, so the pass cannot loop on it.
@@ -44,12 +48,13 @@ export async function deliverOutbox(deps: DeliveryDeps, opts: { random?: () => n
 
   const deliverOne = async (m: OutboxMessage) => {
     const claim = m.nextAttemptAt;
+    let status: "sent" | "logged";
     try {
-      await handlers[m.kind]!(m);
+      status = (await handlers[m.kind]!(m)) ?? "sent";
     } catch (e) {
       const now = deps.clock.now();
       const failures = m.attempts + 1;
-      const next = nextAttemptAfterFailure(m.createdAt, failures, now, baseMs, random);
+      const next = e instanceof PermanentDeliveryError ? null : nextAttemptAfterFailure(m.createdAt, failures, now, baseMs, random);
       const error = (e instanceof Error ? e.message : String(e)).slice(0, MAX_ERROR_LENGTH);
       if (await deps.repos.outbox.markFailed(m.id, claim, error, next)) {
         if (next) counts.retried += 1;
@@ -58,7 +63,7 @@ export async function deliverOutbox(deps: DeliveryDeps, opts: { random?: () => n
       } else counts.lost += 1;
       return;
     }
-    if (await deps.repos.outbox.markSent(m.id, claim, deps.clock.now())) counts.sent += 1;
+    if (await deps.repos.outbox.markSent(m.id, claim, deps.clock.now(), status)) counts[status] += 1;
     else counts.lost += 1;
   };
 

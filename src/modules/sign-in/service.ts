@@ -52,6 +52,8 @@ export async function requestSignInCode(deps: Deps, input: { email: string; ip: 
   const expiresAt = new Date(now.getTime() + CODE_TTL_MS);
   const mail = sealedEmail(deps.secrets, { template: "sign_in_code", to: email, at: now, data: { ttl_minutes: CODE_TTL_MS / MINUTE }, secret: { code } });
   await deps.repos.signInCodes.put({ email, codeHash: signInCodeHash(deps, email, code), createdAt: now, expiresAt }, { emails: [mail] });
+  // Committed: deliver now rather than at the next scheduled pass (a code is waited for).
+  deps.outboxNudge.nudge();
 }
 
 /** Checks a code; on success opens a session. Every failure is the same 400 SIGN_IN_CODE_INVALID. */

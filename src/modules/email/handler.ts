@@ -1,0 +1,81 @@
+// The outbox handler of kind `email`: opens the sealed values, renders the template and sends it over
+// SMTP (nodemailer, SMTP_URL). An SMTP 5xx answer is permanent (the message is marked failed at once);
+// anything else (4xx, connection refused, timeout) is retried by the delivery loop with backoff.
+//
+// With no SMTP_URL (development) the rendered message, link or code included, is written to the log
+// at info and recorded with status `logged`, so a local invite or sign-in works without a mail
+// server. This is the one log line that may carry an email's secret values; no other does.
+import { createTransport } from "nodemailer";
+import type { Config } from "../../config";
+import type { Logger } from "../../shared/logger";
+import type { Secrets } from "../keys/secrets";
+import { PermanentDeliveryError, type OutboxHandler } from "../outbox/handlers";
+import type { OutboxMessage } from "../outbox/repo";
+import { openEmail, type OpenedEmail } from "./outbox";
+import { renderEmail, type RenderedEmail } from "./templates";
+
+/**
+ * Time limits of one SMTP exchange, well inside the delivery loop's 5-minute claim (nodemailer's own
+ * defaults wait up to 10 minutes on a silent socket).
+ */
+export const SMTP_TIMEOUTS = { connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000 } as const;
+
+type EmailDeps = { config: Pick<Config, "smtpUrl" | "mailFrom">; secrets: Secrets; logger: Logger };
+
+export function createEmailHandler(deps: EmailDeps): OutboxHandler {
+  const { config, logger } = deps;
+  const transport = config.smtpUrl ? createTransport({ url: config.smtpUrl, ...SMTP_TIMEOUTS }) : null;
+  return async (m: OutboxMessage) => {
+    const { email, rendered } = prepare(deps.secrets, m);
+    if (!transport) {
+      logger.info("email not sent: no SMTP_URL is configured, so it is logged instead (development mode)", {
+        outbox_id: m.id,
+        template: email.template,
+        to: email.to,
+        subject: rendered.subject,
+        text: rendered.text,
+      });
+      return "logged";
+    }
+    try {
+      await transport.sendMail({
+        from: config.mailFrom ?? undefined,
+        to: email.to,
+        subject: rendered.subject,
+        text: rendered.text,
+        html: rendered.html,
+        // RFC 3834: an automatic message; auto-responders should not answer it.
+        headers: { "Auto-Submitted": "auto-generated" },
+      });
+    } catch (e) {
+      throw smtpFailure(e);
+    }
+  };
+}
+
+/** Opens and renders a message; a payload that cannot be rendered now never will be: permanent. */
+function prepare(secrets: Secrets, m: OutboxMessage): { email: OpenedEmail; rendered: RenderedEmail } {
+  try {
+    const email = openEmail(secrets, m.payload);
+    return { email, rendered: renderEmail(email) };
+  } catch (e) {
+    throw new PermanentDeliveryError(`cannot render email: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** SMTP replies 5xx are permanent (RFC 5321 §4.2.1); 4xx and network failures are worth a retry. */
+export function smtpFailure(e: unknown): Error {
+  const err = e as { message?: unknown; responseCode?: unknown; code?: unknown };
+  const message = typeof err?.message === "string" ? err.message : String(e);
+  const status = typeof err?.responseCode === "number" ? err.responseCode : null;
+  const code = typeof err?.code === "string" ? `${err.code} ` : "";
+  const text = `SMTP ${status ?? "error"}: ${code}${message}`;
+  return status !== null && status >= 500 && status < 600 ? new PermanentDeliveryError(text) : new Error(text);
+}
+
+/** Boot check (serve): production with no SMTP_URL logs emails instead of sending them. */
+export function warnIfEmailIsOnlyLogged(config: Pick<Config, "nodeEnv" | "smtpUrl">, logger: Logger): boolean {
+  if (config.nodeEnv !== "production" || config.smtpUrl) return false;
+  logger.warn("SMTP_URL is not set: emails (sign-in codes, invites) are written to the log instead of being sent");
+  return true;
+}
