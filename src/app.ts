@@ -42,6 +42,7 @@ import { usageAdminRoutes } from "./modules/usage/admin";
 import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
 import { emailAdminRoutes } from "./modules/email/admin";
+import { oauthRoutes } from "./modules/oauth";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -133,6 +134,8 @@ export function createApp(deps: Deps) {
           .use(storageRoutes(deps))
           // Sign-in and sessions (cookie `session`).
           .use(signInRoutes(deps))
+          // Sign-in with OAuth / OpenID Connect providers (sets the session cookie).
+          .use(oauthRoutes(deps))
           // 7. Admin routes: each declares `scopes`, enforced by the guard's macro.
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
