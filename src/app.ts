@@ -47,6 +47,7 @@ import { seatAdminRoutes } from "./modules/seats/admin";
 import { portalRoutes } from "./modules/portal";
 import { INVITE_ACCEPT_PER_MINUTE } from "./modules/seats/domain";
 import { emailAdminRoutes } from "./modules/email/admin";
+import { oauthRoutes } from "./modules/oauth";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -151,6 +152,8 @@ export function createApp(deps: Deps) {
           .use(storageRoutes(deps))
           // Sign-in and sessions (cookie `session`).
           .use(signInRoutes(deps))
+          // Sign-in with OAuth / OpenID Connect providers (sets the session cookie).
+          .use(oauthRoutes(deps))
           // Invite acceptance (public: the token is the credential) and the portal (session cookie).
           .use(inviteRoutes(deps))
           .use(seatRoutes(deps, session))

@@ -232,3 +232,61 @@ describe("DEV_LOGIN and ADMIN_EMAILS (sign-in)", () => {
     expect(() => loadConfig({ ADMIN_EMAILS: "ann@example.com, bob" })).toThrow(/ADMIN_EMAILS/);
   });
 });
+
+describe("sign-in providers (OAUTH_*, OIDC_*)", () => {
+  test("off by default, with the real providers' endpoints", () => {
+    const { oauth } = loadConfig({});
+    expect(oauth).toEqual({ github: null, google: null, oidc: null, httpTimeoutMs: 10_000 });
+  });
+
+  test("a provider is on when its client id and secret are set; base URLs lose a trailing slash", () => {
+    const { oauth } = loadConfig({
+      OAUTH_GITHUB_CLIENT_ID: "gh",
+      OAUTH_GITHUB_CLIENT_SECRET: "ghs",
+      OAUTH_GITHUB_URL: "https://ghe.example/",
+      OAUTH_GITHUB_API_URL: "https://ghe.example/api/v3/",
+      OAUTH_GOOGLE_CLIENT_ID: "g",
+      OAUTH_GOOGLE_CLIENT_SECRET: "gs",
+      OIDC_ISSUER: "https://auth.example/application/o/keyward/",
+      OIDC_CLIENT_ID: "o",
+      OIDC_CLIENT_SECRET: "os",
+    });
+    expect(oauth.github).toEqual({ clientId: "gh", clientSecret: "ghs", url: "https://ghe.example", apiUrl: "https://ghe.example/api/v3" });
+    expect(oauth.google).toEqual({
+      clientId: "g",
+      clientSecret: "gs",
+      authUrl: "https://accounts.google.com/o/oauth2/v2/auth",
+      tokenUrl: "https://oauth2.googleapis.com/token",
+      userinfoUrl: "https://openidconnect.googleapis.com/v1/userinfo",
+    });
+    // The issuer is an identifier: kept as written.
+    expect(oauth.oidc).toEqual({ clientId: "o", clientSecret: "os", issuer: "https://auth.example/application/o/keyward/", name: "Single sign-on" });
+  });
+
+  test("half a pair is a mistake, not 'off'", () => {
+    expect(errorOf({ OAUTH_GITHUB_CLIENT_ID: "gh" }).variable).toBe("OAUTH_GITHUB_CLIENT_SECRET");
+    expect(errorOf({ OAUTH_GOOGLE_CLIENT_SECRET: "gs" }).variable).toBe("OAUTH_GOOGLE_CLIENT_ID");
+    expect(errorOf({ OIDC_CLIENT_ID: "o", OIDC_CLIENT_SECRET: "os" }).variable).toBe("OIDC_ISSUER");
+    expect(errorOf({ OIDC_ISSUER: "https://idp.example" }).variable).toBe("OIDC_CLIENT_ID");
+  });
+
+  test("endpoint URLs: absolute http(s), no query; https in production", () => {
+    expect(errorOf({ OAUTH_GITHUB_URL: "github.com" }).variable).toBe("OAUTH_GITHUB_URL");
+    expect(errorOf({ OAUTH_GOOGLE_TOKEN_URL: "ftp://x.example/token" }).variable).toBe("OAUTH_GOOGLE_TOKEN_URL");
+    expect(errorOf({ OIDC_ISSUER: "https://idp.example?x=1", OIDC_CLIENT_ID: "o", OIDC_CLIENT_SECRET: "os" }).variable).toBe("OIDC_ISSUER");
+    const prod = { NODE_ENV: "production", RELEASE_KEY_ENCRYPTION_KEY: HEX, BASE_URL: "https://licenses.example.com" };
+    expect(errorOf({ ...prod, OAUTH_GITHUB_API_URL: "http://ghe.example/api/v3" }).variable).toBe("OAUTH_GITHUB_API_URL");
+    expect(errorOf({ ...prod, OIDC_ISSUER: "http://idp.example", OIDC_CLIENT_ID: "o", OIDC_CLIENT_SECRET: "os" }).variable).toBe("OIDC_ISSUER");
+    expect(loadConfig({ OIDC_ISSUER: "http://127.0.0.1:9999", OIDC_CLIENT_ID: "o", OIDC_CLIENT_SECRET: "os" }).oauth.oidc?.issuer).toBe("http://127.0.0.1:9999");
+  });
+
+  test("OIDC_NAME at most 64 characters; OAUTH_HTTP_TIMEOUT_MS from 100 to 120000", () => {
+    expect(errorOf({ OIDC_NAME: "x".repeat(65) }).variable).toBe("OIDC_NAME");
+    expect(errorOf({ OAUTH_HTTP_TIMEOUT_MS: "99" }).variable).toBe("OAUTH_HTTP_TIMEOUT_MS");
+    expect(loadConfig({ OAUTH_HTTP_TIMEOUT_MS: "2500" }).oauth.httpTimeoutMs).toBe(2500);
+  });
+
+  test("the result is frozen", () => {
+    expect(Object.isFrozen(loadConfig({}).oauth)).toBe(true);
+  });
+});

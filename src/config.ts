@@ -70,6 +70,24 @@ export interface Config {
   devLogin: boolean;
   /** ADMIN_EMAILS, normalized: these addresses are always admins (bootstrap). */
   adminEmails: readonly string[];
+  /** Sign-in with GitHub, Google and a generic OpenID Connect provider (docs/sign-in.md). */
+  oauth: OAuthConfig;
+}
+
+export interface OAuthClientCredentials {
+  clientId: string;
+  clientSecret: string;
+}
+
+/** A provider is on (non-null) when both its client id and secret are set. Endpoint URLs default to the real providers'. */
+export interface OAuthConfig {
+  /** `url`: github.com or a GitHub Enterprise Server (authorize and token endpoints); `apiUrl`: its REST API. */
+  github: (OAuthClientCredentials & { url: string; apiUrl: string }) | null;
+  google: (OAuthClientCredentials & { authUrl: string; tokenUrl: string; userinfoUrl: string }) | null;
+  /** Generic OpenID Connect: endpoints come from the issuer's discovery document. `name` labels the button. */
+  oidc: (OAuthClientCredentials & { issuer: string; name: string }) | null;
+  /** Time limit of each call to a provider (discovery, token, user info), in milliseconds. */
+  httpTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -228,6 +246,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     testCrashPoint: optional(env, "TEST_CRASH_POINT") === null ? null : oneOf(env, "TEST_CRASH_POINT", CRASH_POINTS[0], CRASH_POINTS),
     devLogin: bool(env, "DEV_LOGIN", false),
     adminEmails: emailList(env, "ADMIN_EMAILS"),
+    oauth: oauthConfig(env, nodeEnv === "production"),
   };
   if (config.smtpUrl !== null && config.mailFrom === null) {
     throw new ConfigError("MAIL_FROM", "is required when SMTP_URL is set");
@@ -250,7 +269,66 @@ export function loadConfig(env: Env): Readonly<Config> {
       throw new ConfigError("BASE_URL", "must use https in production (or set ALLOW_INSECURE_BASE_URL=true)");
     }
   }
-  return Object.freeze({ ...config, storage: Object.freeze(storage) });
+  return Object.freeze({ ...config, storage: Object.freeze(storage), oauth: Object.freeze(config.oauth) });
+}
+
+/**
+ * An absolute http(s) URL without query or fragment; https only in production (a provider endpoint
+ * receives client secrets and authorization codes). `base`: trailing slashes dropped, paths are appended.
+ */
+function providerUrl(env: Env, name: string, fallback: string, production: boolean, base: boolean): string {
+  const raw = str(env, name, fallback);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`);
+  if (url.search !== "" || url.hash !== "") throw new ConfigError(name, "must not have a query or fragment");
+  if (production && url.protocol !== "https:") throw new ConfigError(name, "must use https when NODE_ENV=production");
+  return base ? raw.replace(/\/+$/, "") : raw;
+}
+
+/** Both or neither: a client id without its secret (or the reverse) is a typo, not "off". */
+function credentials(idName: string, id: string | null, secretName: string, secret: string | null): OAuthClientCredentials | null {
+  if (id === null && secret === null) return null;
+  if (id === null) throw new ConfigError(idName, `is required when ${secretName} is set`);
+  if (secret === null) throw new ConfigError(secretName, `is required when ${idName} is set`);
+  return { clientId: id, clientSecret: secret };
+}
+
+function oauthConfig(env: Env, production: boolean): OAuthConfig {
+  const github = credentials(
+    "OAUTH_GITHUB_CLIENT_ID",
+    optional(env, "OAUTH_GITHUB_CLIENT_ID"),
+    "OAUTH_GITHUB_CLIENT_SECRET",
+    optional(env, "OAUTH_GITHUB_CLIENT_SECRET"),
+  );
+  const githubUrl = providerUrl(env, "OAUTH_GITHUB_URL", "https://github.com", production, true);
+  const githubApiUrl = providerUrl(env, "OAUTH_GITHUB_API_URL", "https://api.github.com", production, true);
+  const google = credentials(
+    "OAUTH_GOOGLE_CLIENT_ID",
+    optional(env, "OAUTH_GOOGLE_CLIENT_ID"),
+    "OAUTH_GOOGLE_CLIENT_SECRET",
+    optional(env, "OAUTH_GOOGLE_CLIENT_SECRET"),
+  );
+  const googleAuthUrl = providerUrl(env, "OAUTH_GOOGLE_AUTH_URL", "https://accounts.google.com/o/oauth2/v2/auth", production, false);
+  const googleTokenUrl = providerUrl(env, "OAUTH_GOOGLE_TOKEN_URL", "https://oauth2.googleapis.com/token", production, false);
+  const googleUserinfoUrl = providerUrl(env, "OAUTH_GOOGLE_USERINFO_URL", "https://openidconnect.googleapis.com/v1/userinfo", production, false);
+  const oidc = credentials("OIDC_CLIENT_ID", optional(env, "OIDC_CLIENT_ID"), "OIDC_CLIENT_SECRET", optional(env, "OIDC_CLIENT_SECRET"));
+  // The issuer is an identifier compared with the discovery document's `issuer`: kept as written.
+  const issuer = optional(env, "OIDC_ISSUER") === null ? null : providerUrl(env, "OIDC_ISSUER", "", production, false);
+  if (oidc && issuer === null) throw new ConfigError("OIDC_ISSUER", "is required when OIDC_CLIENT_ID is set");
+  if (!oidc && issuer !== null) throw new ConfigError("OIDC_CLIENT_ID", "is required when OIDC_ISSUER is set");
+  const name = str(env, "OIDC_NAME", "Single sign-on");
+  if (name.length > 64) throw new ConfigError("OIDC_NAME", "must be at most 64 characters");
+  return {
+    github: github && { ...github, url: githubUrl, apiUrl: githubApiUrl },
+    google: google && { ...google, authUrl: googleAuthUrl, tokenUrl: googleTokenUrl, userinfoUrl: googleUserinfoUrl },
+    oidc: oidc && issuer !== null ? { ...oidc, issuer, name } : null,
+    httpTimeoutMs: int(env, "OAUTH_HTTP_TIMEOUT_MS", 10_000, 100, 120_000),
+  };
 }
 
 /** A comma-separated list of email addresses, trimmed and lower-cased (ASCII); empty entries skipped. */

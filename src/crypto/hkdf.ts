@@ -14,6 +14,7 @@ export const KEY_PURPOSES = {
   inviteTokenLookup: "keyward/v1/invite-token-lookup",
   signInCodeHash: "keyward/v1/sign-in-code-hash",
   outboxSecretEncryption: "keyward/v1/outbox-secret-encryption",
+  oauthFlowEncryption: "keyward/v1/oauth-flow-encryption",
 } as const;
 
 export type KeyPurpose = keyof typeof KEY_PURPOSES;
