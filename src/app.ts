@@ -77,13 +77,14 @@ export function createApp(deps: Deps) {
       // The access log is an info line; when info is off the hook is not registered at all, because
       // Elysia schedules an afterResponse hook for every request even if it returns at once.
       .use(accessLog(logger, clock))
-      // 2. Per-IP limit on the public SDK and feed routes, before any parsing.
+      // 2. Per-IP limit on the public SDK and feed routes, sign-in (an OAuth callback costs a call to
+      // the provider) and the portal, before any parsing.
       .use(
         publicRateLimit({
           limiter: deps.rateLimiter,
           clock,
           perMinute: config.rateLimitPublicPerMinute,
-          prefixes: [`${API_PREFIX}/license/`, `${API_PREFIX}/releases/`],
+          prefixes: [`${API_PREFIX}/license/`, `${API_PREFIX}/releases/`, `${API_PREFIX}/auth/`, `${API_PREFIX}/portal/`],
         }),
       )
       // Invite acceptance: its own counter, 60 per minute per IP (spec: Limits).
