@@ -171,7 +171,7 @@ beforeAll(async () => {
   knownPlain.push(invitee);
   for (let i = 0; i < 2; i++) {
     const added = await call("POST", "/api/v1/portal/seats/add", { headers: { cookie }, body: JSON.stringify({ license_key: ownerCatalog.key, email: invitee }) });
-    expect(added.status).toBe(200);
+    expect({ status: added.status, body: added.json }).toMatchObject({ status: 200 });
     await deliverOutbox(deps);
     inviteTokens.push(/#token=([0-9a-f]{64})/.exec(smtp.received.at(-1)!.text)![1]!);
   }
