@@ -15,7 +15,8 @@ export const ACCEPT_INVITE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self'",
+  // data: for the empty favicon (<link rel="icon" href="data:,">), which spares a /favicon.ico request.
+  "img-src 'self' data:",
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
