@@ -85,7 +85,7 @@ describe("the invite link in headless Chromium", () => {
             headers: { "content-type": "application/json" },
             body: JSON.stringify({ license_key: licenseKey }),
           });
-          return { status: r.status, body: await r.json() };
+          return { status: r.status, body: (await r.json()) as { data: { role: string; seats: { email: string; state: string }[] } } };
         }, key);
         expect(listed.status).toBe(200);
         expect(listed.body.data.role).toBe("member");
