@@ -38,6 +38,7 @@ import { entitlementRoutes } from "./modules/entitlements";
 import { usageRoutes } from "./modules/usage";
 import { floatingRoutes } from "./modules/floating";
 import { activationAdminRoutes } from "./modules/activations/admin";
+import { offlineAdminRoutes } from "./modules/offline/admin";
 import { usageAdminRoutes } from "./modules/usage/admin";
 import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
@@ -145,6 +146,7 @@ export function createApp(deps: Deps) {
           .use(settingsAdminRoutes(deps, guard))
           .use(licenseAdminRoutes(deps, guard))
           .use(activationAdminRoutes(deps, guard))
+          .use(offlineAdminRoutes(deps, guard))
           .use(usageAdminRoutes(deps, guard))
           .use(floatingAdminRoutes(deps, guard))
           .use(keyAdminRoutes(deps, guard))

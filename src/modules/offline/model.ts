@@ -1,0 +1,27 @@
+import { t } from "../../http/schema";
+import { identifierField } from "../license-api/model";
+import { Instant } from "../license-admin/model";
+
+export const offlineModels = (identifierMaxLength: number) => ({
+  IssueOfflineTokenBody: t.Object(
+    {
+      identifier: identifierField(identifierMaxLength),
+      expires_at: t.Optional(
+        t.Union([t.Literal(""), Instant], {
+          description: "RFC 3339 expiry of the token (seconds precision; must be in the future). Empty or omitted: perpetual (`exp` = 0)",
+        }),
+      ),
+    },
+    { additionalProperties: false, description: "The machine code (`identifier`) the token is bound to through `fpr`" },
+  ),
+});
+
+export const OfflineTokenSchema = t.Object(
+  {
+    token: t.String({ description: "Signed token: base64url(payload).base64url(Ed25519 signature); verifies with GET /license/pubkey" }),
+    fingerprint: t.String({ pattern: "^[0-9a-f]{16}$", description: "First 16 hex of SHA-256(\"<identifier>:<product_id>\"); the token's `fpr`" }),
+    perpetual: t.Boolean({ description: "True when the token never expires (`exp` = 0)" }),
+    expires_at: t.String({ description: "The token's expiry (RFC 3339, equal to `exp`); empty when perpetual" }),
+  },
+  { title: "OfflineToken" },
+);
