@@ -72,3 +72,34 @@ export function offlineTokenClaims({ access, identifier, features, now, exp, kid
     kid,
   };
 }
+
+/**
+ * Self-service offline activation is offered only for plans that use device activation: every plan
+ * that is not floating (a floating plan hands out sessions, never device activations). The portal
+ * hides the option otherwise.
+ */
+export function usesDeviceActivation(plan: Pick<LicenseAccess["plan"], "floating">): boolean {
+  return !plan.floating;
+}
+
+/**
+ * A self-service token lives as long as the license may: `valid_until + grace_days` when the license
+ * has an expiry, perpetual (0) otherwise. (An admin picks any expiry; a customer does not.)
+ */
+export function selfServiceExpiry(access: LicenseAccess): number {
+  const { license, plan } = access;
+  if (license.validUntil === null) return 0;
+  return seconds(license.validUntil.getTime() + plan.graceDays * 86_400_000);
+}
+
+/** The refusal for a self-service offline activation, or null (the admin rules, plus device activation). */
+export function selfServiceRefusal(access: LicenseAccess, now: Date): AppError | null {
+  const refusal = offlineIssueRefusal(access, now);
+  if (refusal) return refusal;
+  if (!usesDeviceActivation(access.plan)) {
+    return new AppError("FORBIDDEN", {
+      message: "This license's plan does not use device activation, so it offers no offline activation.",
+    });
+  }
+  return null;
+}

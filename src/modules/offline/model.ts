@@ -25,3 +25,23 @@ export const OfflineTokenSchema = t.Object(
   },
   { title: "OfflineToken" },
 );
+
+const DateTime = t.String({ format: "date-time" });
+
+export const OfflineActivationParams = t.Object({ id: t.String({ format: "uuid" }), activation_id: t.String({ format: "uuid" }) });
+
+export const OfflineActivationSchema = t.Object(
+  {
+    id: t.String({ format: "uuid" }),
+    identifier: t.String({ description: "The machine code" }),
+    fingerprint: t.String({ description: "16 hex, the token's `fpr`" }),
+    expires_at: t.Union([DateTime, t.Null()], { description: "The token's expiry; null when perpetual" }),
+    created_at: DateTime,
+    created_by: t.Union([t.String(), t.Null()], { description: "The portal user who made it" }),
+    cleared_at: t.Union([DateTime, t.Null()], { description: "Set when an admin cleared it; null while it stands" }),
+    cleared_by: t.Union([t.String(), t.Null()], { description: "Id of the admin actor (API key or user) who cleared it" }),
+  },
+  { title: "OfflineActivation" },
+);
+
+export const OfflineActivationListSchema = t.Object({ items: t.Array(OfflineActivationSchema) });

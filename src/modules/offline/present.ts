@@ -1,3 +1,5 @@
+import { iso } from "../../shared/clock";
+import type { OfflineActivation } from "./repo";
 import type { OfflineToken } from "./service";
 
 export const presentOfflineToken = (o: OfflineToken) => ({
@@ -5,4 +7,15 @@ export const presentOfflineToken = (o: OfflineToken) => ({
   fingerprint: o.fingerprint,
   perpetual: o.exp === 0,
   expires_at: o.exp === 0 ? "" : new Date(o.exp * 1000).toISOString(),
+});
+
+export const presentOfflineActivation = (a: OfflineActivation) => ({
+  id: a.id,
+  identifier: a.identifier,
+  fingerprint: a.fingerprint,
+  expires_at: iso(a.expiresAt),
+  created_at: a.createdAt.toISOString(),
+  created_by: a.createdBy,
+  cleared_at: iso(a.clearedAt),
+  cleared_by: a.clearedBy,
 });

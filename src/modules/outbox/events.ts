@@ -59,9 +59,20 @@ export interface OfflineTokenEventData {
   expires_at: string | null;
   /** The signing key's id (the token's `kid`). */
   kid: string;
-  /** "admin": POST /admin/licenses/{id}/offline-token. */
-  source: "admin";
+  /** "admin": POST /admin/licenses/{id}/offline-token; "portal": a customer's self-service offline activation. */
+  source: "admin" | "portal";
   /** Who issued it: the actor's type (`api_key`, `session`, `system`) and id. */
+  actor_type: string;
+  actor_id: string | null;
+}
+
+/** An admin cleared a self-service offline activation (the license may get a new one). */
+export interface OfflineActivationEventData {
+  offline_activation_id: string;
+  license_id: string;
+  product_id: string;
+  identifier: string;
+  fingerprint: string;
   actor_type: string;
   actor_id: string | null;
 }
@@ -89,6 +100,7 @@ export interface EventData {
   /** The first refused report of the period; `used` is the unchanged counter. */
   "quota.exceeded": QuotaEventData & { requested: number };
   "offline_token.issued": OfflineTokenEventData;
+  "offline_activation.cleared": OfflineActivationEventData;
 }
 
 export type EventType = keyof EventData;
@@ -111,6 +123,7 @@ export const EVENT_TYPES = [
   "quota.warning",
   "quota.exceeded",
   "offline_token.issued",
+  "offline_activation.cleared",
 ] as const satisfies readonly EventType[];
 
 /** ISO 8601 or null. */
