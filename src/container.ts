@@ -36,6 +36,7 @@ import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
 import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
 import { createJobLeaseRepo } from "./jobs/lease.sqlite";
 import { createOutboxRepo } from "./modules/outbox/repo.sqlite";
+import { createSeatRepo } from "./modules/seats/repo.sqlite";
 import { createUserRepo } from "./modules/users/repo.sqlite";
 import { createSessionRepo } from "./modules/sessions/repo.sqlite";
 import { createSignInCodeRepo } from "./modules/sign-in/repo.sqlite";
@@ -63,6 +64,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     bruteForce: createBruteForceRepo(handle),
     jobLeases: createJobLeaseRepo(handle),
     outbox: createOutboxRepo(handle),
+    seats: createSeatRepo(handle),
     users: createUserRepo(handle),
     sessions: createSessionRepo(handle),
     signInCodes: createSignInCodeRepo(handle),

@@ -27,6 +27,7 @@ import type { BruteForceRepo } from "./modules/abuse/repo";
 import type { JobLeaseRepo } from "./jobs/lease";
 import type { OutboxRepo } from "./modules/outbox/repo";
 import type { OutboxHandlers } from "./modules/outbox/handlers";
+import type { SeatRepo } from "./modules/seats/repo";
 import type { UserRepo } from "./modules/users/repo";
 import type { SessionRepo } from "./modules/sessions/repo";
 import type { SignInCodeRepo } from "./modules/sign-in/repo";
@@ -53,6 +54,7 @@ export interface Repos {
   bruteForce: BruteForceRepo;
   jobLeases: JobLeaseRepo;
   outbox: OutboxRepo;
+  seats: SeatRepo;
   users: UserRepo;
   sessions: SessionRepo;
   signInCodes: SignInCodeRepo;

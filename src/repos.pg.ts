@@ -21,6 +21,7 @@ import { createAuditRepoPg } from "./modules/audit/repo.pg";
 import { createSigningKeyRepoPg } from "./modules/keys/repo.pg";
 import { createJobLeaseRepoPg } from "./jobs/lease.pg";
 import { createOutboxRepoPg } from "./modules/outbox/repo.pg";
+import { createSeatRepoPg } from "./modules/seats/repo.pg";
 import { createUserRepoPg } from "./modules/users/repo.pg";
 import { createSessionRepoPg } from "./modules/sessions/repo.pg";
 import { createSignInCodeRepoPg } from "./modules/sign-in/repo.pg";
@@ -49,6 +50,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     bruteForce: createBruteForceRepoPg(handle),
     jobLeases: createJobLeaseRepoPg(handle),
     outbox: createOutboxRepoPg(handle),
+    seats: createSeatRepoPg(handle),
     users: createUserRepoPg(handle),
     sessions: createSessionRepoPg(handle),
     signInCodes: createSignInCodeRepoPg(handle),

@@ -36,6 +36,13 @@ export interface FloatingEventData {
   identifier: string;
 }
 
+export interface SeatEventData {
+  seat_id: string;
+  license_id: string;
+  product_id: string;
+  role: string;
+}
+
 export interface QuotaEventData {
   license_id: string;
   product_id: string;
@@ -95,6 +102,11 @@ export interface EventData {
   "floating.checked_out": FloatingEventData & { expires_at: string; active: number; max: number | null };
   "floating.checked_in": FloatingEventData & { active: number };
   "floating.expired": FloatingEventData & { expired_at: string };
+  /** An invite was sent: a new seat, a pending one re-invited (token rotated) or a removed one restored. */
+  "seat.invited": SeatEventData & { reason: "invited" | "reinvited" | "restored"; invite_expires_at: string };
+  "seat.accepted": SeatEventData & { user_id: string };
+  /** `by`: "portal" (the owner or a seat admin) or "admin" (the admin API). */
+  "seat.removed": SeatEventData & { previous_state: "pending" | "accepted"; by: "portal" | "admin" };
   /** The report that took `used` from below 80 % of `limit` to at least 80 %. */
   "quota.warning": QuotaEventData;
   /** The first refused report of the period; `used` is the unchanged counter. */
@@ -120,6 +132,9 @@ export const EVENT_TYPES = [
   "floating.checked_out",
   "floating.checked_in",
   "floating.expired",
+  "seat.invited",
+  "seat.accepted",
+  "seat.removed",
   "quota.warning",
   "quota.exceeded",
   "offline_token.issued",
