@@ -39,6 +39,7 @@ import { usageRoutes } from "./modules/usage";
 import { floatingRoutes } from "./modules/floating";
 import { activationAdminRoutes } from "./modules/activations/admin";
 import { offlineAdminRoutes } from "./modules/offline/admin";
+import { offlinePortalRoutes } from "./modules/offline";
 import { usageAdminRoutes } from "./modules/usage/admin";
 import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
@@ -160,6 +161,7 @@ export function createApp(deps: Deps) {
           .use(inviteRoutes(deps))
           .use(seatRoutes(deps, session))
           .use(portalRoutes(deps, session))
+          .use(offlinePortalRoutes(deps, session))
           // 7. Admin routes: each declares `scopes`, enforced by the guard's macro.
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))

@@ -45,3 +45,32 @@ export const OfflineActivationSchema = t.Object(
 );
 
 export const OfflineActivationListSchema = t.Object({ items: t.Array(OfflineActivationSchema) });
+
+export const PortalOfflineBody = t.Object({ license_key: t.String({ description: "Names the license (the session authenticates)" }) });
+export const portalOfflineModels = (identifierMaxLength: number) => ({
+  PortalOfflineActivateBody: t.Object({
+    license_key: t.String({ description: "Names the license (the session authenticates)" }),
+    identifier: identifierField(identifierMaxLength),
+  }),
+});
+
+export const PortalOfflineViewSchema = t.Object(
+  {
+    license_id: t.String({ format: "uuid" }),
+    offered: t.Boolean({ description: "False when the plan does not use device activation (floating plans): hide the option" }),
+    available: t.Boolean({ description: "True when a new offline activation would be accepted now" }),
+    activation: t.Union([OfflineActivationSchema, t.Null()], { description: "The live offline activation, or null" }),
+  },
+  { title: "PortalOfflineActivation" },
+);
+
+export const PortalOfflineActivatedSchema = t.Object(
+  {
+    token: OfflineTokenSchema.properties.token,
+    fingerprint: OfflineTokenSchema.properties.fingerprint,
+    perpetual: OfflineTokenSchema.properties.perpetual,
+    expires_at: OfflineTokenSchema.properties.expires_at,
+    activation: OfflineActivationSchema,
+  },
+  { title: "PortalOfflineActivated" },
+);

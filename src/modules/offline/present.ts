@@ -1,6 +1,6 @@
 import { iso } from "../../shared/clock";
 import type { OfflineActivation } from "./repo";
-import type { OfflineToken } from "./service";
+import type { OfflineToken, PortalOfflineView, SelfServiceOfflineResult } from "./service";
 
 export const presentOfflineToken = (o: OfflineToken) => ({
   token: o.token,
@@ -18,4 +18,16 @@ export const presentOfflineActivation = (a: OfflineActivation) => ({
   created_by: a.createdBy,
   cleared_at: iso(a.clearedAt),
   cleared_by: a.clearedBy,
+});
+
+export const presentPortalOfflineView = (v: PortalOfflineView) => ({
+  license_id: v.licenseId,
+  offered: v.offered,
+  available: v.available,
+  activation: v.activation ? presentOfflineActivation(v.activation) : null,
+});
+
+export const presentPortalOfflineActivated = (r: SelfServiceOfflineResult) => ({
+  ...presentOfflineToken(r),
+  activation: presentOfflineActivation(r.activation),
 });

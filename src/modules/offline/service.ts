@@ -16,6 +16,7 @@ import type { Effects } from "../outbox/effects";
 import { offlineExpiry, offlineIssueRefusal, offlineTokenClaims, selfServiceExpiry, selfServiceRefusal, usesDeviceActivation } from "./domain";
 import { offlineActivationCleared, offlineTokenIssued } from "./events";
 import type { OfflineActivation } from "./repo";
+import { portalActor, portalLicense, type PortalCaller } from "../seats/service";
 
 export interface IssueOfflineTokenInput {
   /** The machine code, compared exactly (same limits as activation identifiers). */
@@ -203,4 +204,54 @@ export async function clearOfflineActivation(deps: Deps, actor: Actor, licenseId
   }));
   if (!cleared) throw new AppError("NOT_FOUND", { message: "No live offline activation with this id on this license." });
   return cleared;
+}
+
+// ---- Portal (cookie session). The license_key in a body only names the license; portalLicense
+// answers 404 LICENSE_NOT_FOUND to anyone without standing on it.
+
+export interface PortalOfflineView extends SelfServiceOfflineView {
+  licenseId: string;
+}
+
+/** POST /portal/offline-activation: the owner and every accepted seat see the option and its activation. */
+export async function portalOfflineView(deps: Deps, caller: PortalCaller, licenseKey: string): Promise<PortalOfflineView> {
+  const { license } = await portalLicense(deps, caller, licenseKey, "view");
+  return { licenseId: license.id, ...(await selfServiceOfflineView(deps, license.id)) };
+}
+
+/** POST /portal/offline-activation/activate: the owner and accepted admin seats (others: 404). */
+export async function portalOfflineActivate(deps: Deps, caller: PortalCaller, licenseKey: string, identifier: string): Promise<SelfServiceOfflineResult> {
+  const { license } = await portalLicense(deps, caller, licenseKey, "manage");
+  return await activateOfflineSelfService(deps, portalActor(caller), license.id, identifier);
+}
+
+export interface LicenseFile {
+  filename: string;
+  /** The file's text: the token on one line. */
+  content: string;
+}
+
+/**
+ * POST /portal/offline-activation/license-file: a freshly signed token for the license's live
+ * self-service offline activation (same machine, the license's current support window and expiry),
+ * as a file. For the owner and every accepted seat: the machine is already bound, so a new copy
+ * grants nothing new. 404 NOT_FOUND when there is no live activation; the license rules as for
+ * the activation itself. Each download is audited and recorded as offline_token.issued (portal).
+ */
+export async function portalOfflineLicenseFile(deps: Deps, caller: PortalCaller, licenseKey: string): Promise<LicenseFile> {
+  const { license } = await portalLicense(deps, caller, licenseKey, "view");
+  const live = await deps.repos.offlineTokens.findLive(license.id);
+  if (!live) throw new AppError("NOT_FOUND", { message: "This license has no offline activation." });
+  const now = deps.clock.now();
+  const access = await deps.repos.licenseAccess.findById(license.id);
+  if (!access) throw notFound();
+  const features = await tokenFeatures(deps, access);
+  const signed = await deps.repos.offlineTokens.issue(license.id, (current) => {
+    if (!current) throw notFound();
+    const refusal = selfServiceRefusal(current, now);
+    if (refusal) throw refusal;
+    const exp = selfServiceExpiry(current);
+    return signOffline(deps, portalActor(caller), current, { identifier: live.identifier, exp, features, now }, "portal", "license.offline_activation.download");
+  });
+  return { filename: `license-${signed.fingerprint}.lic`, content: `${signed.token}\n` };
 }
