@@ -38,6 +38,8 @@ import { entitlementRoutes } from "./modules/entitlements";
 import { usageRoutes } from "./modules/usage";
 import { floatingRoutes } from "./modules/floating";
 import { activationAdminRoutes } from "./modules/activations/admin";
+import { offlineAdminRoutes } from "./modules/offline/admin";
+import { offlinePortalRoutes } from "./modules/offline";
 import { usageAdminRoutes } from "./modules/usage/admin";
 import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
@@ -159,6 +161,7 @@ export function createApp(deps: Deps) {
           .use(inviteRoutes(deps))
           .use(seatRoutes(deps, session))
           .use(portalRoutes(deps, session))
+          .use(offlinePortalRoutes(deps, session))
           // 7. Admin routes: each declares `scopes`, enforced by the guard's macro.
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
@@ -168,6 +171,7 @@ export function createApp(deps: Deps) {
           .use(settingsAdminRoutes(deps, guard))
           .use(licenseAdminRoutes(deps, guard))
           .use(activationAdminRoutes(deps, guard))
+          .use(offlineAdminRoutes(deps, guard))
           .use(usageAdminRoutes(deps, guard))
           .use(floatingAdminRoutes(deps, guard))
           .use(seatAdminRoutes(deps, guard))

@@ -30,6 +30,7 @@ import { createActivationRepo } from "./modules/activations/repo.sqlite";
 import { createEntitlementRepo } from "./modules/entitlements/repo.sqlite";
 import { createUsageRepo } from "./modules/usage/repo.sqlite";
 import { createFloatingRepo } from "./modules/floating/repo.sqlite";
+import { createOfflineTokenRepo } from "./modules/offline/repo.sqlite";
 import { createIdempotencyRepo } from "./modules/idempotency/repo.sqlite";
 import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
 import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
@@ -58,6 +59,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     entitlements: createEntitlementRepo(handle),
     usage: createUsageRepo(handle),
     floating: createFloatingRepo(handle),
+    offlineTokens: createOfflineTokenRepo(handle),
     idempotency: createIdempotencyRepo(handle),
     bruteForce: createBruteForceRepo(handle),
     jobLeases: createJobLeaseRepo(handle),

@@ -21,6 +21,7 @@ import type { ActivationRepo } from "./modules/activations/repo";
 import type { EntitlementRepo } from "./modules/entitlements/repo";
 import type { UsageRepo } from "./modules/usage/repo";
 import type { FloatingRepo } from "./modules/floating/repo";
+import type { OfflineTokenRepo } from "./modules/offline/repo";
 import type { IdempotencyRepo } from "./modules/idempotency/repo";
 import type { BruteForceRepo } from "./modules/abuse/repo";
 import type { JobLeaseRepo } from "./jobs/lease";
@@ -48,6 +49,7 @@ export interface Repos {
   entitlements: EntitlementRepo;
   usage: UsageRepo;
   floating: FloatingRepo;
+  offlineTokens: OfflineTokenRepo;
   idempotency: IdempotencyRepo;
   bruteForce: BruteForceRepo;
   jobLeases: JobLeaseRepo;

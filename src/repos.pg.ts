@@ -8,6 +8,7 @@ import { createActivationRepoPg } from "./modules/activations/repo.pg";
 import { createEntitlementRepoPg } from "./modules/entitlements/repo.pg";
 import { createUsageRepoPg } from "./modules/usage/repo.pg";
 import { createFloatingRepoPg } from "./modules/floating/repo.pg";
+import { createOfflineTokenRepoPg } from "./modules/offline/repo.pg";
 import { createReleaseRepoPg } from "./modules/releases/repo.pg";
 import { createIdempotencyRepoPg } from "./modules/idempotency/repo.pg";
 import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
@@ -44,6 +45,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     entitlements: createEntitlementRepoPg(handle),
     usage: createUsageRepoPg(handle),
     floating: createFloatingRepoPg(handle),
+    offlineTokens: createOfflineTokenRepoPg(handle),
     idempotency: createIdempotencyRepoPg(handle),
     bruteForce: createBruteForceRepoPg(handle),
     jobLeases: createJobLeaseRepoPg(handle),

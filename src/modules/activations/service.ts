@@ -134,6 +134,7 @@ export async function verify(deps: Deps, input: VerifyInput): Promise<VerifyResu
   const now = deps.clock.now();
   const hash = keyHashOf(deps, input.licenseKey);
   const found = hash === null ? null : await deps.repos.activations.findForVerify(hash, input.identifier);
+  if (!found && hash !== null) return await verifyOfflineActivated(deps, hash, input, now);
   // Spec design rule 4: missing key, malformed key, another product's key, an identifier never
   // activated, and every unusable state (suspended, revoked, expired, canceled, past grace) all get
   // the one identical 404, so verify cannot be used to probe which keys exist or what state they are in.
@@ -147,6 +148,20 @@ export async function verify(deps: Deps, input: VerifyInput): Promise<VerifyResu
   // The lookup already carries the feature grants (one statement); no second read.
   const features = verifyFeatures(found.grants, found.plan.quotaPeriod);
   return { access: found, features, token: issueToken(deps, found, input.identifier, features, now) };
+}
+
+/**
+ * Verify of an identifier with no online activation (the miss path, off the hot path): a machine
+ * with a live self-service offline activation (portal) verifies like an activated device while the
+ * license is usable. Once an admin clears that activation, or the license is revoked, suspended,
+ * expired or canceled, it gets the same 404 as everyone else (spec: Offline token issue, rule 6).
+ * Admin-issued offline tokens record no activation, so their machines are never found here.
+ */
+async function verifyOfflineActivated(deps: Deps, hash: string, input: VerifyInput, now: Date): Promise<VerifyResult> {
+  const access = await deps.repos.offlineTokens.findForVerify(hash, input.identifier);
+  if (!access || !belongsToProduct(access, input.productId) || !isUsableAccess(access, now)) throw licenseNotFound();
+  const features = await tokenFeatures(deps, access);
+  return { access, features, token: issueToken(deps, access, input.identifier, features, now) };
 }
 
 export async function deactivate(deps: Deps, input: VerifyInput): Promise<void> {

@@ -53,6 +53,37 @@ export interface QuotaEventData {
   limit: number;
 }
 
+/** An offline token was issued (spec: Offline token issue); the token itself is never in the event. */
+export interface OfflineTokenEventData {
+  license_id: string;
+  product_id: string;
+  plan_id: string;
+  identifier: string;
+  /** 16 hex, the token's `fpr`. */
+  fingerprint: string;
+  perpetual: boolean;
+  /** ISO 8601, null when perpetual. */
+  expires_at: string | null;
+  /** The signing key's id (the token's `kid`). */
+  kid: string;
+  /** "admin": POST /admin/licenses/{id}/offline-token; "portal": a customer's self-service offline activation. */
+  source: "admin" | "portal";
+  /** Who issued it: the actor's type (`api_key`, `session`, `system`) and id. */
+  actor_type: string;
+  actor_id: string | null;
+}
+
+/** An admin cleared a self-service offline activation (the license may get a new one). */
+export interface OfflineActivationEventData {
+  offline_activation_id: string;
+  license_id: string;
+  product_id: string;
+  identifier: string;
+  fingerprint: string;
+  actor_type: string;
+  actor_id: string | null;
+}
+
 export interface EventData {
   "license.created": LicenseEventData;
   "license.revoked": LicenseEventData & { previous_status: string };
@@ -80,6 +111,8 @@ export interface EventData {
   "quota.warning": QuotaEventData;
   /** The first refused report of the period; `used` is the unchanged counter. */
   "quota.exceeded": QuotaEventData & { requested: number };
+  "offline_token.issued": OfflineTokenEventData;
+  "offline_activation.cleared": OfflineActivationEventData;
 }
 
 export type EventType = keyof EventData;
@@ -104,6 +137,8 @@ export const EVENT_TYPES = [
   "seat.removed",
   "quota.warning",
   "quota.exceeded",
+  "offline_token.issued",
+  "offline_activation.cleared",
 ] as const satisfies readonly EventType[];
 
 /** ISO 8601 or null. */

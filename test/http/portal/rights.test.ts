@@ -6,6 +6,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { createTestApp, type TestApp } from "../../support/app";
 import { makeLicense, makePlan, makeProduct } from "../../support/factories";
 import { post } from "../../support/license-api";
+import { SYSTEM_ACTOR } from "../../../src/shared/actor";
+import { clearOfflineActivation } from "../../../src/modules/offline/service";
 import { accept, lastToken, portalGet, portalPost, signIn, team, uniqueEmail, type Team } from "./helpers";
 
 let t: TestApp;
@@ -89,6 +91,27 @@ const ROUTES: Route[] = [
     name: "POST /portal/activations/deactivate",
     allowed: managers,
     call: async (w, c) => portalPost(t, c, "/portal/activations/deactivate", { license_key: w.tm.key, activation_id: await w.freshActivation() }),
+  },
+  { name: "POST /portal/offline-activation", allowed: viewers, call: (w, c) => portalPost(t, c, "/portal/offline-activation", { license_key: w.tm.key }) },
+  {
+    name: "POST /portal/offline-activation/activate",
+    allowed: managers,
+    // One per license: the previous case's activation is cleared (as an admin would) first.
+    call: async (w, c) => {
+      const live = await t.deps.repos.offlineTokens.findLive(w.tm.licenseId);
+      if (live) await clearOfflineActivation(t.deps, SYSTEM_ACTOR, w.tm.licenseId, live.id);
+      return portalPost(t, c, "/portal/offline-activation/activate", { license_key: w.tm.key, identifier: `offline-${Math.random()}` });
+    },
+  },
+  {
+    name: "POST /portal/offline-activation/license-file",
+    allowed: viewers,
+    call: async (w, c) => {
+      if (!(await t.deps.repos.offlineTokens.findLive(w.tm.licenseId))) {
+        await portalPost(t, w.tm.owner.cookie, "/portal/offline-activation/activate", { license_key: w.tm.key, identifier: "offline-file" });
+      }
+      return portalPost(t, c, "/portal/offline-activation/license-file", { license_key: w.tm.key });
+    },
   },
 ];
 
