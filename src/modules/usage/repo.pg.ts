@@ -1,61 +1,203 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { PgHandle, PgExecutor } from "../../db/pg";
-import { quotaExceededMarks, usageCounters, usageEvents } from "../../db/schema-pg";
+import { auditLog, outbox, quotaExceededMarks, usageCounters, usageEvents } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
+import { auditRow, outboxMessages, outboxRow, type Effects } from "../outbox/effects";
 import { readLicenseAccess } from "../license-api/repo.pg";
 import { storeOutcomePg } from "../idempotency/repo.pg";
 import { newId } from "../../shared/ids";
-import type { ConsumeChange, ConsumeResult, UsageCounter, UsageRepo } from "./repo";
+import { fits } from "../entitlements/quota";
+import type { Recorder } from "../idempotency/repo";
+import type { LicenseAccess } from "../license-api/repo";
+import type { ConsumeChange, ConsumeInput, ConsumeResult, UsageCounter, UsageRepo } from "./repo";
 
 const keyOf = (licenseId: string, feature: string, periodKey: string) =>
   and(eq(usageCounters.licenseId, licenseId), eq(usageCounters.feature, feature), eq(usageCounters.periodKey, periodKey));
 
-async function readUsed(tx: PgExecutor, licenseId: string, feature: string, periodKey: string): Promise<number> {
-  const [row] = await tx.select({ used: usageCounters.used }).from(usageCounters).where(keyOf(licenseId, feature, periodKey));
+async function readUsed(tx: PgExecutor, licenseId: string, feature: string, periodKey: string, forUpdate = false): Promise<number> {
+  const q = tx.select({ used: usageCounters.used }).from(usageCounters).where(keyOf(licenseId, feature, periodKey));
+  const [row] = forUpdate ? await q.for("update") : await q;
   return row?.used ?? 0;
+}
+
+/** One report waiting for its counter's next batch. */
+interface Pending {
+  input: ConsumeInput;
+  check: (current: LicenseAccess | null) => void;
+  record?: Recorder<ConsumeResult>;
+  effects?: (change: ConsumeChange) => Effects;
+  resolve: (r: ConsumeResult) => void;
+  reject: (e: unknown) => void;
 }
 
 export function createUsageRepoPg(handle: PgHandle): UsageRepo {
   const { db } = handle;
 
+  /**
+   * Reports of one counter, applied in order in ONE write transaction: the license row is locked
+   * (`FOR UPDATE`: a revoke or suspend that committed after the caller's lookup wins, as on
+   * activation) and so is the counter row, then each report is checked and decided against the
+   * running value exactly as if it ran alone (spec: License rule 3), and the counter, the usage events
+   * and every report's side effects are written before the one COMMIT. A report with an
+   * Idempotency-Key (`record`) always runs in a batch of its own, so that a lost claim rolls back its
+   * own effect and nothing else.
+   */
+  async function applyBatch(batch: Pending[]): Promise<void> {
+    const first = batch[0]!.input;
+    const { licenseId, feature, periodKey } = first;
+    const settled: ({ ok: ConsumeResult } | { error: unknown })[] = [];
+    try {
+      await db.transaction(async (tx) => {
+        settled.length = 0;
+        const current = await readLicenseAccess(tx, { id: licenseId }, { forUpdate: true });
+        // Locks the counter too: an admin reset (which does not lock the license) waits for this batch.
+        const start = await readUsed(tx, licenseId, feature, periodKey, true);
+        let used = start;
+        let marked: boolean | null = null;
+        const events: (typeof usageEvents.$inferInsert)[] = [];
+        const effects: Effects[] = [];
+        const completions: ReturnType<Recorder<ConsumeResult>>[] = [];
+        for (const p of batch) {
+          try {
+            p.check(current);
+          } catch (error) {
+            settled.push({ error });
+            continue;
+          }
+          const { quantity, limit, at } = p.input;
+          if (!fits({ used, limit }, quantity)) {
+            // The first refusal of a period leaves a mark; only the report whose insert took is the first.
+            let firstRefusal = false;
+            if (marked === null) {
+              const inserted = await tx
+                .insert(quotaExceededMarks)
+                .values({ licenseId, feature, periodKey, createdAt: at })
+                .onConflictDoNothing()
+                .returning({ licenseId: quotaExceededMarks.licenseId });
+              firstRefusal = inserted.length === 1;
+              marked = true;
+            }
+            if (p.effects) effects.push(p.effects({ accepted: false, used, firstRefusal }));
+            settled.push({ ok: { accepted: false, used } });
+            continue;
+          }
+          const before = used;
+          used += quantity;
+          events.push({ id: newId(), licenseId, feature, periodKey, quantity, metadata: p.input.metadata ?? null, createdAt: at });
+          const result = { accepted: true, used };
+          if (p.effects) effects.push(p.effects({ accepted: true, before, used }));
+          if (p.record) completions.push(p.record(result));
+          settled.push({ ok: result });
+        }
+        // The writes go out together (postgres.js pipelines them on the transaction's connection).
+        const writes: Promise<unknown>[] = [];
+        if (events.length > 0) {
+          const at = events[events.length - 1]!.createdAt;
+          writes.push(
+            tx
+              .insert(usageCounters)
+              .values({ licenseId, feature, periodKey, used, updatedAt: at })
+              .onConflictDoUpdate({
+                target: [usageCounters.licenseId, usageCounters.feature, usageCounters.periodKey],
+                set: { used, updatedAt: at },
+              }),
+            tx.insert(usageEvents).values(events),
+          );
+        }
+        const audits = effects.flatMap((e) => (e.audit ? [auditRow(e.audit)] : []));
+        if (audits.length > 0) writes.push(tx.insert(auditLog).values(audits));
+        const messages = effects.flatMap((e) => outboxMessages(e).map(outboxRow));
+        if (messages.length > 0) writes.push(tx.insert(outbox).values(messages));
+        await Promise.all(writes);
+        for (const c of completions) await storeOutcomePg(tx, c);
+      });
+    } catch (error) {
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    batch.forEach((p, i) => {
+      const s = settled[i]!;
+      if ("ok" in s) p.resolve(s.ok);
+      else p.reject(s.error);
+    });
+  }
+
+  /** Per counter: the reports waiting while a batch of that counter is in flight on this node. */
+  const waiting = new Map<string, Pending[]>();
+
+  async function drain(key: string, batch: Pending[]): Promise<void> {
+    for (;;) {
+      // Keyed reports go alone; the rest of a run goes together.
+      let i = 0;
+      while (i < batch.length) {
+        let j = i + 1;
+        if (!batch[i]!.record) while (j < batch.length && !batch[j]!.record) j++;
+        await applyBatch(batch.slice(i, j));
+        i = j;
+      }
+      const next = waiting.get(key)!;
+      if (next.length === 0) {
+        waiting.delete(key);
+        return;
+      }
+      waiting.set(key, []);
+      batch = next;
+    }
+  }
+
+  /** The single-report path inside a caller's transaction (DataStore.transaction): no batching there. */
+  async function consumeOne(
+    input: ConsumeInput,
+    check: Pending["check"],
+    record?: Pending["record"],
+    effects?: Pending["effects"],
+  ): Promise<ConsumeResult> {
+    return db.transaction(async (tx): Promise<ConsumeResult> => {
+      check(await readLicenseAccess(tx, { id: input.licenseId }, { forUpdate: true }));
+      const { licenseId, feature, periodKey, quantity, limit, at } = input;
+      const used = await readUsed(tx, licenseId, feature, periodKey, true);
+      if (!fits({ used, limit }, quantity)) {
+        const marked = await tx
+          .insert(quotaExceededMarks)
+          .values({ licenseId, feature, periodKey, createdAt: at })
+          .onConflictDoNothing()
+          .returning({ licenseId: quotaExceededMarks.licenseId });
+        if (effects) await writeEffectsPg(tx, effects({ accepted: false, used, firstRefusal: marked.length === 1 }));
+        return { accepted: false, used };
+      }
+      const next = used + quantity;
+      await tx
+        .insert(usageCounters)
+        .values({ licenseId, feature, periodKey, used: next, updatedAt: at })
+        .onConflictDoUpdate({
+          target: [usageCounters.licenseId, usageCounters.feature, usageCounters.periodKey],
+          set: { used: next, updatedAt: at },
+        });
+      await tx.insert(usageEvents).values({ id: newId(), licenseId, feature, periodKey, quantity, metadata: input.metadata ?? null, createdAt: at });
+      const result = { accepted: true, used: next };
+      if (effects) await writeEffectsPg(tx, effects({ accepted: true, before: used, used: next }));
+      if (record) await storeOutcomePg(tx, record(result));
+      return result;
+    });
+  }
+
   return {
-    async consume(input, check, record, effects) {
-      return db.transaction(async (tx): Promise<ConsumeResult> => {
-        // Re-read (and lock) the license inside the write transaction: a revoke or suspend that
-        // committed after the caller's lookup must win over this report (same rule as activation).
-        check(await readLicenseAccess(tx, { id: input.licenseId }, { forUpdate: true }));
-        const { licenseId, feature, periodKey, quantity, limit, at } = input;
-        const refuse = async (): Promise<ConsumeResult> => {
-          const used = await readUsed(tx, licenseId, feature, periodKey);
-          // The first refusal of a period leaves a mark; only the report whose insert took is the first.
-          const marked = await tx
-            .insert(quotaExceededMarks)
-            .values({ licenseId, feature, periodKey, createdAt: at })
-            .onConflictDoNothing()
-            .returning({ licenseId: quotaExceededMarks.licenseId });
-          const change: ConsumeChange = { accepted: false, used, firstRefusal: marked.length === 1 };
-          if (effects) await writeEffectsPg(tx, effects(change));
-          return { accepted: false, used };
-        };
-        // A quantity above the limit never fits (counters are never negative): no write to try.
-        if (limit !== null && quantity > limit) return await refuse();
-        // The conditional increment is the guard (spec: License rule 3): the row lock taken by the
-        // upsert serialises reports on other nodes, and the WHERE re-evaluates on the latest value.
-        const [bumped] = await tx
-          .insert(usageCounters)
-          .values({ licenseId, feature, periodKey, used: quantity, updatedAt: at })
-          .onConflictDoUpdate({
-            target: [usageCounters.licenseId, usageCounters.feature, usageCounters.periodKey],
-            set: { used: sql`${usageCounters.used} + ${quantity}`, updatedAt: at },
-            setWhere: limit === null ? undefined : sql`${usageCounters.used} + ${quantity} <= ${limit}`,
-          })
-          .returning({ used: usageCounters.used });
-        if (!bumped) return await refuse();
-        await tx.insert(usageEvents).values({ id: newId(), licenseId, feature, periodKey, quantity, metadata: input.metadata ?? null, createdAt: at });
-        const result = { accepted: true, used: bumped.used };
-        if (effects) await writeEffectsPg(tx, effects({ accepted: true, before: bumped.used - quantity, used: bumped.used }));
-        if (record) await storeOutcomePg(tx, record(result));
-        return result;
+    consume(input, check, record, effects) {
+      if (handle.inTransaction) return consumeOne(input, check, record, effects);
+      // Reports of one counter queue on this node while a batch of it is in flight and go together in
+      // the next: on PostgreSQL the license and counter rows are hot (every report of the counter,
+      // on every node, takes their locks until COMMIT), so one transaction per waiting batch instead
+      // of one per report. A report arriving at an idle counter runs at once, alone.
+      return new Promise<ConsumeResult>((resolve, reject) => {
+        const pending: Pending = { input, check, record, effects, resolve, reject };
+        const key = `${input.licenseId}\u0000${input.feature}\u0000${input.periodKey}`;
+        const queue = waiting.get(key);
+        if (queue) {
+          queue.push(pending);
+          return;
+        }
+        waiting.set(key, []);
+        void drain(key, [pending]);
       });
     },
     used: (licenseId, feature, periodKey) => readUsed(db, licenseId, feature, periodKey),
