@@ -49,9 +49,13 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
     try {
       await db.transaction(async (tx) => {
         settled.length = 0;
-        const current = await readLicenseAccess(tx, { id: licenseId }, { forUpdate: true });
-        // Locks the counter too: an admin reset (which does not lock the license) waits for this batch.
-        const start = await readUsed(tx, licenseId, feature, periodKey, true);
+        // Both locks in one round trip (the statements are pipelined and run in this order): the
+        // license row, then the counter row, so that an admin reset (which does not lock the
+        // license) waits for this batch too.
+        const [current, start] = await Promise.all([
+          readLicenseAccess(tx, { id: licenseId }, { forUpdate: true }),
+          readUsed(tx, licenseId, feature, periodKey, true),
+        ]);
         let used = start;
         let marked: boolean | null = null;
         const events: (typeof usageEvents.$inferInsert)[] = [];
@@ -122,26 +126,27 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
     });
   }
 
-  /** Per counter: the reports waiting while a batch of that counter is in flight on this node. */
-  const waiting = new Map<string, Pending[]>();
+  /**
+   * Per counter on this node: the reports waiting for a batch, and how many batches are in flight.
+   * Two may be: the second waits in PostgreSQL for the first one's locks, so it starts the moment the
+   * first commits instead of one event-loop turn later.
+   */
+  const counters = new Map<string, { waiting: Pending[]; inFlight: number }>();
+  const MAX_IN_FLIGHT = 2;
 
-  async function drain(key: string, batch: Pending[]): Promise<void> {
-    for (;;) {
-      // Keyed reports go alone; the rest of a run goes together.
-      let i = 0;
-      while (i < batch.length) {
-        let j = i + 1;
-        if (!batch[i]!.record) while (j < batch.length && !batch[j]!.record) j++;
-        await applyBatch(batch.slice(i, j));
-        i = j;
-      }
-      const next = waiting.get(key)!;
-      if (next.length === 0) {
-        waiting.delete(key);
-        return;
-      }
-      waiting.set(key, []);
-      batch = next;
+  function pump(key: string): void {
+    const c = counters.get(key)!;
+    while (c.inFlight < MAX_IN_FLIGHT && c.waiting.length > 0) {
+      // Keyed reports go alone; otherwise every waiting report up to the next keyed one goes together.
+      let n = 1;
+      if (!c.waiting[0]!.record) while (n < c.waiting.length && !c.waiting[n]!.record) n++;
+      const batch = c.waiting.splice(0, n);
+      c.inFlight++;
+      void applyBatch(batch).finally(() => {
+        c.inFlight--;
+        if (c.inFlight === 0 && c.waiting.length === 0) counters.delete(key);
+        else pump(key);
+      });
     }
   }
 
@@ -184,20 +189,16 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
   return {
     consume(input, check, record, effects) {
       if (handle.inTransaction) return consumeOne(input, check, record, effects);
-      // Reports of one counter queue on this node while a batch of it is in flight and go together in
+      // Reports of one counter queue on this node while its batches are in flight and go together in
       // the next: on PostgreSQL the license and counter rows are hot (every report of the counter,
       // on every node, takes their locks until COMMIT), so one transaction per waiting batch instead
       // of one per report. A report arriving at an idle counter runs at once, alone.
       return new Promise<ConsumeResult>((resolve, reject) => {
-        const pending: Pending = { input, check, record, effects, resolve, reject };
         const key = `${input.licenseId}\u0000${input.feature}\u0000${input.periodKey}`;
-        const queue = waiting.get(key);
-        if (queue) {
-          queue.push(pending);
-          return;
-        }
-        waiting.set(key, []);
-        void drain(key, [pending]);
+        let c = counters.get(key);
+        if (!c) counters.set(key, (c = { waiting: [], inFlight: 0 }));
+        c.waiting.push({ input, check, record, effects, resolve, reject });
+        pump(key);
       });
     },
     used: (licenseId, feature, periodKey) => readUsed(db, licenseId, feature, periodKey),
