@@ -68,7 +68,7 @@ forEachEngine("ActivationRepo", (engine, open) => {
 
   test("lookup: license, grants, the identifier's activation and the count; activate decides on it, and on a license changed since it reads again", async () => {
     await setup();
-    const { license, plan } = await seedCatalog(o, { maxActivations: 2 }, [{ name: "pro", valueType: "boolean", value: "true", quotaLimit: null, quotaPeriod: null }]);
+    const { license, plan } = await seedCatalog(o, { maxActivations: 2 }, [{ name: "pro", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }]);
     expect(await repo.lookup("no-such-hash", "dev-1")).toBeNull();
     const before = await repo.lookup(license.keyHash, "dev-1");
     expect(before).toMatchObject({ access: { license: { id: license.id, status: "active" }, plan: { id: plan.id, maxActivations: 2 } }, existing: null, count: 0 });

@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import type { PgHandle, PgExecutor } from "../../db/pg";
+import type { PgHandle, PgExecutor, PgSql } from "../../db/pg";
 import { auditLog, outbox, quotaExceededMarks, usageCounters, usageEvents } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import { auditRow, outboxMessages, outboxRow, type Effects } from "../outbox/effects";
@@ -9,6 +9,8 @@ import { newId } from "../../shared/ids";
 import { fits } from "../entitlements/quota";
 import type { Recorder } from "../idempotency/repo";
 import type { LicenseAccess } from "../license-api/repo";
+import type { LicenseStatus } from "../licenses/repo";
+import type { QuotaPeriod } from "../plans/repo";
 import type { ConsumeChange, ConsumeInput, ConsumeResult, UsageCounter, UsageRepo } from "./repo";
 
 const keyOf = (licenseId: string, feature: string, periodKey: string) =>
@@ -19,6 +21,46 @@ async function readUsed(tx: PgExecutor, licenseId: string, feature: string, peri
   const [row] = forUpdate ? await q.for("update") : await q;
   return row?.used ?? 0;
 }
+
+interface LockedLicenseRow {
+  id: string;
+  product_id: string;
+  plan_id: string;
+  status: LicenseStatus;
+  /** Epoch milliseconds (the raw client returns timestamps as text). */
+  valid_until: number | null;
+  support_until: number | null;
+  external_customer_id: string | null;
+  external_workspace_id: string | null;
+  name: string;
+  grace_days: number;
+  max_activations: number | null;
+  floating: boolean;
+  floating_timeout: number;
+  quota_period: QuotaPeriod;
+}
+
+const accessOf = (r: LockedLicenseRow): LicenseAccess => ({
+  license: {
+    id: r.id,
+    productId: r.product_id,
+    planId: r.plan_id,
+    status: r.status,
+    validUntil: r.valid_until === null ? null : new Date(r.valid_until),
+    supportUntil: r.support_until === null ? null : new Date(r.support_until),
+    externalCustomerId: r.external_customer_id,
+    externalWorkspaceId: r.external_workspace_id,
+  },
+  plan: {
+    id: r.plan_id,
+    name: r.name,
+    graceDays: r.grace_days,
+    maxActivations: r.max_activations,
+    floating: r.floating,
+    floatingTimeout: r.floating_timeout,
+    quotaPeriod: r.quota_period,
+  },
+});
 
 /** One report waiting for its counter's next batch. */
 interface Pending {
@@ -49,16 +91,28 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
     try {
       await db.transaction(async (tx) => {
         settled.length = 0;
+        // The batch's statements are raw and prepared on the transaction's connection: drizzle's
+        // unprepared statements cost two round trips each (describe, then execute), with the locks held.
+        const raw = (tx as unknown as { session: { client: PgSql } }).session.client;
         // Both locks in one round trip (the statements are pipelined and run in this order): the
         // license row, then the counter row, so that an admin reset (which does not lock the
         // license) waits for this batch too.
-        const [current, start] = await Promise.all([
-          readLicenseAccess(tx, { id: licenseId }, { forUpdate: true }),
-          readUsed(tx, licenseId, feature, periodKey, true),
+        const [licenseRows, counterRows] = await Promise.all([
+          raw<LockedLicenseRow[]>`
+            SELECT l.id, l.product_id, l.plan_id, l.status,
+                   (extract(epoch FROM l.valid_until) * 1000)::float8 AS valid_until,
+                   (extract(epoch FROM l.support_until) * 1000)::float8 AS support_until,
+                   l.external_customer_id, l.external_workspace_id,
+                   p.name, p.grace_days, p.max_activations, p.floating, p.floating_timeout, p.quota_period
+              FROM licenses l JOIN plans p ON p.id = l.plan_id WHERE l.id = ${licenseId} FOR UPDATE OF l`,
+          raw<{ used: number }[]>`
+            SELECT used FROM usage_counters WHERE license_id = ${licenseId} AND feature = ${feature} AND period_key = ${periodKey} FOR UPDATE`,
         ]);
+        const current = licenseRows[0] ? accessOf(licenseRows[0]) : null;
+        const start = counterRows[0]?.used ?? 0;
         let used = start;
         let marked: boolean | null = null;
-        const events: (typeof usageEvents.$inferInsert)[] = [];
+        const events = { id: [] as string[], quantity: [] as string[], metadata: [] as (string | null)[], at: [] as string[] };
         const effects: Effects[] = [];
         const completions: ReturnType<Recorder<ConsumeResult>>[] = [];
         for (const p of batch) {
@@ -87,7 +141,10 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
           }
           const before = used;
           used += quantity;
-          events.push({ id: newId(), licenseId, feature, periodKey, quantity, metadata: p.input.metadata ?? null, createdAt: at });
+          events.id.push(newId());
+          events.quantity.push(String(quantity));
+          events.metadata.push(p.input.metadata == null ? null : JSON.stringify(p.input.metadata));
+          events.at.push(at.toISOString());
           const result = { accepted: true, used };
           if (p.effects) effects.push(p.effects({ accepted: true, before, used }));
           if (p.record) completions.push(p.record(result));
@@ -95,18 +152,18 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
         }
         // The writes go out together (postgres.js pipelines them on the transaction's connection).
         const writes: Promise<unknown>[] = [];
-        if (events.length > 0) {
-          const at = events[events.length - 1]!.createdAt;
-          writes.push(
-            tx
-              .insert(usageCounters)
-              .values({ licenseId, feature, periodKey, used, updatedAt: at })
-              .onConflictDoUpdate({
-                target: [usageCounters.licenseId, usageCounters.feature, usageCounters.periodKey],
-                set: { used, updatedAt: at },
-              }),
-            tx.insert(usageEvents).values(events),
-          );
+        if (events.id.length > 0) {
+          // The counter and every accepted report's event in one statement.
+          writes.push(raw`
+            WITH counter AS (
+              INSERT INTO usage_counters (license_id, feature, period_key, used, updated_at)
+              VALUES (${licenseId}, ${feature}, ${periodKey}, ${used}, ${events.at[events.at.length - 1]!}::timestamptz)
+              ON CONFLICT (license_id, feature, period_key) DO UPDATE SET used = excluded.used, updated_at = excluded.updated_at
+              RETURNING 1)
+            INSERT INTO usage_events (id, license_id, feature, period_key, quantity, metadata, created_at)
+            SELECT e.id, ${licenseId}, ${feature}, ${periodKey}, e.quantity::int8, e.metadata::jsonb, e.created_at::timestamptz
+              FROM unnest(${events.id}::text[], ${events.quantity}::text[], ${events.metadata}::text[], ${events.at}::text[])
+                   AS e(id, quantity, metadata, created_at)`);
         }
         const audits = effects.flatMap((e) => (e.audit ? [auditRow(e.audit)] : []));
         if (audits.length > 0) writes.push(tx.insert(auditLog).values(audits));
