@@ -59,12 +59,20 @@ export interface ActivateResult {
  */
 export async function activate(deps: Deps, input: ActivateInput, record?: Recorder<ActivateResult>): Promise<ActivateResult> {
   const now = deps.clock.now();
-  // Checked before the key lookup, so a locked-out address learns nothing about any key.
-  await assertNotLockedOut(deps, input.ip, now);
   // One read: the license with its grants, the identifier's activation and the slots taken, which
   // the repository may decide on (PostgreSQL does, conditional on the license row being unchanged).
+  // It goes out together with the lockout check (on PostgreSQL both statements share one round
+  // trip), but its answer is looked at only after that check: a locked-out address learns nothing
+  // about any key.
   const hash = keyHashOf(deps, input.licenseKey);
-  const seen = hash === null ? null : await deps.repos.activations.lookup(hash, input.identifier);
+  const lookup = hash === null ? null : deps.repos.activations.lookup(hash, input.identifier);
+  try {
+    await assertNotLockedOut(deps, input.ip, now);
+  } catch (e) {
+    lookup?.catch(() => {});
+    throw e;
+  }
+  const seen = await lookup;
   if (!seen || !belongsToProduct(seen.access, input.productId)) {
     await recordFailedLookup(deps, input.ip, now);
     throw licenseNotFound();
