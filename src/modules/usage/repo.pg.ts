@@ -88,6 +88,8 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
     const first = batch[0]!.input;
     const { licenseId, feature, periodKey } = first;
     const settled: ({ ok: ConsumeResult } | { error: unknown })[] = [];
+    // The batch's own write, when COMMIT went out right behind it (see below).
+    let sentWithCommit: Promise<unknown> | null = null;
     try {
       await db.transaction(async (tx) => {
         settled.length = 0;
@@ -169,9 +171,19 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
         if (audits.length > 0) writes.push(tx.insert(auditLog).values(audits));
         const messages = effects.flatMap((e) => outboxMessages(e).map(outboxRow));
         if (messages.length > 0) writes.push(tx.insert(outbox).values(messages));
+        if (writes.length === 1 && messages.length === 0 && audits.length === 0 && completions.length === 0) {
+          // The common batch (no side effects, no outcome to store): the callback returns without
+          // waiting for the write, so COMMIT is sent right behind it on the same connection and the
+          // locks are released without another event-loop turn of this process. If the write
+          // fails, PostgreSQL turns that COMMIT into a rollback; the write's error is seen below.
+          sentWithCommit = writes[0]!;
+          sentWithCommit.catch(() => {});
+          return;
+        }
         await Promise.all(writes);
         for (const c of completions) await storeOutcomePg(tx, c);
       });
+      if (sentWithCommit) await sentWithCommit;
     } catch (error) {
       for (const p of batch) p.reject(error);
       return;
