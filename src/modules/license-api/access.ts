@@ -6,7 +6,6 @@ import { isWellFormedLicenseKey, normalizeLicenseKey } from "../../crypto/licens
 import { licenseKeyHash } from "../licenses/service";
 import { isUsable } from "../licenses/domain";
 import type { LicenseAccess } from "./repo";
-import type { FeatureGrant } from "../entitlements/repo";
 
 /**
  * The one failure answer of the public license API (spec: design rule 4, Errors). Always built here,
@@ -54,12 +53,4 @@ export async function requireUsableLicense(deps: Deps, input: PublicLicenseInput
   const access = await findLicense(deps, input);
   if (!access || !isUsableAccess(access, now)) throw licenseNotFound();
   return access;
-}
-
-/** requireUsableLicense with the license's feature grants, read together (one round trip on PostgreSQL). */
-export async function requireUsableLicenseWithGrants(deps: Deps, input: PublicLicenseInput, now: Date): Promise<{ access: LicenseAccess; grants: FeatureGrant[] }> {
-  const hash = keyHashOf(deps, input.licenseKey);
-  const found = hash === null ? null : await deps.repos.licenseAccess.findWithGrants(hash);
-  if (!found || !belongsToProduct(found.access, input.productId) || !isUsableAccess(found.access, now)) throw licenseNotFound();
-  return found;
 }

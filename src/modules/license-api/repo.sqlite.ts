@@ -1,7 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { lazyStatement, lift, type DbHandle } from "../../db/client";
 import { licenses, plans } from "../../db/schema";
-import { createGrantReaders } from "../entitlements/repo.sqlite";
 import type { LicenseAccess, LicenseAccessRepo, PublicLicense, PublicPlan } from "./repo";
 
 const licenseColumns = {
@@ -54,14 +53,5 @@ export function createLicenseAccessReaders(handle: DbHandle) {
 
 export function createLicenseAccessRepo(handle: DbHandle): LicenseAccessRepo {
   const readers = createLicenseAccessReaders(handle);
-  const grants = createGrantReaders(handle);
-  return {
-    findByKeyHash: lift(readers.findByKeyHash),
-    findById: lift(readers.findById),
-    async findWithGrants(keyHash) {
-      const access = readers.findByKeyHash(keyHash);
-      if (!access) return null;
-      return { access, grants: [...grants.planGrants(access.plan.id), ...grants.addonGrants(access.license.id)] };
-    },
-  };
+  return { findByKeyHash: lift(readers.findByKeyHash), findById: lift(readers.findById) };
 }

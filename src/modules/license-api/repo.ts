@@ -1,6 +1,5 @@
 import type { License } from "../licenses/repo";
 import type { Plan } from "../plans/repo";
-import type { FeatureGrant } from "../entitlements/repo";
 
 /**
  * The license columns the public license API uses. Public calls never need the key's ciphertext,
@@ -24,9 +23,4 @@ export interface LicenseAccessRepo {
   /** Hot path: two prepared indexed single-table reads (license by unique key_hash, plan by id). */
   findByKeyHash(keyHash: string): Promise<LicenseAccess | null>;
   findById(licenseId: string): Promise<LicenseAccess | null>;
-  /**
-   * findByKeyHash with the license's feature grants (as EntitlementRepo.grants: plan features, then
-   * add-on features in attach order), in one round trip on PostgreSQL: for usage reports, which need both.
-   */
-  findWithGrants(keyHash: string): Promise<{ access: LicenseAccess; grants: FeatureGrant[] } | null>;
 }
