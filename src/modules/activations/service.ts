@@ -7,11 +7,9 @@ import type { Actor } from "../../shared/actor";
 import { signToken } from "../../crypto/token";
 import { getLicense } from "../licenses/service";
 import { assertNotLockedOut, recordFailedLookup } from "../abuse/service";
-import { licenseEntitlements } from "../entitlements/service";
 import { featureValues, mergeGrants } from "../entitlements/domain";
 import {
   belongsToProduct,
-  findLicense,
   isUsableAccess,
   keyHashOf,
   licenseNotFound,
@@ -41,10 +39,6 @@ function issueToken(deps: Deps, access: LicenseAccess, identifier: string, featu
   return signToken(key.signer, claims);
 }
 
-async function tokenFeatures(deps: Deps, access: LicenseAccess): Promise<Record<string, boolean | string>> {
-  return featureValues(await licenseEntitlements(deps, access));
-}
-
 export interface ActivateInput extends PublicLicenseInput {
   identifier: string;
   identifierType: IdentifierType;
@@ -65,21 +59,33 @@ export interface ActivateResult {
  */
 export async function activate(deps: Deps, input: ActivateInput, record?: Recorder<ActivateResult>): Promise<ActivateResult> {
   const now = deps.clock.now();
-  // Checked before the key lookup, so a locked-out address learns nothing about any key.
-  await assertNotLockedOut(deps, input.ip, now);
-  const found = await findLicense(deps, input);
-  if (!found) {
+  // One read: the license with its grants, the identifier's activation and the slots taken, which
+  // the repository may decide on (PostgreSQL does, conditional on the license row being unchanged).
+  // It goes out together with the lockout check (on PostgreSQL both statements share one round
+  // trip), but its answer is looked at only after that check: a locked-out address learns nothing
+  // about any key.
+  const hash = keyHashOf(deps, input.licenseKey);
+  const lookup = hash === null ? null : deps.repos.activations.lookup(hash, input.identifier);
+  try {
+    await assertNotLockedOut(deps, input.ip, now);
+  } catch (e) {
+    lookup?.catch(() => {});
+    throw e;
+  }
+  const seen = await lookup;
+  if (!seen || !belongsToProduct(seen.access, input.productId)) {
     await recordFailedLookup(deps, input.ip, now);
     throw licenseNotFound();
   }
-  // The token's features are read before the write transaction (the token is signed inside it when
+  const found = seen.access;
+  // The token's features are known before the write transaction (the token is signed inside it when
   // an Idempotency-Key stores the outcome there, and a transaction callback cannot await).
-  const features = await tokenFeatures(deps, found);
+  const features = verifyFeatures(seen.grants, found.plan.quotaPeriod);
   let result: ActivateResult | undefined;
   const finish = (o: ActivatedOutcome): ActivateResult =>
     (result = { status: o.kind, licenseId: o.access.license.id, token: issueToken(deps, o.access, input.identifier, features, now) });
   const outcome = await deps.repos.activations.activate(
-    { licenseId: found.license.id, identifier: input.identifier, identifierType: input.identifierType, label: input.label, at: now },
+    { licenseId: found.license.id, identifier: input.identifier, identifierType: input.identifierType, label: input.label, at: now, seen },
     (current) => {
       if (!current) throw licenseNotFound(); // deleted between lookup and transaction
       // Spec: States, usability rule 1 — activate answers 403 for an unusable license. Only a caller
