@@ -8,6 +8,7 @@ import { signToken } from "../../crypto/token";
 import { getLicense } from "../licenses/service";
 import { assertNotLockedOut, recordFailedLookup } from "../abuse/service";
 import { featureValues, mergeGrants } from "../entitlements/domain";
+import { licenseEntitlements } from "../entitlements/service";
 import {
   belongsToProduct,
   isUsableAccess,
@@ -166,7 +167,8 @@ export async function verify(deps: Deps, input: VerifyInput): Promise<VerifyResu
 async function verifyOfflineActivated(deps: Deps, hash: string, input: VerifyInput, now: Date): Promise<VerifyResult> {
   const access = await deps.repos.offlineTokens.findForVerify(hash, input.identifier);
   if (!access || !belongsToProduct(access, input.productId) || !isUsableAccess(access, now)) throw licenseNotFound();
-  const features = await tokenFeatures(deps, access);
+  // Off the hot path: the offline lookup does not carry the grants, so read them.
+  const features = featureValues(await licenseEntitlements(deps, access));
   return { access, features, token: issueToken(deps, access, input.identifier, features, now) };
 }
 
