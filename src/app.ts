@@ -42,6 +42,7 @@ import { usageAdminRoutes } from "./modules/usage/admin";
 import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
 import { emailAdminRoutes } from "./modules/email/admin";
+import { lifecycleAdminRoutes } from "./modules/lifecycle/admin";
 import { oauthRoutes } from "./modules/oauth";
 
 export const API_PREFIX = "/api/v1";
@@ -153,7 +154,8 @@ export function createApp(deps: Deps) {
           .use(jobAdminRoutes(deps, guard))
           .use(userAdminRoutes(deps, guard))
           .use(sessionAdminRoutes(deps, guard))
-          .use(emailAdminRoutes(deps, guard)),
+          .use(emailAdminRoutes(deps, guard))
+          .use(lifecycleAdminRoutes(deps, guard)),
       )
   );
 }
