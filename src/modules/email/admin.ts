@@ -44,11 +44,11 @@ export function emailAdminRoutes(deps: Deps, guard: AdminGuard) {
     )
     .post(
       "/admin/email-templates/:name/preview",
-      async ({ actor, params, body }) => ok(presentRendered(await previewEmailTemplate(deps, actor, params.name, body ?? {}))),
+      async ({ actor, params, body }) => ok(presentRendered(await previewEmailTemplate(deps, actor, params.name, body))),
       {
         scopes: ["admin"],
         params: EmailTemplateNameParams,
-        body: t.Optional(PreviewEmailTemplateBody),
+        body: PreviewEmailTemplateBody,
         response: { 200: Envelope(RenderedEmailSchema), ...errors(400, 401, 403, 404) },
         detail: templateDetail(
           "Render a lifecycle email template with sample (or given) data and the current settings",
