@@ -8,6 +8,7 @@ import { startSmtpServer, type TestSmtpServer } from "../../support/smtp";
 import { makeLicense, makePlan, makeProduct } from "../../support/factories";
 import { DAY, HOUR, MINUTE } from "../../../src/shared/clock";
 import { runLifecycle } from "../../../src/modules/lifecycle/service";
+import { runPass } from "../../../src/jobs/runner";
 import type { Plan } from "../../../src/modules/plans/repo";
 import type { LicensePatch } from "../../../src/modules/licenses/repo";
 
@@ -235,6 +236,19 @@ describe("reminders and notices", () => {
     const second = await run(t);
     expect(second).toMatchObject({ expiry_reminders: 0, support_reminders: 0, trials_expired: 0, support_ended: 0, dunning_emails: 0 });
     expect((await emails(t)).length).toBe(count);
+  });
+
+  test("the hourly job pass does the same work under the job lease, once per slot", async () => {
+    const t = await app();
+    const l = await license(t, { licenseType: "trial" }, { validUntil: at(-HOUR) });
+    const slot = new Date("2026-11-21T08:07:00.000Z");
+    const first = await runPass(t.deps, "lifecycle", { trigger: "schedule", slot, owner: "node-a" });
+    expect(first).toMatchObject({ status: "ok", result: expect.objectContaining({ trials_expired: 1 }) });
+    expect(await runPass(t.deps, "lifecycle", { trigger: "schedule", slot, owner: "node-b" })).toBeNull();
+    expect(await status(t, l.id)).toBe("expired");
+    const jobs = await t.request("GET", `${V1}/admin/system/jobs`);
+    const job = jobs.body.data.items.find((j: { name: string }) => j.name === "lifecycle");
+    expect(job).toMatchObject({ schedule: "7 * * * *", last_result: { status: "ok", result: expect.objectContaining({ trials_expired: 1 }) } });
   });
 
   test("pages smaller than the work: every license is handled, in several transactions", async () => {
