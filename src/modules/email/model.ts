@@ -35,7 +35,7 @@ export const EmailSchema = t.Object(
     id: t.String(),
     template: t.String({ description: "sign_in_code, seat_invite, or a lifecycle template (expiry_reminder, support_reminder, support_ended, dunning, license_expired)" }),
     to: t.Union([t.String(), t.Null()]),
-    subject: t.Union([t.String(), t.Null()], { description: "The subject as rendered now from the stored values; null for an unknown template" }),
+    subject: t.Union([t.String(), t.Null()], { description: "The subject as rendered now from the stored values (and, for lifecycle emails, the current settings and template override); null for an unknown template" }),
     status: EmailStatusSchema,
     attempts: t.Integer({ description: "Failed delivery attempts so far" }),
     last_error: t.Union([t.String(), t.Null()], { description: "The last failure, e.g. the SMTP server's answer" }),

@@ -4,7 +4,7 @@ import { isRetryableConflict } from "../../db/serializable.pg";
 import { licenses, lifecycleNotices, plans, products } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { License } from "../licenses/repo";
-import type { LifecycleColumn, LifecycleRepo } from "./repo";
+import { noticeKey, type LifecycleColumn, type LifecycleRepo } from "./repo";
 
 const COLUMNS = { validUntil: licenses.validUntil, supportUntil: licenses.supportUntil, pastDueSince: licenses.pastDueSince } as const;
 const sameInstant = (col: (typeof COLUMNS)[LifecycleColumn], v: Date | null): SQL => (v === null ? isNull(col) : eq(col, v));
@@ -86,6 +86,14 @@ export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
           await Bun.sleep(Math.random() * 20 * attempt);
         }
       }
+    },
+    async recorded(licenseIds) {
+      if (licenseIds.length === 0) return new Set<string>();
+      const rows = await db
+        .select({ licenseId: lifecycleNotices.licenseId, kind: lifecycleNotices.kind, dueFor: lifecycleNotices.dueFor })
+        .from(lifecycleNotices)
+        .where(inArray(lifecycleNotices.licenseId, [...licenseIds]));
+      return new Set(rows.map((r) => noticeKey(r.licenseId, r.kind, r.dueFor)));
     },
     async notices(licenseId) {
       return db

@@ -3,7 +3,7 @@ import { immediate, type DbHandle } from "../../db/client";
 import { licenses, lifecycleNotices, plans, products } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { License } from "../licenses/repo";
-import type { LifecycleColumn, LifecycleRepo } from "./repo";
+import { noticeKey, type LifecycleColumn, type LifecycleRepo } from "./repo";
 
 const COLUMNS = { validUntil: licenses.validUntil, supportUntil: licenses.supportUntil, pastDueSince: licenses.pastDueSince } as const;
 const sameInstant = (col: (typeof COLUMNS)[LifecycleColumn], v: Date | null): SQL => (v === null ? isNull(col) : eq(col, v));
@@ -65,6 +65,14 @@ export function createLifecycleRepo(handle: DbHandle): LifecycleRepo {
           return true;
         }),
       );
+    },
+    async recorded(licenseIds) {
+      if (licenseIds.length === 0) return new Set<string>();
+      const rows = db
+        .select({ licenseId: lifecycleNotices.licenseId, kind: lifecycleNotices.kind, dueFor: lifecycleNotices.dueFor })
+        .from(lifecycleNotices)
+        .where(inArray(lifecycleNotices.licenseId, [...licenseIds])).all();
+      return new Set(rows.map((r) => noticeKey(r.licenseId, r.kind, r.dueFor)));
     },
     async notices(licenseId) {
       return db

@@ -66,6 +66,14 @@ export interface LifecycleRepo {
    * effect writes its effects, so concurrent runs (other nodes) never send anything twice.
    */
   apply(ops: readonly LifecycleOp[], at: Date): Promise<boolean[]>;
+  /**
+   * Which of these licenses' notices are already recorded, as noticeKey(licenseId, kind, dueFor). A
+   * read outside any transaction: the pass skips what was sent before, so an hourly run over
+   * reminders sent earlier opens no transaction (apply's insert stays the guard for the rest).
+   */
+  recorded(licenseIds: readonly string[]): Promise<Set<string>>;
   /** The notices recorded for a license (tests, support). */
   notices(licenseId: string): Promise<{ kind: string; dueFor: Date; createdAt: Date }[]>;
 }
+
+export const noticeKey = (licenseId: string, kind: string, dueFor: Date) => `${licenseId}|${kind}|${dueFor.getTime()}`;

@@ -34,7 +34,7 @@ import {
   type ExpiryReason,
   type LifecycleCounts,
 } from "./domain";
-import type { LifecycleCandidate, LifecycleCursor, LifecycleOp, LifecycleScan } from "./repo";
+import { noticeKey, type LifecycleCandidate, type LifecycleCursor, type LifecycleOp, type LifecycleScan } from "./repo";
 
 export interface LifecycleDeps {
   repos: Pick<Repos, "lifecycle" | "settings">;
@@ -163,7 +163,12 @@ async function walk(
   for (;;) {
     const page = await deps.repos.lifecycle.scan(scan, cursor, batchSize);
     counts.scanned += page.length;
-    const planned = page.flatMap(plan);
+    let planned = page.flatMap(plan);
+    const noticeIds = planned.flatMap((p) => (p.op.type === "notice" ? [p.op.licenseId] : []));
+    if (noticeIds.length > 0) {
+      const sent = await deps.repos.lifecycle.recorded(noticeIds);
+      planned = planned.filter((p) => p.op.type !== "notice" || !sent.has(noticeKey(p.op.licenseId, p.op.kind, p.op.dueFor)));
+    }
     if (planned.length > 0) {
       const done = await deps.repos.lifecycle.apply(
         planned.map((p) => p.op),

@@ -234,7 +234,7 @@ describe("reminders and notices", () => {
     expect(first).toMatchObject({ expiry_reminders: 1, support_reminders: 1, trials_expired: 1 });
     const count = (await emails(t)).length;
     const second = await run(t);
-    expect(second).toMatchObject({ expiry_reminders: 0, support_reminders: 0, trials_expired: 0, support_ended: 0, dunning_emails: 0 });
+    expect(second).toMatchObject({ expiry_reminders: 0, support_reminders: 0, trials_expired: 0, support_ended: 0, dunning_emails: 0, batches: 0 });
     expect((await emails(t)).length).toBe(count);
   });
 
@@ -262,7 +262,7 @@ describe("reminders and notices", () => {
     expect(counts.batches).toBeGreaterThanOrEqual(6);
     for (const id of ids) expect(await templates(t, id)).toEqual(["expiry_reminder:5"]);
     const again = await runLifecycle(t.deps, t.clock.now(), { batchSize: 2 });
-    expect(again).toMatchObject({ expiry_reminders: 0, trials_expired: 0 });
+    expect(again).toMatchObject({ expiry_reminders: 0, trials_expired: 0, batches: 0 });
   });
 });
 
@@ -310,6 +310,9 @@ describe("emails at a real SMTP server", () => {
     const support = byTo("b@example.com");
     expect(support.subject).toBe(`Acme <Software>: support for Edit & "Co" <b> ends in 30 days`);
     expect(support.text.trim()).toBe("Renew at https://portal.acme.example before 2026-12-21 08:00 UTC.\n\nAcme <Software>");
+    // The admin list shows the subject as it is sent (settings and override applied).
+    const listed = await t.request("GET", `${V1}/admin/emails?template=support_reminder`);
+    expect(listed.body.data.items.map((e: { subject: string; status: string }) => [e.subject, e.status])).toEqual([[support.subject, "sent"]]);
 
     const expired = byTo("c@example.com");
     expect(expired.subject).toBe(`Your Edit & "Co" <b> license has expired`);
