@@ -12,7 +12,10 @@ import { secretsFromMaster } from "../../src/modules/keys/secrets";
 import { runLifecycle } from "../../src/modules/lifecycle/service";
 import { USABLE_STATUSES } from "../../src/modules/lifecycle/domain";
 import type { LifecycleOp } from "../../src/modules/lifecycle/repo";
-import type { Repos } from "../../src/deps";
+import type { Deps, Repos } from "../../src/deps";
+import { runPass } from "../../src/jobs/runner";
+import { fixedClock } from "../../src/shared/clock";
+import { createLogger } from "../../src/shared/logger";
 
 const at = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const secrets = secretsFromMaster(randomBytes(32));
@@ -125,6 +128,8 @@ forEachEngine("LifecycleRepo", (engine, open) => {
         }).toEqual(round === 0 ? { expiry_reminders: 12, support_reminders: 12, trials_expired: 12, dunning_emails: 12, support_ended: 12 } : { expiry_reminders: 0, support_reminders: 0, trials_expired: 0, dunning_emails: 0, support_ended: 0 });
       }
       const topics = await outboxCounts(repos);
+      const count0 = topics.length;
+      expect(count0).toBe(60);
       const count = (name: string) => topics.filter((t) => t === name).length;
       expect([count("expiry_reminder"), count("support_reminder"), count("license_expired"), count("dunning"), count("support_ended")]).toEqual([12, 12, 12, 12, 12]);
       const events = await o.pg!.sql`SELECT topic, count(*)::int AS n FROM outbox WHERE kind = 'event' GROUP BY topic ORDER BY topic`;
@@ -132,6 +137,25 @@ forEachEngine("LifecycleRepo", (engine, open) => {
         ["license.expired", 12],
         ["license.support_ended", 12],
       ]);
+    });
+
+    test("three nodes claiming the same hourly slot: one runs the pass", async () => {
+      const product = await seedProduct(o);
+      const { plan: trial } = await seedPlan(o, product.id, { licenseType: "trial" });
+      for (let i = 0; i < 4; i++) await seedLicense(o, product.id, trial.id, { status: "trialing", validUntil: at(-HOUR) });
+      const slot = new Date("2026-11-21T08:07:00.000Z");
+      const outcomes = await withNodes(o, 3, (nodes) =>
+        Promise.all(
+          nodes.map((r, i) => {
+            const deps = { repos: r, secrets, clock: fixedClock(slot), logger: createLogger("silent") } as unknown as Deps;
+            return runPass(deps, "lifecycle", { trigger: "schedule", slot, owner: `node-${i}` });
+          }),
+        ),
+      );
+      const ran = outcomes.filter((x) => x !== null);
+      expect(ran).toHaveLength(1);
+      expect(ran[0]).toMatchObject({ status: "ok", result: expect.objectContaining({ trials_expired: 4 }) });
+      expect(await outboxCounts(repos)).toEqual(["license_expired", "license_expired", "license_expired", "license_expired"]);
     });
   }
 });
