@@ -228,6 +228,9 @@ export function lifecycleSubject(template: LifecycleTemplate, data: Readonly<Rec
   return fillTemplate(subject, placeholderValues(data, settings)).replace(/[\r\n\t]+/g, " ").trim();
 }
 
+/** An http(s) address (captured, for split); trailing sentence punctuation stays outside the link. */
+const URL_IN_TEXT = /(https?:\/\/[^\s<>"']*[^\s<>"'.,;:!?)])/;
+
 /** The filled body as text and as HTML paragraphs (escaped; http(s) URLs become links). */
 export function lifecycleBody(
   template: LifecycleTemplate,
@@ -242,7 +245,13 @@ export function lifecycleBody(
     .map((p) => {
       const inner = p
         .split("\n")
-        .map((line) => escapeHtml(line).replace(/https?:\/\/[^\s<>"']+/g, (url) => `<a href="${url}" style="color:#1f6feb;">${url}</a>`))
+        // Split on addresses in the raw text, then escape each part: a link never cuts an entity.
+        .map((line) =>
+          line
+            .split(URL_IN_TEXT)
+            .map((part, i) => (i % 2 === 1 ? `<a href="${escapeHtml(part)}" style="color:#1f6feb;">${escapeHtml(part)}</a>` : escapeHtml(part)))
+            .join(""),
+        )
         .join("<br>\n");
       return `<p style="margin:0 0 16px;">${inner}</p>`;
     })
