@@ -49,6 +49,7 @@ import { seatAdminRoutes } from "./modules/seats/admin";
 import { portalRoutes } from "./modules/portal";
 import { INVITE_ACCEPT_PER_MINUTE } from "./modules/seats/domain";
 import { emailAdminRoutes } from "./modules/email/admin";
+import { lifecycleAdminRoutes } from "./modules/lifecycle/admin";
 import { oauthRoutes } from "./modules/oauth";
 
 export const API_PREFIX = "/api/v1";
@@ -181,7 +182,8 @@ export function createApp(deps: Deps) {
           .use(jobAdminRoutes(deps, guard))
           .use(userAdminRoutes(deps, guard))
           .use(sessionAdminRoutes(deps, guard))
-          .use(emailAdminRoutes(deps, guard)),
+          .use(emailAdminRoutes(deps, guard))
+          .use(lifecycleAdminRoutes(deps, guard)),
       )
   );
 }

@@ -42,6 +42,9 @@ import { createSessionRepo } from "./modules/sessions/repo.sqlite";
 import { createSignInCodeRepo } from "./modules/sign-in/repo.sqlite";
 import { createOutboxNudger } from "./modules/outbox/nudge";
 import { createEmailHandler } from "./modules/email/handler";
+import { loadEmailRenderContext } from "./modules/email/context";
+import { createLifecycleRepo } from "./modules/lifecycle/repo.sqlite";
+import { createEmailTemplateRepo } from "./modules/email/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -68,6 +71,8 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     users: createUserRepo(handle),
     sessions: createSessionRepo(handle),
     signInCodes: createSignInCodeRepo(handle),
+    lifecycle: createLifecycleRepo(handle),
+    emailTemplates: createEmailTemplateRepo(handle),
   };
 }
 
@@ -115,7 +120,7 @@ async function assemble(
     tokenKeys,
     storage,
     rateLimiter: engine.rateLimiter,
-    outboxHandlers: { email: createEmailHandler({ config, secrets, logger }) },
+    outboxHandlers: { email: createEmailHandler({ config, secrets, logger, context: () => loadEmailRenderContext(engine.repos) }) },
     // Inert until the scheduler starts it (JOBS on).
     outboxNudge: createOutboxNudger({ onError: (error) => logger.warn("prompt outbox delivery could not run", { error }) }),
   };

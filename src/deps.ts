@@ -32,6 +32,8 @@ import type { UserRepo } from "./modules/users/repo";
 import type { SessionRepo } from "./modules/sessions/repo";
 import type { SignInCodeRepo } from "./modules/sign-in/repo";
 import type { OutboxNudger } from "./modules/outbox/nudge";
+import type { LifecycleRepo } from "./modules/lifecycle/repo";
+import type { EmailTemplateRepo } from "./modules/email/repo";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
@@ -58,6 +60,8 @@ export interface Repos {
   users: UserRepo;
   sessions: SessionRepo;
   signInCodes: SignInCodeRepo;
+  lifecycle: LifecycleRepo;
+  emailTemplates: EmailTemplateRepo;
 }
 
 export interface Deps {

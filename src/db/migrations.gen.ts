@@ -19,5 +19,9 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   {
     "tag": "0004_offline",
     "sql": "CREATE TABLE `offline_activations` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`license_id` text NOT NULL,\n\t`identifier` text NOT NULL,\n\t`fingerprint` text NOT NULL,\n\t`expires_at` integer,\n\t`created_at` integer NOT NULL,\n\t`created_by` text,\n\t`cleared_at` integer,\n\t`cleared_by` text,\n\tFOREIGN KEY (`license_id`) REFERENCES `licenses`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `offline_activations_live_uq` ON `offline_activations` (`license_id`) WHERE cleared_at IS NULL;--> statement-breakpoint\nCREATE INDEX `offline_activations_license_identifier_idx` ON `offline_activations` (`license_id`,`identifier`);"
+  },
+  {
+    "tag": "0005_lifecycle",
+    "sql": "CREATE TABLE `lifecycle_notices` (\n\t`license_id` text NOT NULL,\n\t`kind` text NOT NULL,\n\t`due_for` integer NOT NULL,\n\t`created_at` integer NOT NULL,\n\tPRIMARY KEY(`license_id`, `kind`, `due_for`),\n\tFOREIGN KEY (`license_id`) REFERENCES `licenses`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE TABLE `email_templates` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`subject` text NOT NULL,\n\t`body` text NOT NULL,\n\t`updated_at` integer NOT NULL\n);\n--> statement-breakpoint\nALTER TABLE `licenses` ADD `past_due_since` integer;--> statement-breakpoint\nCREATE INDEX `licenses_valid_until_idx` ON `licenses` (`valid_until`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_support_until_idx` ON `licenses` (`support_until`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_past_due_since_idx` ON `licenses` (`past_due_since`,`id`);"
   }
 ];
