@@ -3,13 +3,12 @@ import type { PgDb, PgExecutor, PgHandle } from "../../db/pg";
 import { activations, licenses, plans } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import { outboxMessages, type Effects } from "../outbox/effects";
-import { licenseColumns, planColumns, readLicenseAccess } from "../license-api/repo.pg";
-import type { LicenseAccess, PublicLicense } from "../license-api/repo";
+import { licenseColumns, msDate, planColumns, rawLicense, rawPlan, readLicenseAccess, type RawLicenseRow, type RawPlanRow } from "../license-api/repo.pg";
+import { rawGrants, type RawGrant } from "../entitlements/repo.pg";
+import type { LicenseAccess } from "../license-api/repo";
 import type { Recorder } from "../idempotency/repo";
 import { storeOutcomePg } from "../idempotency/repo.pg";
 import type { FeatureGrant } from "../entitlements/repo";
-import type { QuotaPeriod } from "../plans/repo";
-import type { LicenseStatus } from "../licenses/repo";
 import { newId } from "../../shared/ids";
 import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
 import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationLookup, ActivationRepo, IdentifierType, NewActivation, VerifyLookup } from "./repo";
@@ -19,18 +18,7 @@ const LOCK_FREE_ATTEMPTS = 3;
 
 const hasEffects = (e: Effects) => Boolean(e.audit) || outboxMessages(e).length > 0;
 
-type GrantTuple = [string, FeatureGrant["valueType"], string, number | null, QuotaPeriod | null];
-
-interface VerifyRow {
-  id: string;
-  product_id: string;
-  plan_id: string;
-  status: LicenseStatus;
-  /** Epoch milliseconds (float8): the raw client returns timestamps as text. */
-  valid_until: number | null;
-  support_until: number | null;
-  external_customer_id: string | null;
-  external_workspace_id: string | null;
+interface VerifyRow extends RawLicenseRow {
   activation_id: string;
   last_seen_at: number | null;
   /** The catalog generation; null before the first plan write. */
@@ -38,10 +26,7 @@ interface VerifyRow {
   has_addons: boolean;
 }
 
-/** The license columns of VerifyRow and LookupRow. */
-type LicenseRow = Pick<VerifyRow, "id" | "product_id" | "plan_id" | "status" | "valid_until" | "support_until" | "external_customer_id" | "external_workspace_id">;
-
-interface LookupRow extends LicenseRow {
+interface LookupRow extends RawLicenseRow {
   version: string;
   catalog: number | null;
   has_addons: boolean;
@@ -54,32 +39,16 @@ interface LookupRow extends LicenseRow {
   last_seen_at: number | null;
 }
 
-interface PlanRow {
-  name: string;
-  grace_days: number;
-  max_activations: number | null;
-  floating: boolean;
-  floating_timeout: number;
-  quota_period: QuotaPeriod;
+interface PlanRow extends RawPlanRow {
   /** [[name, value_type, value, quota_limit, quota_period], …] in name order. */
-  features: GrantTuple[];
+  features: RawGrant[];
 }
 
-const toGrants = (source: FeatureGrant["source"], rows: GrantTuple[]): FeatureGrant[] =>
-  rows.map(([name, valueType, value, quotaLimit, quotaPeriod]) => ({ source, name, valueType, value, quotaLimit, quotaPeriod }));
+const toGrants = rawGrants;
 
-const ms = (v: number | null) => (v === null ? null : new Date(v));
+const ms = msDate;
 
-const licenseOf = (row: LicenseRow): PublicLicense => ({
-  id: row.id,
-  productId: row.product_id,
-  planId: row.plan_id,
-  status: row.status,
-  validUntil: ms(row.valid_until),
-  supportUntil: ms(row.support_until),
-  externalCustomerId: row.external_customer_id,
-  externalWorkspaceId: row.external_workspace_id,
-});
+const licenseOf = rawLicense;
 
 export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
   const { db } = handle;
@@ -93,23 +62,12 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
                 FROM plan_features f WHERE f.plan_id = p.id) AS features
         FROM plans p WHERE p.id = ${planId}`;
     if (!r) return null;
-    return cachedPlan(
-      {
-        id: planId,
-        name: r.name,
-        graceDays: r.grace_days,
-        maxActivations: r.max_activations,
-        floating: r.floating,
-        floatingTimeout: r.floating_timeout,
-        quotaPeriod: r.quota_period,
-      },
-      toGrants("plan", r.features),
-    );
+    return cachedPlan(rawPlan(planId, r), toGrants("plan", r.features));
   };
 
   /** Add-on grants of a license in attach order, then add-on id (as EntitlementRepo.grants). */
   const addonGrants = async (licenseId: string): Promise<FeatureGrant[]> => {
-    const [r] = await client<{ addons: GrantTuple[] | null }[]>`
+    const [r] = await client<{ addons: RawGrant[] | null }[]>`
       SELECT json_agg(json_build_array(ad.feature_name, ad.value_type, ad.value, ad.quota_limit, ad.quota_period)
                       ORDER BY la.created_at, la.addon_id COLLATE "C") AS addons
         FROM license_addons la JOIN addons ad ON ad.id = la.addon_id WHERE la.license_id = ${licenseId}`;

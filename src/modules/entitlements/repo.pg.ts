@@ -1,7 +1,13 @@
 import type { PgHandle } from "../../db/pg";
 import type { QuotaPeriod } from "../plans/repo";
-import type { LicenseStatus } from "../licenses/repo";
 import type { EntitlementRepo, FeatureGrant } from "./repo";
+import { rawAccess, type RawLicenseRow, type RawPlanRow } from "../license-api/repo.pg";
+
+/** A feature grant as `json_build_array(name, value_type, value, quota_limit, quota_period)` (hand-written statements). */
+export type RawGrant = [string, FeatureGrant["valueType"], string, number | null, QuotaPeriod | null];
+
+export const rawGrants = (source: FeatureGrant["source"], rows: RawGrant[]): FeatureGrant[] =>
+  rows.map(([name, valueType, value, quotaLimit, quotaPeriod]) => ({ source, name, valueType, value, quotaLimit, quotaPeriod }));
 
 interface GrantRow {
   source: FeatureGrant["source"];
@@ -55,54 +61,15 @@ export function createEntitlementRepoPg(handle: PgHandle): EntitlementRepo {
           FROM licenses l JOIN plans p ON p.id = l.plan_id
          WHERE l.key_hash = ${keyHash}`;
       if (!r) return null;
-      const grants = (source: FeatureGrant["source"], rows: GrantTuple[]): FeatureGrant[] =>
-        rows.map(([name, valueType, value, quotaLimit, quotaPeriod]) => ({ source, name, valueType, value, quotaLimit, quotaPeriod }));
       return {
-        access: {
-          license: {
-            id: r.id,
-            productId: r.product_id,
-            planId: r.plan_id,
-            status: r.status,
-            validUntil: r.valid_until === null ? null : new Date(r.valid_until),
-            supportUntil: r.support_until === null ? null : new Date(r.support_until),
-            externalCustomerId: r.external_customer_id,
-            externalWorkspaceId: r.external_workspace_id,
-          },
-          plan: {
-            id: r.plan_id,
-            name: r.name,
-            graceDays: r.grace_days,
-            maxActivations: r.max_activations,
-            floating: r.floating,
-            floatingTimeout: r.floating_timeout,
-            quotaPeriod: r.quota_period,
-          },
-        },
-        grants: [...grants("plan", r.plan_grants), ...grants("addon", r.addon_grants ?? [])],
+        access: rawAccess(r),
+        grants: [...rawGrants("plan", r.plan_grants), ...rawGrants("addon", r.addon_grants ?? [])],
       };
     },
   };
 }
 
-type GrantTuple = [string, FeatureGrant["valueType"], string, number | null, QuotaPeriod | null];
-
-interface AccessWithGrantsRow {
-  id: string;
-  product_id: string;
-  plan_id: string;
-  status: LicenseStatus;
-  /** Epoch milliseconds (the raw client returns timestamps as text). */
-  valid_until: number | null;
-  support_until: number | null;
-  external_customer_id: string | null;
-  external_workspace_id: string | null;
-  name: string;
-  grace_days: number;
-  max_activations: number | null;
-  floating: boolean;
-  floating_timeout: number;
-  quota_period: QuotaPeriod;
-  plan_grants: GrantTuple[];
-  addon_grants: GrantTuple[] | null;
+interface AccessWithGrantsRow extends RawLicenseRow, RawPlanRow {
+  plan_grants: RawGrant[];
+  addon_grants: RawGrant[] | null;
 }

@@ -3,14 +3,12 @@ import type { PgHandle, PgExecutor, PgSql } from "../../db/pg";
 import { auditLog, outbox, quotaExceededMarks, usageCounters, usageEvents } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import { auditRow, outboxMessages, outboxRow, type Effects } from "../outbox/effects";
-import { readLicenseAccess } from "../license-api/repo.pg";
+import { rawAccess, readLicenseAccess, type RawLicenseRow, type RawPlanRow } from "../license-api/repo.pg";
 import { storeOutcomePg } from "../idempotency/repo.pg";
 import { newId } from "../../shared/ids";
 import { fits } from "../entitlements/quota";
 import type { Recorder } from "../idempotency/repo";
 import type { LicenseAccess } from "../license-api/repo";
-import type { LicenseStatus } from "../licenses/repo";
-import type { QuotaPeriod } from "../plans/repo";
 import type { ConsumeChange, ConsumeInput, ConsumeResult, UsageCounter, UsageRepo } from "./repo";
 
 const keyOf = (licenseId: string, feature: string, periodKey: string) =>
@@ -22,45 +20,8 @@ async function readUsed(tx: PgExecutor, licenseId: string, feature: string, peri
   return row?.used ?? 0;
 }
 
-interface LockedLicenseRow {
-  id: string;
-  product_id: string;
-  plan_id: string;
-  status: LicenseStatus;
-  /** Epoch milliseconds (the raw client returns timestamps as text). */
-  valid_until: number | null;
-  support_until: number | null;
-  external_customer_id: string | null;
-  external_workspace_id: string | null;
-  name: string;
-  grace_days: number;
-  max_activations: number | null;
-  floating: boolean;
-  floating_timeout: number;
-  quota_period: QuotaPeriod;
-}
-
-const accessOf = (r: LockedLicenseRow): LicenseAccess => ({
-  license: {
-    id: r.id,
-    productId: r.product_id,
-    planId: r.plan_id,
-    status: r.status,
-    validUntil: r.valid_until === null ? null : new Date(r.valid_until),
-    supportUntil: r.support_until === null ? null : new Date(r.support_until),
-    externalCustomerId: r.external_customer_id,
-    externalWorkspaceId: r.external_workspace_id,
-  },
-  plan: {
-    id: r.plan_id,
-    name: r.name,
-    graceDays: r.grace_days,
-    maxActivations: r.max_activations,
-    floating: r.floating,
-    floatingTimeout: r.floating_timeout,
-    quotaPeriod: r.quota_period,
-  },
-});
+type LockedLicenseRow = RawLicenseRow & RawPlanRow;
+const accessOf = rawAccess;
 
 /** One report waiting for its counter's next batch. */
 interface Pending {
