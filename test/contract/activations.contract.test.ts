@@ -34,6 +34,29 @@ forEachEngine("ActivationRepo", (engine, open) => {
     ...over,
   });
 
+  test("seenBefore: a repeat activation inside the last-seen interval writes nothing; a due one or a new label does", async () => {
+    await setup();
+    const { license } = await seedCatalog(o, { maxActivations: 2 });
+    const stored = async () => (await repo.listByLicense(license.id))[0]!;
+    await repo.activate(input(license.id, "dev-1", { label: "Laptop", at: later(0) }), mustBeActive);
+    // 30 s later with a 60 s interval (seenBefore = at - 60 s): not due, same label → nothing written.
+    for (const viaLookup of [false, true]) {
+      const at = later(30_000);
+      const seen = viaLookup ? ((await repo.lookup(license.keyHash, "dev-1")) ?? undefined) : undefined;
+      const quiet = await repo.activate(input(license.id, "dev-1", { at, seenBefore: later(-30_000), seen }), mustBeActive);
+      expect(quiet).toMatchObject({ kind: "already_activated", activation: { label: "Laptop", lastSeenAt: later(0) } });
+      expect((await stored()).lastSeenAt).toEqual(later(0));
+    }
+    // A new label is written at once; last_seen stays until due.
+    const relabeled = await repo.activate(input(license.id, "dev-1", { at: later(40_000), label: "Desk", seenBefore: later(-20_000) }), mustBeActive);
+    expect(relabeled).toMatchObject({ activation: { label: "Desk", lastSeenAt: later(0) } });
+    expect(await stored()).toMatchObject({ label: "Desk", lastSeenAt: later(0) });
+    // Due (last seen at or before seenBefore): refreshed.
+    const due = await repo.activate(input(license.id, "dev-1", { at: later(60_000), seenBefore: later(0) }), mustBeActive);
+    expect(due).toMatchObject({ activation: { label: "Desk", lastSeenAt: later(60_000) } });
+    expect(await stored()).toMatchObject({ label: "Desk", lastSeenAt: later(60_000) });
+  });
+
   test("activate inserts up to max_activations; re-activation takes no slot and refreshes label and last_seen", async () => {
     await setup();
     const { license, plan } = await seedCatalog(o, { maxActivations: 2 });

@@ -3,6 +3,7 @@ import { DAY } from "../../shared/clock";
 import type { TokenClaims } from "../../crypto/token";
 import { fingerprint } from "../../crypto/fingerprint";
 import type { LicenseAccess } from "../license-api/repo";
+import type { Activation, NewActivation } from "./repo";
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -53,4 +54,11 @@ export function onlineTokenClaims({ access, identifier, features, now, ttlSecond
  */
 export function lastSeenDue(lastSeenAt: Date | null, now: Date, intervalMs: number): boolean {
   return lastSeenAt === null || now.getTime() - lastSeenAt.getTime() >= intervalMs;
+}
+
+/** The activation a re-activation leaves: the new label, and `at` as last_seen when due (NewActivation.seenBefore). */
+export function reactivated(existing: Activation, input: Pick<NewActivation, "label" | "at" | "seenBefore">): { activation: Activation; changed: boolean } {
+  const label = input.label ?? existing.label;
+  const due = input.seenBefore === undefined || existing.lastSeenAt === null || existing.lastSeenAt.getTime() <= input.seenBefore.getTime();
+  return { activation: { ...existing, label, lastSeenAt: due ? input.at : existing.lastSeenAt }, changed: due || label !== existing.label };
 }

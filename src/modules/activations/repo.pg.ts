@@ -12,6 +12,7 @@ import type { FeatureGrant } from "../entitlements/repo";
 import { newId } from "../../shared/ids";
 import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
 import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationLookup, ActivationRepo, IdentifierType, NewActivation, VerifyLookup } from "./repo";
+import { reactivated } from "./domain";
 
 /** Lock-free rounds of activate() before it falls back to the license row lock (a license changing under it each time). */
 const LOCK_FREE_ATTEMPTS = 3;
@@ -136,9 +137,9 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
         .from(activations)
         .where(and(eq(activations.licenseId, input.licenseId), eq(activations.identifier, input.identifier)));
       if (existing) {
-        const label = input.label ?? existing.label;
-        await tx.update(activations).set({ label, lastSeenAt: input.at }).where(eq(activations.id, existing.id));
-        const outcome: ActivatedOutcome = { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: lic };
+        const { activation, changed } = reactivated(existing, input);
+        if (changed) await tx.update(activations).set({ label: activation.label, lastSeenAt: activation.lastSeenAt }).where(eq(activations.id, existing.id));
+        const outcome: ActivatedOutcome = { kind: "already_activated", activation, access: lic };
         if (effects) await writeEffectsPg(tx, effects(outcome));
         if (record) await storeOutcomePg(tx, record(outcome));
         return outcome;
@@ -182,15 +183,25 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
     check(current);
     const max = current!.plan.maxActivations;
     if (!existing) return max !== null && activationCount >= max ? { kind: "limit", max } : "lock";
-    // Re-activation takes no slot (spec: Activation table); it refreshes last_seen and the label.
-    // The write is conditional on the activation's label being the one read, so the outcome is
-    // exactly the one `effects` and `record` see.
-    const label = input.label ?? existing.label;
-    const outcome: ActivatedOutcome = { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: current! };
+    // Re-activation takes no slot (spec: Activation table); it refreshes the label and, when due,
+    // last_seen. The write is conditional on the activation's label being the one read, so the
+    // outcome is exactly the one `effects` and `record` see.
+    const { activation, changed } = reactivated(existing, input);
+    const outcome: ActivatedOutcome = { kind: "already_activated", activation, access: current! };
     const effs = effects?.(outcome);
-    const params = { id: existing.id, label, at: input.at.toISOString(), seenLabel: existing.label, licenseId: input.licenseId, version };
+    const plain = !record && !(effs && hasEffects(effs));
+    // Nothing to write (the common repeat activation): the committed read decides, as verify's does.
+    if (plain && !changed) return outcome;
+    const params = {
+      id: existing.id,
+      label: activation.label,
+      at: (activation.lastSeenAt ?? input.at).toISOString(),
+      seenLabel: existing.label,
+      licenseId: input.licenseId,
+      version,
+    };
     const write = async (tx?: PgExecutor) => (await (tx ? reactivate(tx) : (reactivateOnPool ??= reactivate(db))).execute(params)).length === 1;
-    if (!record && !(effs && hasEffects(effs))) return (await write()) ? outcome : "read again";
+    if (plain) return (await write()) ? outcome : "read again";
     // Something to store with it: the same conditional write, with the effects and the outcome in
     // one transaction (no license row lock).
     const done = await db.transaction(async (tx) => {

@@ -11,6 +11,7 @@ import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
 import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
+import { reactivated } from "./domain";
 
 export function createActivationRepo(handle: DbHandle): ActivationRepo {
   const { db } = handle;
@@ -91,10 +92,11 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
         const lic = current!;
         const existing = p.byIdentifier().get({ licenseId: input.licenseId, identifier: input.identifier });
         if (existing) {
-          // Re-activation takes no slot (spec: Activation table); it refreshes last_seen and the label.
-          const label = input.label ?? existing.label;
-          db.update(activations).set({ label, lastSeenAt: input.at }).where(eq(activations.id, existing.id)).run();
-          const outcome: ActivatedOutcome = { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: lic };
+          // Re-activation takes no slot (spec: Activation table); it refreshes the label and, when
+          // due, last_seen.
+          const { activation, changed } = reactivated(existing, input);
+          if (changed) db.update(activations).set({ label: activation.label, lastSeenAt: activation.lastSeenAt }).where(eq(activations.id, existing.id)).run();
+          const outcome: ActivatedOutcome = { kind: "already_activated", activation, access: lic };
           if (effects) writeEffects(db, effects(outcome));
           if (record) storeOutcome(handle, record(outcome));
           return outcome;

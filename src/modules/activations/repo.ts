@@ -27,7 +27,14 @@ export interface NewActivation {
    * license row being unchanged when it writes). Same outcome either way.
    */
   seen?: ActivationLookup;
+  /**
+   * A re-activation refreshes last_seen_at only when it is unset or not after this instant (the
+   * last-seen interval, as verify does); one that changes neither the label nor a due last_seen
+   * writes nothing. Undefined: always refresh.
+   */
+  seenBefore?: Date;
 }
+
 
 /** What activate needs to know before its write: the license, its feature grants, the identifier's activation, the slots taken. */
 export interface ActivationLookup {

@@ -86,7 +86,17 @@ export async function activate(deps: Deps, input: ActivateInput, record?: Record
   const finish = (o: ActivatedOutcome): ActivateResult =>
     (result = { status: o.kind, licenseId: o.access.license.id, token: issueToken(deps, o.access, input.identifier, features, now) });
   const outcome = await deps.repos.activations.activate(
-    { licenseId: found.license.id, identifier: input.identifier, identifierType: input.identifierType, label: input.label, at: now, seen },
+    {
+      licenseId: found.license.id,
+      identifier: input.identifier,
+      identifierType: input.identifierType,
+      label: input.label,
+      at: now,
+      seen,
+      // A repeat activation records last_seen as verify does: at most once per interval (a client
+      // that activates at every start must not make every start a write).
+      seenBefore: new Date(now.getTime() - deps.config.lastSeenIntervalSeconds * SECOND),
+    },
     (current) => {
       if (!current) throw licenseNotFound(); // deleted between lookup and transaction
       // Spec: States, usability rule 1 — activate answers 403 for an unusable license. Only a caller
