@@ -9,3 +9,4 @@ export * from "./idempotency";
 export * from "./abuse";
 export * from "./coordination";
 export * from "./people";
+export * from "./webhooks";
