@@ -43,6 +43,7 @@ import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
 import { emailAdminRoutes } from "./modules/email/admin";
 import { oauthRoutes } from "./modules/oauth";
+import { webhookAdminRoutes } from "./modules/webhooks/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -153,7 +154,8 @@ export function createApp(deps: Deps) {
           .use(jobAdminRoutes(deps, guard))
           .use(userAdminRoutes(deps, guard))
           .use(sessionAdminRoutes(deps, guard))
-          .use(emailAdminRoutes(deps, guard)),
+          .use(emailAdminRoutes(deps, guard))
+          .use(webhookAdminRoutes(deps, guard)),
       )
   );
 }

@@ -40,6 +40,9 @@ import { createSessionRepo } from "./modules/sessions/repo.sqlite";
 import { createSignInCodeRepo } from "./modules/sign-in/repo.sqlite";
 import { createOutboxNudger } from "./modules/outbox/nudge";
 import { createEmailHandler } from "./modules/email/handler";
+import { createWebhookRepo } from "./modules/webhooks/repo.sqlite";
+import { createWebhookFanOut } from "./modules/webhooks/handler";
+import { systemResolver } from "./modules/webhooks/ssrf";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -64,6 +67,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     users: createUserRepo(handle),
     sessions: createSessionRepo(handle),
     signInCodes: createSignInCodeRepo(handle),
+    webhooks: createWebhookRepo(handle),
   };
 }
 
@@ -101,6 +105,8 @@ async function assemble(
   };
   const sqlite = sqliteHandles.get(engine.store);
   if (sqlite) sqliteHandles.set(db, sqlite);
+  // Inert until the scheduler starts it (JOBS on).
+  const outboxNudge = createOutboxNudger({ onError: (error) => logger.warn("prompt outbox delivery could not run", { error }) });
   return {
     config,
     clock,
@@ -111,9 +117,12 @@ async function assemble(
     tokenKeys,
     storage,
     rateLimiter: engine.rateLimiter,
-    outboxHandlers: { email: createEmailHandler({ config, secrets, logger }) },
-    // Inert until the scheduler starts it (JOBS on).
-    outboxNudge: createOutboxNudger({ onError: (error) => logger.warn("prompt outbox delivery could not run", { error }) }),
+    outboxHandlers: {
+      email: createEmailHandler({ config, secrets, logger }),
+      event: createWebhookFanOut({ repos: engine.repos, clock, outboxNudge }),
+    },
+    outboxNudge,
+    resolveHost: systemResolver,
   };
 }
 

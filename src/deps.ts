@@ -30,6 +30,8 @@ import type { UserRepo } from "./modules/users/repo";
 import type { SessionRepo } from "./modules/sessions/repo";
 import type { SignInCodeRepo } from "./modules/sign-in/repo";
 import type { OutboxNudger } from "./modules/outbox/nudge";
+import type { WebhookRepo } from "./modules/webhooks/repo";
+import type { HostResolver } from "./modules/webhooks/ssrf";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
@@ -54,6 +56,7 @@ export interface Repos {
   users: UserRepo;
   sessions: SessionRepo;
   signInCodes: SignInCodeRepo;
+  webhooks: WebhookRepo;
 }
 
 export interface Deps {
@@ -68,7 +71,7 @@ export interface Deps {
   storage: Storage;
   /**
    * Delivery of outbox messages, one handler per kind (the deliver-outbox job): email (SMTP, or the log
-   * without SMTP_URL); webhooks register theirs later. Messages of a kind without a handler stay pending.
+   * without SMTP_URL); event (fans out into webhook deliveries, modules/webhooks/handler.ts).
    */
   outboxHandlers: OutboxHandlers;
   /**
@@ -77,4 +80,9 @@ export interface Deps {
    * runs (JOBS on); otherwise a no-op (modules/outbox/nudge.ts).
    */
   outboxNudge: OutboxNudger;
+  /**
+   * Resolves a webhook endpoint's host name to all its addresses (node:dns lookup); each is checked
+   * against the SSRF rule before a delivery connects (modules/webhooks/ssrf.ts). Tests replace it.
+   */
+  resolveHost: HostResolver;
 }

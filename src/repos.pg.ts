@@ -23,6 +23,7 @@ import { createOutboxRepoPg } from "./modules/outbox/repo.pg";
 import { createUserRepoPg } from "./modules/users/repo.pg";
 import { createSessionRepoPg } from "./modules/sessions/repo.pg";
 import { createSignInCodeRepoPg } from "./modules/sign-in/repo.pg";
+import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
 
 /** The public rate limiter on PostgreSQL (exact across nodes); container.ts wires it as `rateLimiter`. */
 export { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
@@ -50,5 +51,6 @@ export function createPgRepos(handle: PgHandle): Repos {
     users: createUserRepoPg(handle),
     sessions: createSessionRepoPg(handle),
     signInCodes: createSignInCodeRepoPg(handle),
+    webhooks: createWebhookRepoPg(handle),
   };
 }

@@ -7,7 +7,7 @@ import type { EmailTemplate } from "./outbox";
 export const EmailStatusSchema = t.Union([t.Literal("pending"), t.Literal("sent"), t.Literal("failed"), t.Literal("logged")], {
   description: "pending (not yet delivered, maybe retrying), sent, failed (given up), logged (no SMTP_URL: written to the log)",
 });
-export const EmailTemplateSchema = t.Union([t.Literal("sign_in_code"), t.Literal("seat_invite")]);
+export const EmailTemplateSchema = t.Union([t.Literal("sign_in_code"), t.Literal("seat_invite"), t.Literal("webhook_disabled")]);
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 const statusesMatch: Same<typeof EmailStatusSchema.static, OutboxStatus> = true;
 const templatesMatch: Same<typeof EmailTemplateSchema.static, EmailTemplate> = true;
@@ -25,7 +25,7 @@ export const EmailListQuery = t.Object({
 export const EmailSchema = t.Object(
   {
     id: t.String(),
-    template: t.String({ description: "sign_in_code or seat_invite" }),
+    template: t.String({ description: "sign_in_code, seat_invite or webhook_disabled" }),
     to: t.Union([t.String(), t.Null()]),
     subject: t.Union([t.String(), t.Null()], { description: "The subject as rendered now from the stored values; null for an unknown template" }),
     status: EmailStatusSchema,

@@ -9,7 +9,7 @@ import { openText, seal } from "../../crypto/aead";
 import type { Secrets } from "../keys/secrets";
 import type { OutboxEmail } from "../outbox/effects";
 
-export const EMAIL_TEMPLATES = ["sign_in_code", "seat_invite"] as const;
+export const EMAIL_TEMPLATES = ["sign_in_code", "seat_invite", "webhook_disabled"] as const;
 export type EmailTemplate = (typeof EMAIL_TEMPLATES)[number];
 
 export const isEmailTemplate = (v: unknown): v is EmailTemplate => (EMAIL_TEMPLATES as readonly unknown[]).includes(v);

@@ -65,6 +65,22 @@ export interface OutboxRepo {
    * case-insensitively (ASCII).
    */
   listEmails(filter: EmailFilter): Promise<{ items: OutboxMessage[]; nextCursor: string | null }>;
+  /**
+   * Event messages (kind event), newest first (created_at, then id), keyset-paginated. `type` matches
+   * the topic exactly, `typePrefix` its beginning ("license."); `since` inclusive, `until` exclusive
+   * on created_at; `productId` the payload's data.product_id.
+   */
+  listEvents(filter: EventFilter): Promise<{ items: OutboxMessage[]; nextCursor: string | null }>;
+}
+
+export interface EventFilter {
+  type?: string;
+  typePrefix?: string;
+  since?: Date;
+  until?: Date;
+  productId?: string;
+  cursor?: string;
+  limit: number;
 }
 
 export interface EmailFilter {
