@@ -55,6 +55,8 @@ export interface PostOptions {
   resolve: HostResolver;
   connectTimeoutMs: number;
   totalTimeoutMs: number;
+  /** deps.clock.monotonicMs: measures the latency. */
+  monotonicMs: () => number;
 }
 
 /**
@@ -67,7 +69,7 @@ export async function postWebhook(url: URL, body: string, headers: Record<string
   const addresses = await resolveTarget(url, { allowPrivate: opts.allowPrivate, resolve: opts.resolve });
   const address = addresses[0]!;
   const family = isIP(address) === 6 ? 6 : 4;
-  const started = performance.now();
+  const started = opts.monotonicMs();
   const client = url.protocol === "https:" ? https : http;
   return await new Promise<PostResult>((resolve, reject) => {
     let settled = false;
@@ -93,7 +95,7 @@ export async function postWebhook(url: URL, body: string, headers: Record<string
         }) as never,
       },
       (res) => {
-        const latencyMs = Math.round(performance.now() - started);
+        const latencyMs = Math.round(opts.monotonicMs() - started);
         const chunks: Buffer[] = [];
         let size = 0;
         const done = () =>
@@ -197,6 +199,7 @@ export async function deliverWebhooks(
     resolve: deps.resolveHost,
     connectTimeoutMs: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     totalTimeoutMs: opts.totalTimeoutMs ?? TOTAL_TIMEOUT_MS,
+    monotonicMs: () => deps.clock.monotonicMs(),
   };
   const counts: WebhookDeliveryCounts = { claimed: 0, delivered: 0, retried: 0, failed: 0, disabled: 0, lost: 0 };
   const start = deps.clock.now();

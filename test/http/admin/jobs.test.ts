@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const NAMES = ["deliver-outbox", "expire-floating", "prune-abuse", "prune-idempotency", "prune-sessions"];
+const NAMES = ["deliver-outbox", "deliver-webhooks", "expire-floating", "prune-abuse", "prune-idempotency", "prune-sessions"];
 
 describe("job passes", () => {
   test("the status view lists every pass, never run yet", async () => {
@@ -73,6 +73,7 @@ describe("job passes", () => {
 
   test("deliver-outbox hands due messages to the registered handler", async () => {
     const delivered: string[] = [];
+    const fanOut = t.deps.outboxHandlers.event;
     t.deps.outboxHandlers.event = async (m) => void delivered.push(m.topic);
     try {
       // Earlier tests' changes recorded events of their own: start from an empty outbox.
@@ -82,7 +83,7 @@ describe("job passes", () => {
       expect(res.body.data).toMatchObject({ status: "ok", result: { claimed: 1, sent: 1, retried: 0, gave_up: 0, lost: 0 } });
       expect(delivered).toEqual(["license.revoked"]);
     } finally {
-      delete t.deps.outboxHandlers.event;
+      t.deps.outboxHandlers.event = fanOut;
     }
   });
 
