@@ -107,7 +107,7 @@ async function assemble(
   if (sqlite) sqliteHandles.set(db, sqlite);
   // Inert until the scheduler starts it (JOBS on).
   const outboxNudge = createOutboxNudger({ onError: (error) => logger.warn("prompt outbox delivery could not run", { error }) });
-  return {
+  const deps: Deps = {
     config,
     clock,
     logger,
@@ -117,13 +117,13 @@ async function assemble(
     tokenKeys,
     storage,
     rateLimiter: engine.rateLimiter,
-    outboxHandlers: {
-      email: createEmailHandler({ config, secrets, logger }),
-      event: createWebhookFanOut({ repos: engine.repos, clock, outboxNudge }),
-    },
+    outboxHandlers: { email: createEmailHandler({ config, secrets, logger }) },
     outboxNudge,
     resolveHost: systemResolver,
   };
+  // Reads deps when it runs (tests swap the nudger).
+  deps.outboxHandlers.event = createWebhookFanOut(deps);
+  return deps;
 }
 
 /**

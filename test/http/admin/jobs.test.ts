@@ -18,7 +18,7 @@ describe("job passes", () => {
     const res = await t.request("GET", `${V1}/admin/system/jobs`);
     expect(res.status).toBe(200);
     expect(res.body.data.items.map((j: { name: string }) => j.name)).toEqual(NAMES);
-    expect(res.body.data.items[1]).toEqual({
+    expect(res.body.data.items[2]).toEqual({
       name: "expire-floating",
       description: expect.any(String),
       schedule: "* * * * *",

@@ -14,6 +14,8 @@ import { makeCatalog, makeLicense, makePlan, makeProduct } from "../../support/f
 import { fixedClock, HOUR, SECOND } from "../../../src/shared/clock";
 import { deliverWebhooks } from "../../../src/modules/webhooks/deliver";
 import { DISABLE_AFTER_CONSECUTIVE_FAILURES } from "../../../src/modules/webhooks/domain";
+import { createOutboxNudger, type Later } from "../../../src/modules/outbox/nudge";
+import { startScheduler, type CronScheduler } from "../../../src/jobs/scheduler";
 
 const V1 = "/api/v1";
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -186,7 +188,7 @@ describe("webhook delivery", () => {
       return new Promise<Response>((resolve) => req.signal.addEventListener("abort", () => ((slowOpen = false), resolve(new Response("late")))));
     });
     /** At the fast request's arrival: was the slow one still hanging (or not even sent yet)? */
-    let fastDuringSlow: boolean | null = null;
+    let fastDuringSlow = null as boolean | null;
     r.on("/fast", () => {
       fastDuringSlow = slowOpen || r.at("/slow").length === 0;
       return new Response("ok");
@@ -304,4 +306,25 @@ describe("webhook delivery", () => {
     expect((await t.request("POST", `${V1}/admin/webhooks/${e.id}/enable`)).body.data).toMatchObject({ enabled: true, consecutive_failures: 0, disabled_reason: null });
     expect(await run(t, "deliver-webhooks")).toMatchObject({ claimed: 1, delivered: 1 });
   });
+});
+
+test("with the scheduler running, a test event is delivered by the nudge, between cron slots", async () => {
+  const { t, r } = await setup();
+  const timers: (() => void)[] = [];
+  const later: Later = (fn) => (timers.push(fn), { cancel: () => {} });
+  t.deps.outboxNudge = createOutboxNudger({ later });
+  // Cron never fires in this test: only the nudge can deliver.
+  const cron: CronScheduler = () => ({ stop: () => {} });
+  const scheduler = startScheduler(t.deps, { cron });
+  try {
+    const e = await endpoint(t, { url: r.url("/nudged"), events: ["*"] });
+    expect((await t.request("POST", `${V1}/admin/webhooks/${e.id}/test`)).status).toBe(202);
+    expect(timers).toHaveLength(1);
+    timers.shift()!();
+    await r.waitFor("/nudged", 1);
+  } finally {
+    await scheduler.stop();
+  }
+  const jobs = (await t.request("GET", `${V1}/admin/system/jobs`)).body.data.items;
+  expect(jobs.find((j: { name: string }) => j.name === "deliver-webhooks")).toMatchObject({ last_result: { trigger: "nudge", status: "ok", result: { claimed: 1, delivered: 1 } } });
 });
