@@ -5,7 +5,8 @@
 export const OUTBOX_KINDS = ["event", "email"] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 /**
- * pending: due now or later; sent: handed over (SMTP server or webhook endpoint accepted it); failed:
+ * pending: due now or later; sent: handed over (the SMTP server accepted it; an event was fanned out
+ * into webhook deliveries, which keep their own status); failed:
  * given up; logged: an email written to the log instead of being sent (no SMTP_URL: development).
  */
 export const OUTBOX_STATUSES = ["pending", "sent", "failed", "logged"] as const;
