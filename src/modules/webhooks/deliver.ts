@@ -26,8 +26,10 @@ export const TOTAL_TIMEOUT_MS = 15 * SECOND;
 export const RESPONSE_BODY_LIMIT = 2048;
 /** A claim keeps other nodes off a delivery this long: well past TOTAL_TIMEOUT_MS. */
 export const DELIVERY_CLAIM_MS = 2 * MINUTE;
-export const DELIVERY_BATCH_SIZE = 50;
-export const DELIVERY_MAX_BATCHES = 20;
+/** Requests in flight at once, per pass (on each node). */
+export const DELIVERY_CONCURRENCY = 50;
+/** Most deliveries one pass attempts; what is left is due for the next one. */
+export const DELIVERY_MAX_PER_PASS = 1000;
 const MAX_ERROR_LENGTH = 1000;
 export const USER_AGENT = "Keyward-Webhooks/1";
 
@@ -189,11 +191,14 @@ type PassDeps = Pick<Deps, "repos" | "clock" | "config" | "logger" | "secrets" |
 
 export async function deliverWebhooks(
   deps: PassDeps,
-  opts: { random?: () => number; connectTimeoutMs?: number; totalTimeoutMs?: number; batchSize?: number; maxBatches?: number } = {},
+  opts: { random?: () => number; connectTimeoutMs?: number; totalTimeoutMs?: number; concurrency?: number; maxPerPass?: number } = {},
 ): Promise<WebhookDeliveryCounts> {
   const random = opts.random ?? Math.random;
-  const batchSize = opts.batchSize ?? DELIVERY_BATCH_SIZE;
-  const maxBatches = opts.maxBatches ?? DELIVERY_MAX_BATCHES;
+  const concurrency = Math.max(1, opts.concurrency ?? DELIVERY_CONCURRENCY);
+  const maxPerPass = opts.maxPerPass ?? DELIVERY_MAX_PER_PASS;
+  // Claim again once this many slots are free: not one by one, yet without waiting for the slowest
+  // request of the previous claim (a receiver that never answers holds only its own slot).
+  const refillAt = Math.max(1, Math.floor(concurrency / 5));
   const post: PostOptions = {
     allowPrivate: deps.config.webhookAllowPrivate,
     resolve: deps.resolveHost,
@@ -256,13 +261,31 @@ export async function deliverWebhooks(
     }
   };
 
-  for (let batch = 0; batch < maxBatches; batch++) {
-    const claimed = await deps.repos.webhooks.claimDueDeliveries({ now: start, limit: batchSize, leaseUntil: new Date(deps.clock.nowMs() + DELIVERY_CLAIM_MS) });
-    counts.claimed += claimed.length;
-    // One batch at once: each request waits on its own receiver, bounded by the timeouts.
-    await Promise.all(claimed.map(deliverOne));
-    if (claimed.length < batchSize) break;
+  // A rolling pool: up to `concurrency` requests in flight, each bounded by its own timeouts; more
+  // due deliveries are claimed as slots free up, until none is due or the pass has done enough.
+  const inFlight = new Set<Promise<void>>();
+  let exhausted = false;
+  // A failure of the loop itself (the database); requests already in flight still finish first.
+  let failure: unknown = null;
+  while (!exhausted || inFlight.size > 0) {
+    const room = Math.min(concurrency - inFlight.size, maxPerPass - counts.claimed);
+    if (!exhausted && failure === null && room > 0 && (room >= refillAt || inFlight.size === 0)) {
+      const claimed = await deps.repos.webhooks.claimDueDeliveries({ now: start, limit: room, leaseUntil: new Date(deps.clock.nowMs() + DELIVERY_CLAIM_MS) });
+      counts.claimed += claimed.length;
+      if (claimed.length < room || counts.claimed >= maxPerPass) exhausted = true;
+      for (const d of claimed) {
+        const p: Promise<void> = deliverOne(d)
+          .catch((e) => void (failure ??= e))
+          .finally(() => inFlight.delete(p));
+        inFlight.add(p);
+      }
+      continue;
+    }
+    if (inFlight.size === 0) break;
+    await Promise.race(inFlight);
+    if (failure !== null) exhausted = true;
   }
+  if (failure !== null) throw failure;
   // The admins' emails wait in the outbox: deliver them soon.
   if (wroteEmail) deps.outboxNudge.nudge();
   return counts;

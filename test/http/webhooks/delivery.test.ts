@@ -207,6 +207,25 @@ describe("webhook delivery", () => {
     expect(hung!.last_error).toContain("timeout");
   });
 
+  test("a hung request holds only its own slot: more due deliveries are claimed and sent meanwhile", async () => {
+    const { t, r } = await setup();
+    let slowOpen = false;
+    r.on("/slow", (_h, _n, req) => {
+      slowOpen = true;
+      return new Promise<Response>((resolve) => req.signal.addEventListener("abort", () => ((slowOpen = false), resolve(new Response("late")))));
+    });
+    const sentWhileSlowHung: boolean[] = [];
+    for (const path of ["/a", "/b", "/c"]) r.on(path, () => (sentWhileSlowHung.push(slowOpen), new Response("ok")));
+    await endpoint(t, { url: r.url("/slow"), events: ["*"] });
+    for (const path of ["/a", "/b", "/c"]) await endpoint(t, { url: r.url(path), events: ["*"] });
+    await makeCatalog(t.deps);
+    await run(t, "deliver-outbox");
+    // Two slots: the hung request keeps one; the three others pass through the other, one by one.
+    const counts = await deliverWebhooks(t.deps, { concurrency: 2, connectTimeoutMs: 2 * SECOND, totalTimeoutMs: 3 * SECOND });
+    expect(counts).toMatchObject({ claimed: 4, delivered: 3, retried: 1 });
+    expect(sentWhileSlowHung).toEqual([true, true, true]);
+  });
+
   test("secret rotation: both secrets sign for 24 hours, then only the new one", async () => {
     const { t, r } = await setup();
     const e = await endpoint(t, { url: r.url("/rot"), events: ["*"] });
