@@ -13,7 +13,7 @@ import { apiDocs } from "./http/openapi";
 // After the openapi plugin (imported by ./http/openapi): replaces its per-call uuid format check.
 import "./http/formats";
 import { adminGuard, apiKeyResolver } from "./http/auth";
-import { adminSessionResolver } from "./http/session";
+import { adminSessionResolver, sessionAuth } from "./http/session";
 import { signInRoutes } from "./modules/sign-in";
 import { userAdminRoutes } from "./modules/users/admin";
 import { sessionAdminRoutes } from "./modules/sessions/admin";
@@ -38,9 +38,16 @@ import { entitlementRoutes } from "./modules/entitlements";
 import { usageRoutes } from "./modules/usage";
 import { floatingRoutes } from "./modules/floating";
 import { activationAdminRoutes } from "./modules/activations/admin";
+import { offlineAdminRoutes } from "./modules/offline/admin";
+import { offlinePortalRoutes } from "./modules/offline";
 import { usageAdminRoutes } from "./modules/usage/admin";
 import { floatingAdminRoutes } from "./modules/floating/admin";
 import { jobAdminRoutes } from "./jobs/admin";
+import { acceptInvitePage } from "./http/accept-invite-page";
+import { inviteRoutes, seatRoutes } from "./modules/seats";
+import { seatAdminRoutes } from "./modules/seats/admin";
+import { portalRoutes } from "./modules/portal";
+import { INVITE_ACCEPT_PER_MINUTE } from "./modules/seats/domain";
 import { emailAdminRoutes } from "./modules/email/admin";
 import { oauthRoutes } from "./modules/oauth";
 import { webhookAdminRoutes } from "./modules/webhooks/admin";
@@ -53,6 +60,7 @@ export function createApp(deps: Deps) {
   // Admin credentials: an API key (Authorization: Bearer) first, else an admin's session cookie.
   const guard = adminGuard([apiKeyResolver(deps), adminSessionResolver(deps)]);
   const resolveClient = clientAddressResolver(config.trustProxy, NO_PEER);
+  const session = sessionAuth(deps);
 
   // normalize: false — Elysia otherwise silently strips unknown body fields; our schemas say
   // additionalProperties: false and mean it (unknown keys are a 400), and responses stay exact.
@@ -72,13 +80,24 @@ export function createApp(deps: Deps) {
       // The access log is an info line; when info is off the hook is not registered at all, because
       // Elysia schedules an afterResponse hook for every request even if it returns at once.
       .use(accessLog(logger, clock))
-      // 2. Per-IP limit on the public SDK and feed routes, before any parsing.
+      // 2. Per-IP limit on the public SDK and feed routes, sign-in (an OAuth callback costs a call to
+      // the provider) and the portal, before any parsing.
       .use(
         publicRateLimit({
           limiter: deps.rateLimiter,
           clock,
           perMinute: config.rateLimitPublicPerMinute,
-          prefixes: [`${API_PREFIX}/license/`, `${API_PREFIX}/releases/`],
+          prefixes: [`${API_PREFIX}/license/`, `${API_PREFIX}/releases/`, `${API_PREFIX}/auth/`, `${API_PREFIX}/portal/`],
+        }),
+      )
+      // Invite acceptance: its own counter, 60 per minute per IP (spec: Limits).
+      .use(
+        publicRateLimit({
+          limiter: deps.rateLimiter,
+          clock,
+          perMinute: INVITE_ACCEPT_PER_MINUTE,
+          prefixes: [`${API_PREFIX}/invites/`],
+          bucket: "invite",
         }),
       )
       // 3. Strict JSON bodies (400 VALIDATION_ERROR for malformed JSON or a wrong content type).
@@ -120,6 +139,8 @@ export function createApp(deps: Deps) {
           },
         }),
       )
+      // The portal's invite page, outside /api/v1 like the docs page (see http/accept-invite-page.ts).
+      .use(acceptInvitePage())
       .group(API_PREFIX, (api) =>
         api
           // 6. Public routes (no credential at the route layer).
@@ -137,6 +158,11 @@ export function createApp(deps: Deps) {
           .use(signInRoutes(deps))
           // Sign-in with OAuth / OpenID Connect providers (sets the session cookie).
           .use(oauthRoutes(deps))
+          // Invite acceptance (public: the token is the credential) and the portal (session cookie).
+          .use(inviteRoutes(deps))
+          .use(seatRoutes(deps, session))
+          .use(portalRoutes(deps, session))
+          .use(offlinePortalRoutes(deps, session))
           // 7. Admin routes: each declares `scopes`, enforced by the guard's macro.
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
@@ -146,8 +172,10 @@ export function createApp(deps: Deps) {
           .use(settingsAdminRoutes(deps, guard))
           .use(licenseAdminRoutes(deps, guard))
           .use(activationAdminRoutes(deps, guard))
+          .use(offlineAdminRoutes(deps, guard))
           .use(usageAdminRoutes(deps, guard))
           .use(floatingAdminRoutes(deps, guard))
+          .use(seatAdminRoutes(deps, guard))
           .use(keyAdminRoutes(deps, guard))
           .use(releaseKeyAdminRoutes(deps, guard))
           .use(releaseAdminRoutes(deps, guard))

@@ -30,11 +30,13 @@ import { createActivationRepo } from "./modules/activations/repo.sqlite";
 import { createEntitlementRepo } from "./modules/entitlements/repo.sqlite";
 import { createUsageRepo } from "./modules/usage/repo.sqlite";
 import { createFloatingRepo } from "./modules/floating/repo.sqlite";
+import { createOfflineTokenRepo } from "./modules/offline/repo.sqlite";
 import { createIdempotencyRepo } from "./modules/idempotency/repo.sqlite";
 import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
 import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
 import { createJobLeaseRepo } from "./jobs/lease.sqlite";
 import { createOutboxRepo } from "./modules/outbox/repo.sqlite";
+import { createSeatRepo } from "./modules/seats/repo.sqlite";
 import { createUserRepo } from "./modules/users/repo.sqlite";
 import { createSessionRepo } from "./modules/sessions/repo.sqlite";
 import { createSignInCodeRepo } from "./modules/sign-in/repo.sqlite";
@@ -60,10 +62,12 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     entitlements: createEntitlementRepo(handle),
     usage: createUsageRepo(handle),
     floating: createFloatingRepo(handle),
+    offlineTokens: createOfflineTokenRepo(handle),
     idempotency: createIdempotencyRepo(handle),
     bruteForce: createBruteForceRepo(handle),
     jobLeases: createJobLeaseRepo(handle),
     outbox: createOutboxRepo(handle),
+    seats: createSeatRepo(handle),
     users: createUserRepo(handle),
     sessions: createSessionRepo(handle),
     signInCodes: createSignInCodeRepo(handle),

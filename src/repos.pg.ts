@@ -8,6 +8,7 @@ import { createActivationRepoPg } from "./modules/activations/repo.pg";
 import { createEntitlementRepoPg } from "./modules/entitlements/repo.pg";
 import { createUsageRepoPg } from "./modules/usage/repo.pg";
 import { createFloatingRepoPg } from "./modules/floating/repo.pg";
+import { createOfflineTokenRepoPg } from "./modules/offline/repo.pg";
 import { createReleaseRepoPg } from "./modules/releases/repo.pg";
 import { createIdempotencyRepoPg } from "./modules/idempotency/repo.pg";
 import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
@@ -20,6 +21,7 @@ import { createAuditRepoPg } from "./modules/audit/repo.pg";
 import { createSigningKeyRepoPg } from "./modules/keys/repo.pg";
 import { createJobLeaseRepoPg } from "./jobs/lease.pg";
 import { createOutboxRepoPg } from "./modules/outbox/repo.pg";
+import { createSeatRepoPg } from "./modules/seats/repo.pg";
 import { createUserRepoPg } from "./modules/users/repo.pg";
 import { createSessionRepoPg } from "./modules/sessions/repo.pg";
 import { createSignInCodeRepoPg } from "./modules/sign-in/repo.pg";
@@ -44,10 +46,12 @@ export function createPgRepos(handle: PgHandle): Repos {
     entitlements: createEntitlementRepoPg(handle),
     usage: createUsageRepoPg(handle),
     floating: createFloatingRepoPg(handle),
+    offlineTokens: createOfflineTokenRepoPg(handle),
     idempotency: createIdempotencyRepoPg(handle),
     bruteForce: createBruteForceRepoPg(handle),
     jobLeases: createJobLeaseRepoPg(handle),
     outbox: createOutboxRepoPg(handle),
+    seats: createSeatRepoPg(handle),
     users: createUserRepoPg(handle),
     sessions: createSessionRepoPg(handle),
     signInCodes: createSignInCodeRepoPg(handle),

@@ -6,8 +6,13 @@ import type { Clock } from "../shared/clock";
 import { pathOf, requestContext } from "./request-context";
 import { errorResponse } from "./error-handler";
 
-export function publicRateLimit(opts: { limiter: RateLimiter; clock: Clock; perMinute: number; prefixes: readonly string[] }) {
+/**
+ * `bucket` names the counter (default "public"): limits with different buckets count separately per
+ * IP (invite accept has its own 60/min, spec: Limits) and are separate plugins.
+ */
+export function publicRateLimit(opts: { limiter: RateLimiter; clock: Clock; perMinute: number; prefixes: readonly string[]; bucket?: string }) {
   const { limiter, clock, perMinute, prefixes } = opts;
+  const bucket = opts.bucket ?? "public";
   const refuse = (request: Request, decision: RateDecision) =>
     decision.allowed
       ? undefined
@@ -16,12 +21,12 @@ export function publicRateLimit(opts: { limiter: RateLimiter; clock: Clock; perM
         });
   // Not an async function: when the limiter decides without I/O (SQLite counts in memory), the hook
   // stays synchronous and every public request skips a promise in Elysia's hook chain.
-  return new Elysia({ name: "keyward/rate-limit" }).onRequest(({ request }) => {
+  return new Elysia({ name: `keyward/rate-limit/${bucket}` }).onRequest(({ request }) => {
     if (perMinute === 0) return;
     const path = pathOf(request.url);
     if (!prefixes.some((p) => path.startsWith(p))) return;
     const { ip } = requestContext(request);
-    const decision = limiter.hit(`public:${ip}`, perMinute, RATE_LIMIT_WINDOW_MS, clock.nowMs());
+    const decision = limiter.hit(`${bucket}:${ip}`, perMinute, RATE_LIMIT_WINDOW_MS, clock.nowMs());
     return decision instanceof Promise ? decision.then((d) => refuse(request, d)) : refuse(request, decision);
   });
 }

@@ -54,6 +54,8 @@ const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   OAUTH_FAILED: "Sign-in with the provider failed; start again.",
   OAUTH_EMAIL_UNVERIFIED: "The provider did not confirm a verified email address for this account.",
   LICENSE_NOT_FOUND: "License not found.",
+  SEAT_INVITE_INVALID: "This invite is not valid. Ask the license owner for a new one.",
+  SEAT_LIMIT: "All seats of this license are taken.",
   WEBHOOK_DISABLED: "The webhook endpoint is disabled; enable it first.",
   INTERNAL_ERROR: "An internal error occurred.",
   STORAGE_DISABLED: "Object storage is not configured.",

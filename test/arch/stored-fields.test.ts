@@ -16,7 +16,7 @@ const PREFIX = "Stored; takes effect from the version that adds";
 
 /** Wire name → the identifiers code would use to read it. */
 const STORED_ONLY = {
-  plans: { max_seats: ["maxSeats"], support_days: ["supportDays"], support_renewal_price_id: ["supportRenewalPriceId"] },
+  plans: { support_days: ["supportDays"], support_renewal_price_id: ["supportRenewalPriceId"] },
   settings: {
     vendor_name: ["vendor_name"],
     support_email: ["support_email"],

@@ -1,5 +1,5 @@
 // ActivationRepo on every engine: activate (limit, re-activation, check, Idempotency outcome),
-// verify's one-statement lookup and its plan cache across nodes, conditional touch, deactivate, list order, audited removal; and on
+// activate's lookup and deciding on it, verify's one-statement lookup and its plan cache across nodes, conditional touch, deactivate, list order, audited removal; and on
 // PostgreSQL 60 activations from 3 nodes racing for 10 slots.
 import { afterEach, expect, test } from "bun:test";
 import type { ActivatedOutcome, Activation, ActivationRepo, NewActivation } from "../../src/modules/activations/repo";
@@ -63,6 +63,50 @@ forEachEngine("ActivationRepo", (engine, open) => {
     expect(await repo.activate(input(license.id, "dev-3"), mustBeActive)).toEqual({ kind: "limit", max: 2 });
     // At the limit, an activated identifier still re-activates.
     expect((await repo.activate(input(license.id, "dev-2", { at: later(3000) }), mustBeActive)).kind).toBe("already_activated");
+    expect(await countRows(o, "activations", license.id)).toBe(2);
+  });
+
+  test("lookup: license, grants, the identifier's activation and the count; activate decides on it, and on a license changed since it reads again", async () => {
+    await setup();
+    const { license, plan } = await seedCatalog(o, { maxActivations: 2 }, [{ name: "pro", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }]);
+    expect(await repo.lookup("no-such-hash", "dev-1")).toBeNull();
+    const before = await repo.lookup(license.keyHash, "dev-1");
+    expect(before).toMatchObject({ access: { license: { id: license.id, status: "active" }, plan: { id: plan.id, maxActivations: 2 } }, existing: null, count: 0 });
+    expect(before!.grants.map((g) => `${g.source}:${g.name}=${g.value}`)).toEqual(["plan:pro=true"]);
+    const first = await repo.activate(input(license.id, "dev-1", { label: "Laptop", seen: before! }), mustBeActive);
+    if (first.kind === "limit") throw new Error("expected an activation");
+    expect(first.kind).toBe("activated");
+    const seen1 = await repo.lookup(license.keyHash, "dev-1");
+    expect(seen1).toMatchObject({ existing: first.activation, count: 1 });
+    expect(await repo.lookup(license.keyHash, "dev-2")).toMatchObject({ existing: null, count: 1 });
+    // Re-activation on the lookup: label kept, last_seen refreshed.
+    expect(await repo.activate(input(license.id, "dev-1", { at: later(2000), seen: seen1! }), mustBeActive)).toMatchObject({
+      kind: "already_activated",
+      activation: { id: first.activation.id, label: "Laptop", lastSeenAt: later(2000) },
+    });
+    await repo.activate(input(license.id, "dev-2", { seen: (await repo.lookup(license.keyHash, "dev-2"))! }), mustBeActive);
+    const full = await repo.lookup(license.keyHash, "dev-3");
+    expect(full).toMatchObject({ existing: null, count: 2 });
+    expect(await repo.activate(input(license.id, "dev-3", { seen: full! }), mustBeActive)).toEqual({ kind: "limit", max: 2 });
+    // Suspended after the lookup: activate does not go by the stale lookup, the check sees the suspension.
+    const stale = await repo.lookup(license.keyHash, "dev-1");
+    await repoFor(o).licenses.mutate(license.id, () => ({ status: "suspended" }), later(3000), () => audited("license.suspend", license.id));
+    let checked: LicenseAccess | null = null;
+    await expect(
+      repo.activate(input(license.id, "dev-1", { at: later(4000), seen: stale! }), (cur) => {
+        checked = cur;
+        mustBeActive(cur);
+      }),
+    ).rejects.toBeInstanceOf(AppError);
+    expect(checked!.license.status).toBe("suspended");
+    expect((await repo.listByLicense(license.id)).find((a) => a.identifier === "dev-1")!.lastSeenAt).toEqual(later(2000));
+    // Deactivated after the lookup: the re-activation the lookup suggests matches nothing; activate
+    // reads again and takes a slot.
+    await repoFor(o).licenses.mutate(license.id, () => ({ status: "active" }), later(5000), () => audited("license.resume", license.id));
+    const again = await repo.lookup(license.keyHash, "dev-1");
+    expect(await repo.deactivate(license.id, "dev-1")).toBe(true);
+    const back = await repo.activate(input(license.id, "dev-1", { at: later(6000), seen: again! }), mustBeActive);
+    expect(back.kind).toBe("activated");
     expect(await countRows(o, "activations", license.id)).toBe(2);
   });
 

@@ -1,5 +1,6 @@
 // EntitlementRepo on every engine: plan grants (name order), then add-on grants in attach order with
-// the add-on id breaking ties; only the given license's add-ons.
+// the add-on id breaking ties; only the given license's add-ons; and findWithGrants (license, plan
+// and grants by key hash, for usage reports).
 import { afterEach, expect, test } from "bun:test";
 import type { EntitlementRepo } from "../../src/modules/entitlements/repo";
 import { forEachEngine, type Opened } from "./harness";
@@ -62,5 +63,29 @@ forEachEngine("EntitlementRepo", (_engine, open) => {
     expect(await repo.grants("nope", license.id)).toEqual([
       { source: "addon", name: addon.featureName, valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null },
     ]);
+  });
+
+  test("findWithGrants: the license and plan findByKeyHash reads, with the grants grants() reads, in its order; null for unknown", async () => {
+    await setup();
+    const { license, plan, product } = await seedCatalog(o, { quotaPeriod: "daily" }, [
+      { name: "beta", valueType: "bool", value: "false", quotaLimit: null, quotaPeriod: null },
+      { name: "Alpha", valueType: "quota", value: "", quotaLimit: 9_000_000_000, quotaPeriod: null },
+    ]);
+    const a = await seedAddon(o, product.id, { featureName: "beta", value: "true" });
+    const b = await seedAddon(o, product.id, { featureName: "gamma", valueType: "string", value: "x" });
+    const c = await seedAddon(o, product.id, { featureName: "api", valueType: "quota", value: "", quotaLimit: 7, quotaPeriod: "yearly" });
+    const bare = await seedLicense(o, product.id, plan.id);
+    await insertRows(o, "licenseAddons", [
+      { licenseId: license.id, addonId: a.id, createdAt: later(2000) },
+      { licenseId: license.id, addonId: c.id, createdAt: later(1000) },
+      { licenseId: license.id, addonId: b.id, createdAt: later(1000) },
+    ]);
+    const access = repoFor(o).licenseAccess;
+    const found = await repo.findWithGrants(license.keyHash);
+    expect(found).toEqual({ access: (await access.findByKeyHash(license.keyHash))!, grants: await repo.grants(plan.id, license.id) });
+    const tied = [b, c].sort((x, y) => (x.id < y.id ? -1 : 1)).map((x) => `addon:${x.featureName}`);
+    expect(found!.grants.map((g) => `${g.source}:${g.name}`)).toEqual(["plan:Alpha", "plan:beta", ...tied, "addon:beta"]);
+    expect(await repo.findWithGrants(bare.keyHash)).toEqual({ access: (await access.findByKeyHash(bare.keyHash))!, grants: await repo.grants(plan.id, bare.id) });
+    expect(await repo.findWithGrants("nope")).toBeNull();
   });
 });

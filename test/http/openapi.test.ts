@@ -186,6 +186,10 @@ describe("every operation", () => {
     }
   }
 
+  test("the sessionCookie scheme is declared", () => {
+    expect(doc.components?.securitySchemes?.sessionCookie).toMatchObject({ type: "apiKey", in: "cookie", name: "session" });
+  });
+
   test("the bearerAuth scheme is declared", () => {
     expect(doc.components?.securitySchemes?.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
   });

@@ -32,6 +32,13 @@ describe("public rate limit", () => {
     }
   });
 
+  test("sign-in and portal routes spend the same budget (an OAuth callback costs a provider call)", async () => {
+    const ip = "203.0.113.9";
+    const paths = ["/api/v1/auth/providers", "/api/v1/auth/me", "/api/v1/portal/licenses", "/api/v1/auth/oauth/github/callback", "/api/v1/auth/providers"];
+    for (const p of paths) expect((await t.request("GET", p, from(ip))).status).not.toBe(429);
+    for (const p of paths) expect((await t.request("GET", p, from(ip))).status).toBe(429);
+  });
+
   test("the budget comes back as the window slides", async () => {
     t.clock.advance(2 * 60_000);
     expect((await t.request("GET", "/api/v1/license/pubkey", from("203.0.113.1"))).status).toBe(200);

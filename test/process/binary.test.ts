@@ -41,7 +41,7 @@ describe("compiled binary", () => {
       expect(Object.keys(spec.paths)).toContain("/api/v1/license/pubkey");
       // Generated from the route table at runtime, including our request-body fix-up (http/openapi.ts).
       expect(spec.paths["/api/v1/admin/products"].post.requestBody.content["application/json"].schema.type).toBe("object");
-      expect(spec.paths["/api/v1/admin/products"].post.security).toEqual([{ bearerAuth: [] }]);
+      expect(spec.paths["/api/v1/admin/products"].post.security).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }]);
 
       const ui = await fetch(`${running.url}/api/v1/docs`);
       expect(ui.status).toBe(200);

@@ -11,4 +11,5 @@ export * from "./idempotency";
 export * from "./abuse";
 export * from "./coordination";
 export * from "./people";
+export * from "./offline";
 export * from "./webhooks";

@@ -26,9 +26,13 @@ const LOCK_ATTEMPTS = 5;
 
 export function createBruteForceRepoPg(handle: PgHandle): BruteForceRepo {
   const { db } = handle;
+  // Read by every activation (the lockout check): built once, prepared on the server.
+  let byIp: ReturnType<typeof prepareByIp> | undefined;
+  const prepareByIp = () => db.select().from(bruteForceState).where(eq(bruteForceState.ip, sql.placeholder("ip"))).prepare("brute_force_by_ip");
   return {
     async get(ip) {
-      const [row] = await db.select().from(bruteForceState).where(eq(bruteForceState.ip, ip));
+      byIp ??= prepareByIp();
+      const [row] = await byIp.execute({ ip });
       return row ?? null;
     },
     async recordFailure(ip, decide, pruneBefore) {

@@ -1,15 +1,23 @@
-import { and, asc, count, eq, sql } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
-import { activations } from "../../db/schema-pg";
+import { and, asc, count, eq, getTableColumns, sql } from "drizzle-orm";
+import type { PgDb, PgExecutor, PgHandle } from "../../db/pg";
+import { activations, licenses, plans } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
-import { readLicenseAccess } from "../license-api/repo.pg";
+import { outboxMessages, type Effects } from "../outbox/effects";
+import { licenseColumns, planColumns, readLicenseAccess } from "../license-api/repo.pg";
+import type { LicenseAccess, PublicLicense } from "../license-api/repo";
+import type { Recorder } from "../idempotency/repo";
 import { storeOutcomePg } from "../idempotency/repo.pg";
 import type { FeatureGrant } from "../entitlements/repo";
 import type { QuotaPeriod } from "../plans/repo";
 import type { LicenseStatus } from "../licenses/repo";
 import { newId } from "../../shared/ids";
 import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
-import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
+import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationLookup, ActivationRepo, IdentifierType, NewActivation, VerifyLookup } from "./repo";
+
+/** Lock-free rounds of activate() before it falls back to the license row lock (a license changing under it each time). */
+const LOCK_FREE_ATTEMPTS = 3;
+
+const hasEffects = (e: Effects) => Boolean(e.audit) || outboxMessages(e).length > 0;
 
 type GrantTuple = [string, FeatureGrant["valueType"], string, number | null, QuotaPeriod | null];
 
@@ -30,6 +38,22 @@ interface VerifyRow {
   has_addons: boolean;
 }
 
+/** The license columns of VerifyRow and LookupRow. */
+type LicenseRow = Pick<VerifyRow, "id" | "product_id" | "plan_id" | "status" | "valid_until" | "support_until" | "external_customer_id" | "external_workspace_id">;
+
+interface LookupRow extends LicenseRow {
+  version: string;
+  catalog: number | null;
+  has_addons: boolean;
+  activation_count: number;
+  /** The identifier's activation; null columns when there is none. */
+  activation_id: string | null;
+  identifier_type: IdentifierType | null;
+  label: string | null;
+  created_at: number | null;
+  last_seen_at: number | null;
+}
+
 interface PlanRow {
   name: string;
   grace_days: number;
@@ -45,6 +69,17 @@ const toGrants = (source: FeatureGrant["source"], rows: GrantTuple[]): FeatureGr
   rows.map(([name, valueType, value, quotaLimit, quotaPeriod]) => ({ source, name, valueType, value, quotaLimit, quotaPeriod }));
 
 const ms = (v: number | null) => (v === null ? null : new Date(v));
+
+const licenseOf = (row: LicenseRow): PublicLicense => ({
+  id: row.id,
+  productId: row.product_id,
+  planId: row.plan_id,
+  status: row.status,
+  validUntil: ms(row.valid_until),
+  supportUntil: ms(row.support_until),
+  externalCustomerId: row.external_customer_id,
+  externalWorkspaceId: row.external_workspace_id,
+});
 
 export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
   const { db } = handle;
@@ -81,47 +116,202 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
     return toGrants("addon", r?.addons ?? []);
   };
 
-  return {
-    async activate(input, check, record, effects) {
-      return db.transaction(async (tx): Promise<ActivateOutcome> => {
-        // Locks the license row: activations of one license (on any node) and a revoke serialise
-        // here, so the count below cannot be overtaken and a committed revoke is seen by check().
-        const current = await readLicenseAccess(tx, { id: input.licenseId }, { forUpdate: true });
-        check(current);
-        const lic = current!;
-        const [existing] = await tx
-          .select()
-          .from(activations)
-          .where(and(eq(activations.licenseId, input.licenseId), eq(activations.identifier, input.identifier)));
-        if (existing) {
-          // Re-activation takes no slot (spec: Activation table); it refreshes last_seen and the label.
-          const label = input.label ?? existing.label;
-          await tx.update(activations).set({ label, lastSeenAt: input.at }).where(eq(activations.id, existing.id));
-          const outcome: ActivatedOutcome = { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: lic };
-          if (effects) await writeEffectsPg(tx, effects(outcome));
-          if (record) await storeOutcomePg(tx, record(outcome));
-          return outcome;
-        }
-        const max = lic.plan.maxActivations;
-        if (max !== null) {
-          const [counted] = await tx.select({ n: count() }).from(activations).where(eq(activations.licenseId, input.licenseId));
-          if (counted!.n >= max) return { kind: "limit", max };
-        }
-        const activation: Activation = {
-          id: newId(),
-          licenseId: input.licenseId,
-          identifier: input.identifier,
-          identifierType: input.identifierType,
-          label: input.label,
-          createdAt: input.at,
-          lastSeenAt: input.at,
-        };
-        await tx.insert(activations).values(activation);
-        const outcome: ActivatedOutcome = { kind: "activated", activation, access: lic };
+  /** The plan and its grants from the catalog cache under `generation`, loading it on a miss. */
+  const planOf = async (generation: number, planId: string): Promise<CachedPlan | null> => {
+    const cached = catalog.get(generation, planId);
+    if (cached) return cached;
+    const loaded = await loadPlan(planId);
+    if (loaded) catalog.set(generation, planId, loaded);
+    return loaded;
+  };
+
+  // The lock-free activate() statements, built once (prepared on the server by postgres.js).
+  const lockFreeRead = (() => {
+    let q: ReturnType<typeof build> | undefined;
+    const build = () =>
+      db
+        .select({
+          license: licenseColumns,
+          plan: planColumns,
+          version: sql<string>`${licenses}.xmin::text`,
+          count: sql<number>`(SELECT count(*) FROM ${activations} c WHERE c.license_id = ${licenses.id})`.mapWith(Number),
+          existing: getTableColumns(activations),
+        })
+        .from(licenses)
+        .innerJoin(plans, eq(plans.id, licenses.planId))
+        .leftJoin(activations, and(eq(activations.licenseId, licenses.id), eq(activations.identifier, sql.placeholder("identifier"))))
+        .where(eq(licenses.id, sql.placeholder("licenseId")))
+        .prepare("activate_lock_free_read");
+    return () => (q ??= build());
+  })();
+  /** The re-activation write: only if the label is still the one read and the license row the version checked. */
+  const reactivate = (exec: PgExecutor) =>
+    (exec as PgDb)
+      .update(activations)
+      .set({ label: sql`${sql.placeholder("label")}::text`, lastSeenAt: sql`${sql.placeholder("at")}::timestamptz` })
+      .where(
+        and(
+          eq(activations.id, sql.placeholder("id")),
+          sql`${activations.label} IS NOT DISTINCT FROM ${sql.placeholder("seenLabel")}::text`,
+          sql`EXISTS (SELECT 1 FROM ${licenses} l WHERE l.id = ${sql.placeholder("licenseId")} AND l.xmin = ${sql.placeholder("version")}::text::xid FOR SHARE)`,
+        ),
+      )
+      .returning({ id: activations.id })
+      .prepare("activate_reactivate");
+  let reactivateOnPool: ReturnType<typeof reactivate> | undefined;
+
+  /** activate() under the license row lock, in one transaction: new slots (and the fallback of the lock-free path). */
+  const lockedActivate = async (
+    input: NewActivation,
+    check: (current: LicenseAccess | null) => void,
+    record?: Recorder<ActivatedOutcome>,
+    effects?: (outcome: ActivatedOutcome) => Effects,
+  ): Promise<ActivateOutcome> =>
+    db.transaction(async (tx): Promise<ActivateOutcome> => {
+      // Locks the license row: activations of one license (on any node) and a revoke serialise
+      // here, so the count below cannot be overtaken and a committed revoke is seen by check().
+      const current = await readLicenseAccess(tx, { id: input.licenseId }, { forUpdate: true });
+      check(current);
+      const lic = current!;
+      const [existing] = await tx
+        .select()
+        .from(activations)
+        .where(and(eq(activations.licenseId, input.licenseId), eq(activations.identifier, input.identifier)));
+      if (existing) {
+        const label = input.label ?? existing.label;
+        await tx.update(activations).set({ label, lastSeenAt: input.at }).where(eq(activations.id, existing.id));
+        const outcome: ActivatedOutcome = { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: lic };
         if (effects) await writeEffectsPg(tx, effects(outcome));
         if (record) await storeOutcomePg(tx, record(outcome));
         return outcome;
-      });
+      }
+      const max = lic.plan.maxActivations;
+      if (max !== null) {
+        const [counted] = await tx.select({ n: count() }).from(activations).where(eq(activations.licenseId, input.licenseId));
+        if (counted!.n >= max) return { kind: "limit", max };
+      }
+      const activation: Activation = {
+        id: newId(),
+        licenseId: input.licenseId,
+        identifier: input.identifier,
+        identifierType: input.identifierType,
+        label: input.label,
+        createdAt: input.at,
+        lastSeenAt: input.at,
+      };
+      await tx.insert(activations).values(activation);
+      const outcome: ActivatedOutcome = { kind: "activated", activation, access: lic };
+      if (effects) await writeEffectsPg(tx, effects(outcome));
+      if (record) await storeOutcomePg(tx, record(outcome));
+      return outcome;
+    });
+
+  type Decision = ActivateOutcome | "read again" | "lock";
+  /**
+   * The lock-free decision on a committed read (the caller's lookup or activate's own): refusals
+   * write nothing; a re-activation is one conditional statement; a new slot needs the lock.
+   */
+  const decide = async (
+    input: NewActivation,
+    current: LicenseAccess | null,
+    version: string,
+    existing: Activation | null,
+    activationCount: number,
+    check: (current: LicenseAccess | null) => void,
+    record?: Recorder<ActivatedOutcome>,
+    effects?: (outcome: ActivatedOutcome) => Effects,
+  ): Promise<Decision> => {
+    check(current);
+    const max = current!.plan.maxActivations;
+    if (!existing) return max !== null && activationCount >= max ? { kind: "limit", max } : "lock";
+    // Re-activation takes no slot (spec: Activation table); it refreshes last_seen and the label.
+    // The write is conditional on the activation's label being the one read, so the outcome is
+    // exactly the one `effects` and `record` see.
+    const label = input.label ?? existing.label;
+    const outcome: ActivatedOutcome = { kind: "already_activated", activation: { ...existing, label, lastSeenAt: input.at }, access: current! };
+    const effs = effects?.(outcome);
+    const params = { id: existing.id, label, at: input.at.toISOString(), seenLabel: existing.label, licenseId: input.licenseId, version };
+    const write = async (tx?: PgExecutor) => (await (tx ? reactivate(tx) : (reactivateOnPool ??= reactivate(db))).execute(params)).length === 1;
+    if (!record && !(effs && hasEffects(effs))) return (await write()) ? outcome : "read again";
+    // Something to store with it: the same conditional write, with the effects and the outcome in
+    // one transaction (no license row lock).
+    const done = await db.transaction(async (tx) => {
+      if (!(await write(tx))) return false;
+      if (effs) await writeEffectsPg(tx, effs);
+      if (record) await storeOutcomePg(tx, record(outcome));
+      return true;
+    });
+    return done ? outcome : "read again";
+  };
+
+  return {
+    async activate(input, check, record, effects) {
+      // The common calls need no lock (measured under the contention bench: 64 connections on a few
+      // licenses, most calls re-activations or limit refusals). The decision is taken on a committed
+      // read without a transaction — the caller's lookup (`seen`, which carries the license row
+      // version, xmin), else activate's own read of license, version, the identifier's activation and
+      // the count:
+      // - a refusal (check throws, or no slot left) writes nothing, decided on that read;
+      // - a re-activation is ONE statement, conditional on the license row being the version read,
+      //   re-checked under a share lock (a revoke committed since, or committing now, makes it match
+      //   nothing and the call reads again, sees the revoke and refuses); with effects or an
+      //   Idempotency-Key outcome to store, that statement and those writes form one transaction;
+      // - only a new slot takes the license row lock, in a transaction where the count cannot be
+      //   overtaken (lockedActivate), as does a call whose license keeps changing under it.
+      const seen = input.seen;
+      if (seen?.version !== undefined && seen.access.license.id === input.licenseId && (seen.existing?.identifier ?? input.identifier) === input.identifier) {
+        const d = await decide(input, seen.access, seen.version, seen.existing, seen.count, check, record, effects);
+        if (d === "lock") return lockedActivate(input, check, record, effects);
+        if (d !== "read again") return d;
+      }
+      for (let attempt = 0; attempt < LOCK_FREE_ATTEMPTS; attempt++) {
+        const [row] = await lockFreeRead().execute({ licenseId: input.licenseId, identifier: input.identifier });
+        const current: LicenseAccess | null = row ? { license: row.license, plan: row.plan } : null;
+        const d = await decide(input, current, row?.version ?? "", row?.existing ?? null, row?.count ?? 0, check, record, effects);
+        if (d === "lock") break;
+        if (d !== "read again") return d;
+      }
+      return lockedActivate(input, check, record, effects);
+    },
+    async lookup(hash, identifier) {
+      // Activate's read in one statement (the license row version, xmin, lets activate() write
+      // without a lock when the row is unchanged), the plan and its grants from the catalog cache
+      // as for verify.
+      const [row] = await client<LookupRow[]>`
+        SELECT l.id, l.product_id, l.plan_id, l.status,
+               (extract(epoch FROM l.valid_until) * 1000)::float8 AS valid_until,
+               (extract(epoch FROM l.support_until) * 1000)::float8 AS support_until,
+               l.external_customer_id, l.external_workspace_id, l.xmin::text AS version,
+               a.id AS activation_id, a.identifier_type, a.label,
+               (extract(epoch FROM a.created_at) * 1000)::float8 AS created_at,
+               (extract(epoch FROM a.last_seen_at) * 1000)::float8 AS last_seen_at,
+               (SELECT count(*) FROM activations c WHERE c.license_id = l.id) AS activation_count,
+               (SELECT g.value FROM generations g WHERE g.name = ${CATALOG_GENERATION}) AS catalog,
+               EXISTS (SELECT 1 FROM license_addons la WHERE la.license_id = l.id) AS has_addons
+          FROM licenses l
+          LEFT JOIN activations a ON a.license_id = l.id AND a.identifier = ${identifier}
+         WHERE l.key_hash = ${hash}`;
+      if (!row) return null;
+      const cached = await planOf(row.catalog ?? 0, row.plan_id);
+      if (!cached) return null;
+      return {
+        access: { license: licenseOf(row), plan: cached.plan },
+        grants: row.has_addons ? [...cached.grants, ...(await addonGrants(row.id))] : cached.grants,
+        existing:
+          row.activation_id === null
+            ? null
+            : {
+                id: row.activation_id,
+                licenseId: row.id,
+                identifier,
+                identifierType: row.identifier_type!,
+                label: row.label,
+                createdAt: new Date(row.created_at!),
+                lastSeenAt: ms(row.last_seen_at),
+              },
+        count: row.activation_count,
+        version: row.version,
+      } satisfies ActivationLookup;
     },
     async findForVerify(hash, identifier) {
       // Verify's read in one statement (one round trip, a prepared statement per connection):
@@ -144,25 +334,10 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
           JOIN activations a ON a.license_id = l.id AND a.identifier = ${identifier}
          WHERE l.key_hash = ${hash}`;
       if (!row) return null;
-      const generation = row.catalog ?? 0;
-      let cached = catalog.get(generation, row.plan_id);
-      if (!cached) {
-        const loaded = await loadPlan(row.plan_id);
-        if (!loaded) return null;
-        catalog.set(generation, row.plan_id, loaded);
-        cached = loaded;
-      }
+      const cached = await planOf(row.catalog ?? 0, row.plan_id);
+      if (!cached) return null;
       return {
-        license: {
-          id: row.id,
-          productId: row.product_id,
-          planId: row.plan_id,
-          status: row.status,
-          validUntil: ms(row.valid_until),
-          supportUntil: ms(row.support_until),
-          externalCustomerId: row.external_customer_id,
-          externalWorkspaceId: row.external_workspace_id,
-        },
+        license: licenseOf(row),
         plan: cached.plan,
         activation: { id: row.activation_id, lastSeenAt: ms(row.last_seen_at) },
         grants: row.has_addons ? [...cached.grants, ...(await addonGrants(row.id))] : cached.grants,

@@ -117,6 +117,17 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
         return outcome;
       });
     },
+    async lookup(hash, identifier) {
+      const found = access.findByKeyHash(hash);
+      if (!found) return null;
+      const licenseId = found.license.id;
+      return {
+        access: found,
+        grants: [...grantReaders.planGrants(found.plan.id), ...grantReaders.addonGrants(licenseId)],
+        existing: p.byIdentifier().get({ licenseId, identifier }) ?? null,
+        count: p.countByLicense().get({ licenseId })!.n,
+      };
+    },
     async findForVerify(hash, identifier) {
       const row = verifyRow().get(hash, identifier);
       if (!row || row.activation_id === null) return null;

@@ -21,6 +21,25 @@ export interface NewActivation {
   identifierType: IdentifierType;
   label: string | null;
   at: Date;
+  /**
+   * The caller's lookup of this license and identifier (ActivationRepo.lookup), when it has one: an
+   * implementation may decide on it instead of reading again (PostgreSQL does, conditional on the
+   * license row being unchanged when it writes). Same outcome either way.
+   */
+  seen?: ActivationLookup;
+}
+
+/** What activate needs to know before its write: the license, its feature grants, the identifier's activation, the slots taken. */
+export interface ActivationLookup {
+  access: LicenseAccess;
+  /** Plan features, then add-on features in attach order (as EntitlementRepo.grants); shared, read-only. */
+  grants: readonly FeatureGrant[];
+  /** The identifier's activation on this license, if any. */
+  existing: Activation | null;
+  /** Activations of the license. */
+  count: number;
+  /** The license row version the lookup read (PostgreSQL: xmin); absent where the engine has none. */
+  version?: string;
 }
 
 export type ActivatedOutcome = { kind: "activated" | "already_activated"; activation: Activation; access: LicenseAccess };
@@ -49,6 +68,12 @@ export interface ActivationRepo {
     record?: Recorder<ActivatedOutcome>,
     effects?: (outcome: ActivatedOutcome) => Effects,
   ): Promise<ActivateOutcome>;
+  /**
+   * Activate's read: the license behind a key hash with its plan and grants, the identifier's
+   * activation and the license's activation count; null when the key is unknown. Reads committed
+   * data without locking; activate() decides atomically whatever it is given.
+   */
+  lookup(keyHash: string, identifier: string): Promise<ActivationLookup | null>;
   /** Hot path: one prepared statement; null when the key is unknown or the identifier is not activated. */
   findForVerify(keyHash: string, identifier: string): Promise<VerifyLookup | null>;
   /** Sets last_seen_at unless it was set after `notSeenSince` (another node may have just done it). */

@@ -7,11 +7,10 @@ import type { Actor } from "../../shared/actor";
 import { signToken } from "../../crypto/token";
 import { getLicense } from "../licenses/service";
 import { assertNotLockedOut, recordFailedLookup } from "../abuse/service";
-import { licenseEntitlements } from "../entitlements/service";
 import { featureValues, mergeGrants } from "../entitlements/domain";
+import { licenseEntitlements } from "../entitlements/service";
 import {
   belongsToProduct,
-  findLicense,
   isUsableAccess,
   keyHashOf,
   licenseNotFound,
@@ -41,10 +40,6 @@ function issueToken(deps: Deps, access: LicenseAccess, identifier: string, featu
   return signToken(key.signer, claims);
 }
 
-async function tokenFeatures(deps: Deps, access: LicenseAccess): Promise<Record<string, boolean | string>> {
-  return featureValues(await licenseEntitlements(deps, access));
-}
-
 export interface ActivateInput extends PublicLicenseInput {
   identifier: string;
   identifierType: IdentifierType;
@@ -65,21 +60,33 @@ export interface ActivateResult {
  */
 export async function activate(deps: Deps, input: ActivateInput, record?: Recorder<ActivateResult>): Promise<ActivateResult> {
   const now = deps.clock.now();
-  // Checked before the key lookup, so a locked-out address learns nothing about any key.
-  await assertNotLockedOut(deps, input.ip, now);
-  const found = await findLicense(deps, input);
-  if (!found) {
+  // One read: the license with its grants, the identifier's activation and the slots taken, which
+  // the repository may decide on (PostgreSQL does, conditional on the license row being unchanged).
+  // It goes out together with the lockout check (on PostgreSQL both statements share one round
+  // trip), but its answer is looked at only after that check: a locked-out address learns nothing
+  // about any key.
+  const hash = keyHashOf(deps, input.licenseKey);
+  const lookup = hash === null ? null : deps.repos.activations.lookup(hash, input.identifier);
+  try {
+    await assertNotLockedOut(deps, input.ip, now);
+  } catch (e) {
+    lookup?.catch(() => {});
+    throw e;
+  }
+  const seen = await lookup;
+  if (!seen || !belongsToProduct(seen.access, input.productId)) {
     await recordFailedLookup(deps, input.ip, now);
     throw licenseNotFound();
   }
-  // The token's features are read before the write transaction (the token is signed inside it when
+  const found = seen.access;
+  // The token's features are known before the write transaction (the token is signed inside it when
   // an Idempotency-Key stores the outcome there, and a transaction callback cannot await).
-  const features = await tokenFeatures(deps, found);
+  const features = verifyFeatures(seen.grants, found.plan.quotaPeriod);
   let result: ActivateResult | undefined;
   const finish = (o: ActivatedOutcome): ActivateResult =>
     (result = { status: o.kind, licenseId: o.access.license.id, token: issueToken(deps, o.access, input.identifier, features, now) });
   const outcome = await deps.repos.activations.activate(
-    { licenseId: found.license.id, identifier: input.identifier, identifierType: input.identifierType, label: input.label, at: now },
+    { licenseId: found.license.id, identifier: input.identifier, identifierType: input.identifierType, label: input.label, at: now, seen },
     (current) => {
       if (!current) throw licenseNotFound(); // deleted between lookup and transaction
       // Spec: States, usability rule 1 — activate answers 403 for an unusable license. Only a caller
@@ -134,6 +141,7 @@ export async function verify(deps: Deps, input: VerifyInput): Promise<VerifyResu
   const now = deps.clock.now();
   const hash = keyHashOf(deps, input.licenseKey);
   const found = hash === null ? null : await deps.repos.activations.findForVerify(hash, input.identifier);
+  if (!found && hash !== null) return await verifyOfflineActivated(deps, hash, input, now);
   // Spec design rule 4: missing key, malformed key, another product's key, an identifier never
   // activated, and every unusable state (suspended, revoked, expired, canceled, past grace) all get
   // the one identical 404, so verify cannot be used to probe which keys exist or what state they are in.
@@ -147,6 +155,21 @@ export async function verify(deps: Deps, input: VerifyInput): Promise<VerifyResu
   // The lookup already carries the feature grants (one statement); no second read.
   const features = verifyFeatures(found.grants, found.plan.quotaPeriod);
   return { access: found, features, token: issueToken(deps, found, input.identifier, features, now) };
+}
+
+/**
+ * Verify of an identifier with no online activation (the miss path, off the hot path): a machine
+ * with a live self-service offline activation (portal) verifies like an activated device while the
+ * license is usable. Once an admin clears that activation, or the license is revoked, suspended,
+ * expired or canceled, it gets the same 404 as everyone else (spec: Offline token issue, rule 6).
+ * Admin-issued offline tokens record no activation, so their machines are never found here.
+ */
+async function verifyOfflineActivated(deps: Deps, hash: string, input: VerifyInput, now: Date): Promise<VerifyResult> {
+  const access = await deps.repos.offlineTokens.findForVerify(hash, input.identifier);
+  if (!access || !belongsToProduct(access, input.productId) || !isUsableAccess(access, now)) throw licenseNotFound();
+  // Off the hot path: the offline lookup does not carry the grants, so read them.
+  const features = featureValues(await licenseEntitlements(deps, access));
+  return { access, features, token: issueToken(deps, access, input.identifier, features, now) };
 }
 
 export async function deactivate(deps: Deps, input: VerifyInput): Promise<void> {

@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { lazyStatement, type DbHandle } from "../../db/client";
 import { addons, licenseAddons, planFeatures } from "../../db/schema";
+import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import type { EntitlementRepo, FeatureGrant } from "./repo";
 
 /** Prepared readers of plan and add-on grants, shared by the entitlement repo and verify's lookup. */
@@ -67,7 +68,13 @@ export function createGrantReaders(handle: DbHandle) {
 
 export function createEntitlementRepo(handle: DbHandle): EntitlementRepo {
   const readers = createGrantReaders(handle);
+  const access = createLicenseAccessReaders(handle);
   return {
     grants: async (planId, licenseId) => [...readers.planGrants(planId), ...readers.addonGrants(licenseId)],
+    async findWithGrants(keyHash) {
+      const found = access.findByKeyHash(keyHash);
+      if (!found) return null;
+      return { access: found, grants: [...readers.planGrants(found.plan.id), ...readers.addonGrants(found.license.id)] };
+    },
   };
 }

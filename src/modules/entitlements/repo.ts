@@ -1,4 +1,5 @@
 import type { FeatureValueType, QuotaPeriod } from "../plans/repo";
+import type { LicenseAccess } from "../license-api/repo";
 
 /** One feature as granted by the license's plan or by one of its add-ons, before merging. */
 export interface FeatureGrant {
@@ -16,4 +17,9 @@ export interface EntitlementRepo {
    * add-on id. Verify reads this on every call.
    */
   grants(planId: string, licenseId: string): Promise<FeatureGrant[]>;
+  /**
+   * The license behind a key hash with its plan (as LicenseAccessRepo.findByKeyHash) and its grants
+   * (as grants()), in one round trip on PostgreSQL: usage reports need both. Null when unknown.
+   */
+  findWithGrants(keyHash: string): Promise<{ access: LicenseAccess; grants: FeatureGrant[] } | null>;
 }

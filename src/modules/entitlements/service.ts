@@ -2,7 +2,8 @@
 // current quota counters. No token is issued here.
 import type { Deps } from "../../deps";
 import type { QuotaPeriod } from "../plans/repo";
-import { requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
+import { belongsToProduct, isUsableAccess, keyHashOf, licenseNotFound, requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
+import type { FeatureGrant } from "./repo";
 import type { LicenseAccess } from "../license-api/repo";
 import { periodEnd, periodKey, remaining } from "./quota";
 import { mergeGrants, type Entitlement } from "./domain";
@@ -65,4 +66,12 @@ export async function getEntitlements(deps: Deps, input: EntitlementsInput): Pro
       ? [...all.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       : [all.get(input.feature) ?? absentFeature(input.feature, access.plan.quotaPeriod)];
   return { access, features: await Promise.all(selected.map((e) => featureView(deps, access.license.id, e, now))) };
+}
+
+/** requireUsableLicense with the license's feature grants, read together (one round trip on PostgreSQL). */
+export async function requireUsableLicenseWithGrants(deps: Deps, input: PublicLicenseInput, now: Date): Promise<{ access: LicenseAccess; grants: FeatureGrant[] }> {
+  const hash = keyHashOf(deps, input.licenseKey);
+  const found = hash === null ? null : await deps.repos.entitlements.findWithGrants(hash);
+  if (!found || !belongsToProduct(found.access, input.productId) || !isUsableAccess(found.access, now)) throw licenseNotFound();
+  return found;
 }

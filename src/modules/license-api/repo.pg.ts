@@ -1,9 +1,9 @@
-import { eq } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import type { PgHandle, PgExecutor } from "../../db/pg";
 import { licenses, plans } from "../../db/schema-pg";
 import type { LicenseAccess, LicenseAccessRepo, PublicLicense, PublicPlan } from "./repo";
 
-const licenseColumns = {
+export const licenseColumns = {
   id: licenses.id,
   productId: licenses.productId,
   planId: licenses.planId,
@@ -14,7 +14,7 @@ const licenseColumns = {
   externalWorkspaceId: licenses.externalWorkspaceId,
 } satisfies Record<keyof PublicLicense, unknown>;
 
-const planColumns = {
+export const planColumns = {
   id: plans.id,
   name: plans.name,
   graceDays: plans.graceDays,
@@ -43,8 +43,24 @@ export async function readLicenseAccess(
 
 export function createLicenseAccessRepoPg(handle: PgHandle): LicenseAccessRepo {
   const { db } = handle;
+  // Hot path (activate, usage, entitlements): the SQL is built once, on first use, and postgres.js
+  // prepares it on the server (drizzle's unprepared queries are parsed and planned on every call).
+  const prepared = (name: string, where: SQL) =>
+    db.select({ license: licenseColumns, plan: planColumns }).from(licenses).innerJoin(plans, eq(plans.id, licenses.planId)).where(where).prepare(name);
+  let byHash: ReturnType<typeof prepared> | undefined;
+  let byId: ReturnType<typeof prepared> | undefined;
+  const one = (rows: { license: PublicLicense; plan: PublicPlan }[]): LicenseAccess | null => {
+    const row = rows[0];
+    return row ? { license: row.license, plan: row.plan } : null;
+  };
   return {
-    findByKeyHash: (keyHash) => readLicenseAccess(db, { keyHash }),
-    findById: (id) => readLicenseAccess(db, { id }),
+    async findByKeyHash(keyHash) {
+      byHash ??= prepared("license_access_by_key_hash", eq(licenses.keyHash, sql.placeholder("key")));
+      return one(await byHash.execute({ key: keyHash }));
+    },
+    async findById(id) {
+      byId ??= prepared("license_access_by_id", eq(licenses.id, sql.placeholder("key")));
+      return one(await byId.execute({ key: id }));
+    },
   };
 }

@@ -36,6 +36,13 @@ export interface FloatingEventData {
   identifier: string;
 }
 
+export interface SeatEventData {
+  seat_id: string;
+  license_id: string;
+  product_id: string;
+  role: string;
+}
+
 export interface QuotaEventData {
   license_id: string;
   product_id: string;
@@ -44,6 +51,37 @@ export interface QuotaEventData {
   period_key: string;
   used: number;
   limit: number;
+}
+
+/** An offline token was issued (spec: Offline token issue); the token itself is never in the event. */
+export interface OfflineTokenEventData {
+  license_id: string;
+  product_id: string;
+  plan_id: string;
+  identifier: string;
+  /** 16 hex, the token's `fpr`. */
+  fingerprint: string;
+  perpetual: boolean;
+  /** ISO 8601, null when perpetual. */
+  expires_at: string | null;
+  /** The signing key's id (the token's `kid`). */
+  kid: string;
+  /** "admin": POST /admin/licenses/{id}/offline-token; "portal": a customer's self-service offline activation. */
+  source: "admin" | "portal";
+  /** Who issued it: the actor's type (`api_key`, `session`, `system`) and id. */
+  actor_type: string;
+  actor_id: string | null;
+}
+
+/** An admin cleared a self-service offline activation (the license may get a new one). */
+export interface OfflineActivationEventData {
+  offline_activation_id: string;
+  license_id: string;
+  product_id: string;
+  identifier: string;
+  fingerprint: string;
+  actor_type: string;
+  actor_id: string | null;
 }
 
 export interface EventData {
@@ -64,10 +102,17 @@ export interface EventData {
   "floating.checked_out": FloatingEventData & { expires_at: string; active: number; max: number | null };
   "floating.checked_in": FloatingEventData & { active: number };
   "floating.expired": FloatingEventData & { expired_at: string };
+  /** An invite was sent: a new seat, a pending one re-invited (token rotated) or a removed one restored. */
+  "seat.invited": SeatEventData & { reason: "invited" | "reinvited" | "restored"; invite_expires_at: string };
+  "seat.accepted": SeatEventData & { user_id: string };
+  /** `by`: "portal" (the owner or a seat admin) or "admin" (the admin API). */
+  "seat.removed": SeatEventData & { previous_state: "pending" | "accepted"; by: "portal" | "admin" };
   /** The report that took `used` from below 80 % of `limit` to at least 80 %. */
   "quota.warning": QuotaEventData;
   /** The first refused report of the period; `used` is the unchanged counter. */
   "quota.exceeded": QuotaEventData & { requested: number };
+  "offline_token.issued": OfflineTokenEventData;
+  "offline_activation.cleared": OfflineActivationEventData;
 }
 
 export type EventType = keyof EventData;
@@ -87,8 +132,13 @@ export const EVENT_TYPES = [
   "floating.checked_out",
   "floating.checked_in",
   "floating.expired",
+  "seat.invited",
+  "seat.accepted",
+  "seat.removed",
   "quota.warning",
   "quota.exceeded",
+  "offline_token.issued",
+  "offline_activation.cleared",
 ] as const satisfies readonly EventType[];
 
 /** ISO 8601 or null. */

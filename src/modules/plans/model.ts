@@ -40,7 +40,8 @@ export const FeatureSchema = t.Object(
 const Limit = Nullable(t.Integer({ minimum: 1, maximum: 1_000_000, description: "null = unlimited" }));
 
 // Stored and returned, acted on by later versions (team seats, support renewals).
-const MAX_SEATS = storedUntil("team seats", "the most seats a license of this plan can hand out; null = unlimited");
+const MAX_SEATS =
+  "The most seats a license of this plan can hand out (pending invites and accepted seats count; the owner takes none): a further POST /portal/seats/add is 409 SEAT_LIMIT. null = unlimited";
 const SUPPORT_DAYS = storedUntil("support renewals", "days one renewal adds to support_until; default 365");
 const SUPPORT_RENEWAL_PRICE_ID = storedUntil("support renewals", "the payment provider's price id for one renewal");
 

@@ -7,8 +7,9 @@ import type { Actor } from "../../shared/actor";
 import { getLicense } from "../licenses/service";
 import { isUsableAccess, licenseNotFound, requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
 import type { LicenseAccess } from "../license-api/repo";
-import { featureView, licenseEntitlements, viewOf, type FeatureView } from "../entitlements/service";
-import type { Entitlement } from "../entitlements/domain";
+import { featureView, licenseEntitlements, requireUsableLicenseWithGrants, viewOf, type FeatureView } from "../entitlements/service";
+import { mergeGrants, type Entitlement } from "../entitlements/domain";
+import type { FeatureGrant } from "../entitlements/repo";
 import { periodKey } from "../entitlements/quota";
 import { quotaEvents } from "./events";
 
@@ -22,8 +23,8 @@ export type UsageView = FeatureView & { used: number };
  * answer, and only a caller holding a usable key gets this far: it learns nothing its own
  * entitlements call would not show (decision: 400 VALIDATION_ERROR, documented in docs/integration.md).
  */
-async function quotaOf(deps: Deps, access: LicenseAccess, feature: string): Promise<Entitlement> {
-  const e = (await licenseEntitlements(deps, access)).get(feature);
+async function quotaOf(deps: Deps, access: LicenseAccess, feature: string, grants?: readonly FeatureGrant[]): Promise<Entitlement> {
+  const e = (grants ? mergeGrants(grants, access.plan.quotaPeriod) : await licenseEntitlements(deps, access)).get(feature);
   if (!e || e.valueType !== "quota") {
     throw validationError({ feature: "not a quota feature of this license" }, `Feature "${feature}" is not a usage quota on this license.`);
   }
@@ -56,8 +57,8 @@ function checkedMetadata(metadata: unknown): Record<string, unknown> | null {
 export async function recordUsage(deps: Deps, input: RecordUsageInput, record?: Recorder<UsageView>): Promise<UsageView> {
   const metadata = checkedMetadata(input.metadata);
   const now = deps.clock.now();
-  const access = await requireUsableLicense(deps, input, now);
-  const quota = await quotaOf(deps, access, input.feature);
+  const { access, grants } = await requireUsableLicenseWithGrants(deps, input, now);
+  const quota = await quotaOf(deps, access, input.feature, grants);
   const key = periodKey(quota.period, now);
   // The counter as this report left it, from the same transaction (a re-read could include others).
   const viewAt = (used: number) => viewOf(quota, used, now) as UsageView;

@@ -30,6 +30,7 @@ let server: RunningServer;
 const licenseKeys: string[] = [];
 /** Session cookie tokens and the one-time codes that opened them (issue 10). */
 const sessionTokens: string[] = [];
+const inviteTokens: string[] = [];
 let smtp: TestSmtpServer;
 const apiKeys: string[] = [];
 /** whsec_ secrets of webhook endpoints: shown once, stored sealed. */
@@ -70,6 +71,7 @@ async function allSecrets(): Promise<Record<string, Uint8Array | string>> {
   const out: Record<string, Uint8Array | string> = {};
   licenseKeys.forEach((k, i) => (out[`license key #${i}`] = k));
   sessionTokens.forEach((k, i) => (out[`session token #${i}`] = k));
+  inviteTokens.forEach((k, i) => (out[`invite token #${i}`] = k));
   webhookSecrets.forEach((k, i) => {
     out[`webhook secret #${i}`] = k;
     out[`webhook secret #${i} (key bytes)`] = Buffer.from(k.slice("whsec_".length), "base64");
@@ -156,7 +158,9 @@ beforeAll(async () => {
   await call("POST", "/api/v1/admin/products", { key: admin, body: `name=${lk}`, headers: { "content-type": "text/plain" } });
 
   // Sign in with an emailed one-time code (a real SMTP server), then use the session cookie.
-  const owner = (await makeCatalog(deps)).license.email;
+  const ownerCatalog = await makeCatalog(deps);
+  const owner = ownerCatalog.license.email;
+  licenseKeys.push(ownerCatalog.key);
   knownPlain.push(owner.toLowerCase());
   expect((await call("POST", "/api/v1/auth/otp/request", { body: JSON.stringify({ email: owner }) })).status).toBe(200);
   await deliverOutbox(deps);
@@ -174,6 +178,26 @@ beforeAll(async () => {
   sessionTokens.push(cookie.slice("session=".length));
   expect((await call("GET", "/api/v1/auth/me", { headers: { cookie } })).status).toBe(200);
   await call("GET", "/api/v1/admin/products", { headers: { cookie } });
+
+  // Invite a seat (twice: the second invite rotates the token), deliver both emails by SMTP, accept
+  // the second link; the accept opens a session of its own.
+  const invitee = "invitee@example.com";
+  knownPlain.push(invitee);
+  for (let i = 0; i < 2; i++) {
+    const added = await call("POST", "/api/v1/portal/seats/add", { headers: { cookie }, body: JSON.stringify({ license_key: ownerCatalog.key, email: invitee }) });
+    expect({ status: added.status, body: added.json }).toMatchObject({ status: 200 });
+    await deliverOutbox(deps);
+    inviteTokens.push(/#token=([0-9a-f]{64})/.exec(smtp.received.at(-1)!.text)![1]!);
+  }
+  const acceptedInvite = await fetch(`${server.url}/api/v1/invites/accept`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ token: inviteTokens[1] }),
+  });
+  requestCount += 1;
+  expect(acceptedInvite.status).toBe(200);
+  sessionTokens.push(acceptedInvite.headers.get("set-cookie")!.split(";")[0]!.slice("session=".length));
+  await call("POST", "/api/v1/invites/accept", { body: JSON.stringify({ token: inviteTokens[0] }) }); // rotated away: 404
   expect(requestCount).toBeGreaterThanOrEqual(15);
 });
 
@@ -243,7 +267,10 @@ describe("logs", () => {
     licenseKeys.forEach((k, i) => (credentials[`license key #${i}`] = k));
     apiKeys.forEach((k, i) => (credentials[`API key #${i}`] = k.slice(3)));
     sessionTokens.forEach((k, i) => (credentials[`session token #${i}`] = k));
-    expect(sessionTokens.length).toBe(1);
+    // With SMTP configured, invite links go out by mail only (the log exception is for no-SMTP mode).
+    inviteTokens.forEach((k, i) => (credentials[`invite token #${i}`] = k));
+    expect(sessionTokens.length).toBe(2); // the one-time code's and the invite's
+    expect(inviteTokens.length).toBe(2);
     expect(findings(log, credentials)).toEqual([]);
   });
 

@@ -1,0 +1,73 @@
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import type { PgExecutor, PgHandle } from "../../db/pg";
+import { offlineActivations } from "../../db/schema-pg";
+import { writeEffectsPg } from "../outbox/write.pg";
+import { readLicenseAccess } from "../license-api/repo.pg";
+import type { LicenseAccess } from "../license-api/repo";
+import type { OfflineActivation, NewOfflineActivation, OfflineTokenRepo, SelfServiceOutcome } from "./repo";
+
+const liveOf = (licenseId: string) => and(eq(offlineActivations.licenseId, licenseId), isNull(offlineActivations.clearedAt));
+
+async function findLive(tx: PgExecutor, licenseId: string): Promise<OfflineActivation | null> {
+  const [row] = await tx.select().from(offlineActivations).where(liveOf(licenseId));
+  return row ?? null;
+}
+
+export function createOfflineTokenRepoPg(handle: PgHandle): OfflineTokenRepo {
+  const { db } = handle;
+  return {
+    async issue(licenseId, decide) {
+      return db.transaction(async (tx) => {
+        // Locks the license row: a suspend or revoke of the same license serialises with the issue.
+        const { result, effects } = decide(await readLicenseAccess(tx, { id: licenseId }, { forUpdate: true }));
+        await writeEffectsPg(tx, effects);
+        return result;
+      });
+    },
+    async activate<T>(licenseId: string, decide: (current: LicenseAccess | null) => NewOfflineActivation<T>) {
+      return db.transaction(async (tx): Promise<SelfServiceOutcome<T>> => {
+        // The license row lock serialises two self-service requests for the same license (and an
+        // admin clear cannot interleave); the partial unique index is the backstop.
+        const current = await readLicenseAccess(tx, { id: licenseId }, { forUpdate: true });
+        const existing = current ? await findLive(tx, licenseId) : null;
+        if (existing) return { kind: "taken", existing };
+        const { result, effects, activation } = decide(current);
+        const row: OfflineActivation = { ...activation, licenseId, clearedAt: null, clearedBy: null };
+        await tx.insert(offlineActivations).values(row);
+        await writeEffectsPg(tx, effects);
+        return { kind: "created", activation: row, result };
+      });
+    },
+    async findLive(licenseId) {
+      return findLive(db, licenseId);
+    },
+    async listByLicense(licenseId) {
+      return db
+        .select()
+        .from(offlineActivations)
+        .where(eq(offlineActivations.licenseId, licenseId))
+        .orderBy(desc(offlineActivations.createdAt), sql`${offlineActivations.id} COLLATE "C" DESC`);
+    },
+    async clear(licenseId, activationId, at, clearedBy, effects) {
+      return db.transaction(async (tx) => {
+        const [cleared] = await tx
+          .update(offlineActivations)
+          .set({ clearedAt: at, clearedBy })
+          .where(and(eq(offlineActivations.id, activationId), liveOf(licenseId)))
+          .returning();
+        if (!cleared) return null;
+        await writeEffectsPg(tx, effects(cleared));
+        return cleared;
+      });
+    },
+    async findForVerify(keyHash, identifier) {
+      const found = await readLicenseAccess(db, { keyHash });
+      if (!found) return null;
+      const [live] = await db
+        .select({ id: offlineActivations.id })
+        .from(offlineActivations)
+        .where(and(liveOf(found.license.id), eq(offlineActivations.identifier, identifier)));
+      return live ? found : null;
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { and, desc, eq, isNull } from "drizzle-orm";
+import { immediate, type DbHandle } from "../../db/client";
+import { offlineActivations } from "../../db/schema";
+import { writeEffects } from "../outbox/write.sqlite";
+import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
+import type { LicenseAccess } from "../license-api/repo";
+import type { OfflineActivation, NewOfflineActivation, OfflineTokenRepo, SelfServiceOutcome } from "./repo";
+
+export function createOfflineTokenRepo(handle: DbHandle): OfflineTokenRepo {
+  const { db } = handle;
+  const access = createLicenseAccessReaders(handle);
+  const liveOf = (licenseId: string) => and(eq(offlineActivations.licenseId, licenseId), isNull(offlineActivations.clearedAt));
+  const findLive = (licenseId: string): OfflineActivation | null => db.select().from(offlineActivations).where(liveOf(licenseId)).get() ?? null;
+  return {
+    async issue(licenseId, decide) {
+      return immediate(handle, () => {
+        const { result, effects } = decide(access.findById(licenseId));
+        writeEffects(db, effects);
+        return result;
+      });
+    },
+    async activate<T>(licenseId: string, decide: (current: LicenseAccess | null) => NewOfflineActivation<T>) {
+      return immediate(handle, (): SelfServiceOutcome<T> => {
+        const current = access.findById(licenseId);
+        const existing = current ? findLive(licenseId) : null;
+        if (existing) return { kind: "taken", existing };
+        const { result, effects, activation } = decide(current);
+        const row: OfflineActivation = { ...activation, licenseId, clearedAt: null, clearedBy: null };
+        db.insert(offlineActivations).values(row).run();
+        writeEffects(db, effects);
+        return { kind: "created", activation: row, result };
+      });
+    },
+    async findLive(licenseId) {
+      return findLive(licenseId);
+    },
+    async listByLicense(licenseId) {
+      return db
+        .select()
+        .from(offlineActivations)
+        .where(eq(offlineActivations.licenseId, licenseId))
+        .orderBy(desc(offlineActivations.createdAt), desc(offlineActivations.id))
+        .all();
+    },
+    async clear(licenseId, activationId, at, clearedBy, effects) {
+      return immediate(handle, () => {
+        const [cleared] = db
+          .update(offlineActivations)
+          .set({ clearedAt: at, clearedBy })
+          .where(and(eq(offlineActivations.id, activationId), liveOf(licenseId)))
+          .returning()
+          .all();
+        if (!cleared) return null;
+        writeEffects(db, effects(cleared));
+        return cleared;
+      });
+    },
+    async findForVerify(keyHash, identifier) {
+      const found = access.findByKeyHash(keyHash);
+      if (!found) return null;
+      const live = db
+        .select({ id: offlineActivations.id })
+        .from(offlineActivations)
+        .where(and(liveOf(found.license.id), eq(offlineActivations.identifier, identifier)))
+        .get();
+      return live ? found : null;
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import { and, asc, count, desc, eq, inArray, isNull, isNotNull, sql } from "drizzle-orm";
+import { immediate, lift, type DbHandle } from "../../db/client";
+import { licenses, plans, seats } from "../../db/schema";
+import { writeEffects } from "../outbox/write.sqlite";
+import { newId } from "../../shared/ids";
+import type { License } from "../licenses/repo";
+import type { Seat, SeatAddKind, SeatAddOutcome, SeatRepo } from "./repo";
+
+const toSeat = (r: typeof seats.$inferSelect): Seat => {
+  const { inviteTokenHash: _hash, ...seat } = r;
+  return seat;
+};
+
+const active = (licenseId: string) => and(eq(seats.licenseId, licenseId), isNull(seats.removedAt));
+
+export function createSeatRepo(handle: DbHandle): SeatRepo {
+  const { db } = handle;
+  const countActive = (licenseId: string) => db.select({ n: count() }).from(seats).where(active(licenseId)).get()!.n;
+  const readSeat = (licenseId: string, seatId: string) => {
+    const r = db.select().from(seats).where(and(eq(seats.id, seatId), eq(seats.licenseId, licenseId))).get();
+    return r ? toSeat(r) : null;
+  };
+
+  return {
+    async add(input, check, effects) {
+      return immediate(handle, (): SeatAddOutcome => {
+        const row = db
+          .select({ license: licenses, maxSeats: plans.maxSeats })
+          .from(licenses)
+          .innerJoin(plans, eq(plans.id, licenses.planId))
+          .where(eq(licenses.id, input.licenseId))
+          .get();
+        const current = row ? { license: { ...row.license } as License, maxSeats: row.maxSeats } : null;
+        check(current);
+        const { license, maxSeats } = current!;
+        const { at } = input;
+        const existing = db.select().from(seats).where(and(eq(seats.licenseId, input.licenseId), eq(seats.email, input.email))).get();
+        const done = (kind: SeatAddKind, seat: Seat): SeatAddOutcome => {
+          writeEffects(db, effects({ kind, seat, license }));
+          return { kind, seat, license };
+        };
+        const invite = { role: input.role, inviteTokenHash: input.tokenHash, inviteExpiresAt: input.inviteExpiresAt, invitedAt: at, updatedAt: at };
+        if (existing && existing.removedAt === null) {
+          // An accepted seat whose user was deleted (unbound) is invited again: nobody could use it.
+          if (existing.acceptedAt !== null && existing.userId !== null) return done("existing", toSeat(existing));
+          const [rotated] = db.update(seats).set({ ...invite, acceptedAt: null, userId: null }).where(eq(seats.id, existing.id)).returning().all();
+          return done("reinvited", toSeat(rotated!));
+        }
+        // A new or restored seat takes room: pending + accepted seats count (DECISIONS).
+        const used = countActive(input.licenseId);
+        if (maxSeats !== null && used >= maxSeats) return { kind: "limit", max: maxSeats, used };
+        if (existing) {
+          const [restored] = db
+            .update(seats)
+            .set({ ...invite, userId: null, acceptedAt: null, removedAt: null })
+            .where(eq(seats.id, existing.id))
+            .returning()
+            .all();
+          return done("restored", toSeat(restored!));
+        }
+        const [inserted] = db
+          .insert(seats)
+          .values({ id: newId(), licenseId: input.licenseId, email: input.email, userId: null, acceptedAt: null, removedAt: null, createdAt: at, ...invite })
+          .returning()
+          .all();
+        return done("invited", toSeat(inserted!));
+      });
+    },
+    async remove(licenseId, seatId, at, effects) {
+      return immediate(handle, () => {
+        const [removed] = db
+          .update(seats)
+          .set({ removedAt: at, inviteTokenHash: null, inviteExpiresAt: null, updatedAt: at })
+          .where(and(eq(seats.id, seatId), active(licenseId)))
+          .returning()
+          .all();
+        if (removed) {
+          const seat = toSeat(removed);
+          writeEffects(db, effects(seat));
+          return { seat, changed: true };
+        }
+        const before = readSeat(licenseId, seatId);
+        return before ? { seat: before, changed: false } : null;
+      });
+    },
+    get: lift(readSeat),
+    async list(licenseId, opts) {
+      return db
+        .select()
+        .from(seats)
+        .where(opts.includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId))
+        .orderBy(asc(seats.createdAt), asc(seats.id))
+        .all()
+        .map(toSeat);
+    },
+    async countActive(licenseIds) {
+      const out = new Map<string, number>(licenseIds.map((id) => [id, 0]));
+      if (licenseIds.length === 0) return out;
+      const rows = db
+        .select({ licenseId: seats.licenseId, n: count() })
+        .from(seats)
+        .where(and(inArray(seats.licenseId, [...licenseIds]), isNull(seats.removedAt)))
+        .groupBy(seats.licenseId)
+        .all();
+      for (const r of rows) out.set(r.licenseId, r.n);
+      return out;
+    },
+    async acceptedSeatOf(licenseId, userId) {
+      const r = db
+        .select()
+        .from(seats)
+        .where(and(active(licenseId), eq(seats.userId, userId), isNotNull(seats.acceptedAt)))
+        .get();
+      return r ? toSeat(r) : null;
+    },
+    async acceptedSeatsOf(userId) {
+      return db
+        .select()
+        .from(seats)
+        .where(and(eq(seats.userId, userId), isNull(seats.removedAt), isNotNull(seats.acceptedAt)))
+        .orderBy(asc(seats.acceptedAt), asc(seats.id))
+        .all()
+        .map(toSeat);
+    },
+    async licensesOwnedBy(email) {
+      // lower(email) matches the licenses_email_lower_idx expression index.
+      return db
+        .select()
+        .from(licenses)
+        .where(sql`lower(${licenses.email}) = lower(${email})`)
+        .orderBy(desc(licenses.createdAt), desc(licenses.id))
+        .all()
+        .map((r) => ({ ...r }));
+    },
+    async claimInvite(tokenHash, at) {
+      return immediate(handle, () => {
+        const r = db
+          .select()
+          .from(seats)
+          .where(and(eq(seats.inviteTokenHash, tokenHash), isNull(seats.removedAt), isNull(seats.acceptedAt)))
+          .get();
+        if (!r) return null;
+        db.update(seats).set({ inviteTokenHash: null, inviteExpiresAt: null, updatedAt: at }).where(eq(seats.id, r.id)).run();
+        return toSeat(r);
+      });
+    },
+    async accept(seatId, userId, at, effects) {
+      return immediate(handle, () => {
+        const [accepted] = db
+          .update(seats)
+          .set({ userId, acceptedAt: at, inviteTokenHash: null, inviteExpiresAt: null, updatedAt: at })
+          .where(and(eq(seats.id, seatId), isNull(seats.removedAt), isNull(seats.acceptedAt)))
+          .returning()
+          .all();
+        if (!accepted) return null;
+        const seat = toSeat(accepted);
+        writeEffects(db, effects(seat));
+        return seat;
+      });
+    },
+  };
+}
