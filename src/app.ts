@@ -49,6 +49,7 @@ import { seatAdminRoutes } from "./modules/seats/admin";
 import { portalRoutes } from "./modules/portal";
 import { INVITE_ACCEPT_PER_MINUTE } from "./modules/seats/domain";
 import { emailAdminRoutes } from "./modules/email/admin";
+import { lifecycleAdminRoutes } from "./modules/lifecycle/admin";
 import { oauthRoutes } from "./modules/oauth";
 import { webhookAdminRoutes } from "./modules/webhooks/admin";
 
@@ -183,6 +184,7 @@ export function createApp(deps: Deps) {
           .use(userAdminRoutes(deps, guard))
           .use(sessionAdminRoutes(deps, guard))
           .use(emailAdminRoutes(deps, guard))
+          .use(lifecycleAdminRoutes(deps, guard))
           .use(webhookAdminRoutes(deps, guard)),
       )
   );

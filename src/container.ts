@@ -42,6 +42,9 @@ import { createSessionRepo } from "./modules/sessions/repo.sqlite";
 import { createSignInCodeRepo } from "./modules/sign-in/repo.sqlite";
 import { createOutboxNudger } from "./modules/outbox/nudge";
 import { createEmailHandler } from "./modules/email/handler";
+import { loadEmailRenderContext } from "./modules/email/context";
+import { createLifecycleRepo } from "./modules/lifecycle/repo.sqlite";
+import { createEmailTemplateRepo } from "./modules/email/repo.sqlite";
 import { createWebhookRepo } from "./modules/webhooks/repo.sqlite";
 import { createWebhookFanOut } from "./modules/webhooks/handler";
 import { systemResolver } from "./modules/webhooks/ssrf";
@@ -71,6 +74,8 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     users: createUserRepo(handle),
     sessions: createSessionRepo(handle),
     signInCodes: createSignInCodeRepo(handle),
+    lifecycle: createLifecycleRepo(handle),
+    emailTemplates: createEmailTemplateRepo(handle),
     webhooks: createWebhookRepo(handle),
   };
 }
@@ -121,7 +126,7 @@ async function assemble(
     tokenKeys,
     storage,
     rateLimiter: engine.rateLimiter,
-    outboxHandlers: { email: createEmailHandler({ config, secrets, logger }) },
+    outboxHandlers: { email: createEmailHandler({ config, secrets, logger, context: () => loadEmailRenderContext(engine.repos) }) },
     outboxNudge,
     resolveHost: systemResolver,
   };

@@ -32,6 +32,8 @@ import type { UserRepo } from "./modules/users/repo";
 import type { SessionRepo } from "./modules/sessions/repo";
 import type { SignInCodeRepo } from "./modules/sign-in/repo";
 import type { OutboxNudger } from "./modules/outbox/nudge";
+import type { LifecycleRepo } from "./modules/lifecycle/repo";
+import type { EmailTemplateRepo } from "./modules/email/repo";
 import type { WebhookRepo } from "./modules/webhooks/repo";
 import type { HostResolver } from "./modules/webhooks/ssrf";
 
@@ -60,6 +62,8 @@ export interface Repos {
   users: UserRepo;
   sessions: SessionRepo;
   signInCodes: SignInCodeRepo;
+  lifecycle: LifecycleRepo;
+  emailTemplates: EmailTemplateRepo;
   webhooks: WebhookRepo;
 }
 

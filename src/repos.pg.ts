@@ -25,6 +25,8 @@ import { createSeatRepoPg } from "./modules/seats/repo.pg";
 import { createUserRepoPg } from "./modules/users/repo.pg";
 import { createSessionRepoPg } from "./modules/sessions/repo.pg";
 import { createSignInCodeRepoPg } from "./modules/sign-in/repo.pg";
+import { createLifecycleRepoPg } from "./modules/lifecycle/repo.pg";
+import { createEmailTemplateRepoPg } from "./modules/email/repo.pg";
 import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
 
 /** The public rate limiter on PostgreSQL (exact across nodes); container.ts wires it as `rateLimiter`. */
@@ -55,6 +57,8 @@ export function createPgRepos(handle: PgHandle): Repos {
     users: createUserRepoPg(handle),
     sessions: createSessionRepoPg(handle),
     signInCodes: createSignInCodeRepoPg(handle),
+    lifecycle: createLifecycleRepoPg(handle),
+    emailTemplates: createEmailTemplateRepoPg(handle),
     webhooks: createWebhookRepoPg(handle),
   };
 }

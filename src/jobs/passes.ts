@@ -9,6 +9,10 @@ import { REPEAT_MEMORY_MS } from "../modules/abuse/domain";
 import { RATE_LIMIT_WINDOW_MS } from "../shared/rate-limiter";
 import { deliverOutbox } from "../modules/outbox/service";
 import { expireFloatingSessions } from "../modules/floating/service";
+import { runLifecycle } from "../modules/lifecycle/service";
+
+/** The lifecycle pass (expiries, reminders, dunning); also POST /admin/system/run-expiry-checks. */
+export const LIFECYCLE = "lifecycle";
 import { deliverWebhooks } from "../modules/webhooks/deliver";
 
 /** schedule: a cron slot; admin: POST /admin/system/jobs/{name}/run; nudge: prompt outbox delivery (outbox/nudge.ts). */
@@ -63,6 +67,15 @@ export const JOB_PASSES: readonly JobPass[] = [
     leaseMs: 5 * MINUTE,
     description: "Deletes floating sessions past their expiry (they never count and are never revived), recording a floating.expired event for each.",
     run: async (deps, { now }) => ({ expired: await expireFloatingSessions(deps, now) }),
+  },
+  {
+    name: LIFECYCLE,
+    schedule: "7 * * * *",
+    // Pages of 500 licenses, one transaction each; far inside the hour before the next slot.
+    leaseMs: 50 * MINUTE,
+    description:
+      "Expires trials past valid_until, active/past_due licenses past valid_until + grace_days and past_due licenses unpaid for more than 30 days; sends expiry and support reminders, support-lapse notices and dunning emails, each once per license and end date.",
+    run: async (deps, { now }) => ({ ...(await runLifecycle(deps, now)) }),
   },
   {
     name: "prune-abuse",

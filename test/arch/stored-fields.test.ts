@@ -17,14 +17,10 @@ const PREFIX = "Stored; takes effect from the version that adds";
 /** Wire name → the identifiers code would use to read it. */
 const STORED_ONLY = {
   plans: { support_days: ["supportDays"], support_renewal_price_id: ["supportRenewalPriceId"] },
+  // vendor_name, support_email, portal_url and the reminder settings are read by the lifecycle
+  // emails and pass (modules/email, modules/lifecycle).
   settings: {
-    vendor_name: ["vendor_name"],
-    support_email: ["support_email"],
     email_from: ["email_from"],
-    portal_url: ["portal_url"],
-    reminders_enabled: ["reminders_enabled"],
-    expiry_reminder_days: ["expiry_reminder_days"],
-    support_reminder_days: ["support_reminder_days"],
   },
 } as const;
 const FIELDS = [...Object.keys(STORED_ONLY.plans), ...Object.keys(STORED_ONLY.settings)].sort();

@@ -27,6 +27,7 @@ function newLicense(productId: string, planId: string, over: Partial<License> = 
     priorStatus: null,
     validUntil: new Date("2027-01-02T03:04:05.678Z"),
     supportUntil: null,
+    pastDueSince: null,
     externalCustomerId: "cus_1",
     externalWorkspaceId: null,
     createdAt: SEED_TIME,

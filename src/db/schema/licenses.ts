@@ -34,6 +34,8 @@ export const licenses = sqliteTable(
     priorStatus: text("prior_status", { enum: LICENSE_STATUSES }),
     validUntil: ts("valid_until"),
     supportUntil: ts("support_until"),
+    /** Start of the current past_due episode (dunning days, the 30-day limit); null unless past_due (or suspended from it). */
+    pastDueSince: ts("past_due_since"),
     externalCustomerId: text("external_customer_id"),
     externalWorkspaceId: text("external_workspace_id"),
     createdAt: ts("created_at").notNull(),
@@ -47,6 +49,10 @@ export const licenses = sqliteTable(
     // Portal: licenses owned by a signed-in address (matched case-insensitively).
     index("licenses_email_lower_idx").on(sql`lower(${t.email})`),
     index("licenses_ext_customer_idx").on(t.externalCustomerId),
+    // The lifecycle pass walks due licenses in keyset order over these (modules/lifecycle).
+    index("licenses_valid_until_idx").on(t.validUntil, t.id),
+    index("licenses_support_until_idx").on(t.supportUntil, t.id),
+    index("licenses_past_due_since_idx").on(t.pastDueSince, t.id),
   ],
 );
 
@@ -78,4 +84,24 @@ export const activations = sqliteTable(
     lastSeenAt: ts("last_seen_at"),
   },
   (t) => [uniqueIndex("activations_license_identifier_uq").on(t.licenseId, t.identifier)],
+);
+
+/**
+ * Lifecycle notices sent (reminders, dunning, support lapse): one row per (license, kind, end date).
+ * The insert is the guard: only the run that inserts the row sends the email, so two runs (or two
+ * nodes) never send one twice, and a renewed license (a new end date) is reminded again.
+ */
+export const lifecycleNotices = sqliteTable(
+  "lifecycle_notices",
+  {
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    /** e.g. expiry_reminder:7, support_reminder:30, support_ended, dunning:1 */
+    kind: text("kind").notNull(),
+    /** The end date it is about: valid_until, support_until, or the past_due episode's start. */
+    dueFor: ts("due_for").notNull(),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.licenseId, t.kind, t.dueFor] })],
 );

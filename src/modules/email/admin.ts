@@ -3,12 +3,60 @@ import { t } from "../../http/schema";
 import type { Deps } from "../../deps";
 import type { AdminGuard } from "../../http/auth";
 import { Envelope, errors, ok } from "../../http/envelope";
-import { EmailListQuery, EmailSchema } from "./model";
-import { presentEmail } from "./present";
+import { EmailListQuery, EmailSchema, EmailTemplateNameParams, EmailTemplateViewSchema, PreviewEmailTemplateBody, PutEmailTemplateBody, RenderedEmailSchema } from "./model";
+import { presentEmail, presentEmailTemplate, presentRendered } from "./present";
 import { listEmails } from "./service";
+import { listEmailTemplates, previewEmailTemplate, putEmailTemplate, resetEmailTemplate } from "./template-admin";
+
+const templateDetail = (summary: string, description?: string) => ({ tags: ["Admin: emails"], summary, ...(description ? { description } : {}) });
 
 export function emailAdminRoutes(deps: Deps, guard: AdminGuard) {
-  return new Elysia({ name: "keyward/email/admin" }).use(guard).get(
+  return new Elysia({ name: "keyward/email/admin" })
+    .use(guard)
+    .get("/admin/email-templates", async ({ actor }) => ok({ items: (await listEmailTemplates(deps, actor)).map(presentEmailTemplate) }), {
+      scopes: ["admin"],
+      response: { 200: Envelope(t.Object({ items: t.Array(EmailTemplateViewSchema) })), ...errors(401, 403) },
+      detail: templateDetail("The lifecycle email templates: subject and body in effect, defaults, placeholders"),
+    })
+    .put(
+      "/admin/email-templates/:name",
+      async ({ actor, params, body }) => ok(presentEmailTemplate(await putEmailTemplate(deps, actor, params.name, body))),
+      {
+        scopes: ["admin"],
+        params: EmailTemplateNameParams,
+        body: PutEmailTemplateBody,
+        response: { 200: Envelope(EmailTemplateViewSchema), ...errors(400, 401, 403, 404) },
+        detail: templateDetail(
+          "Override a lifecycle email template's subject and body",
+          "Placeholders are {{name}} with the names the template lists; an unknown placeholder, or a stray {{ or }}, is 400 VALIDATION_ERROR. The text is plain: the HTML part is generated from it, escaped. Applies to emails sent from now on, including ones already waiting in the outbox.",
+        ),
+      },
+    )
+    .delete(
+      "/admin/email-templates/:name",
+      async ({ actor, params }) => ok(presentEmailTemplate(await resetEmailTemplate(deps, actor, params.name))),
+      {
+        scopes: ["admin"],
+        params: EmailTemplateNameParams,
+        response: { 200: Envelope(EmailTemplateViewSchema), ...errors(401, 403, 404) },
+        detail: templateDetail("Reset a lifecycle email template to its default"),
+      },
+    )
+    .post(
+      "/admin/email-templates/:name/preview",
+      async ({ actor, params, body }) => ok(presentRendered(await previewEmailTemplate(deps, actor, params.name, body))),
+      {
+        scopes: ["admin"],
+        params: EmailTemplateNameParams,
+        body: PreviewEmailTemplateBody,
+        response: { 200: Envelope(RenderedEmailSchema), ...errors(400, 401, 403, 404) },
+        detail: templateDetail(
+          "Render a lifecycle email template with sample (or given) data and the current settings",
+          "Without subject/body it renders the template in effect; with them, that text (checked as a save would be). `data` replaces sample values.",
+        ),
+      },
+    )
+    .get(
     "/admin/emails",
     async ({ actor, query }) => {
       const page = await listEmails(deps, actor, {

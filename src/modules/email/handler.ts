@@ -12,7 +12,7 @@ import type { Secrets } from "../keys/secrets";
 import { PermanentDeliveryError, type OutboxHandler } from "../outbox/handlers";
 import type { OutboxMessage } from "../outbox/repo";
 import { openEmail, type OpenedEmail } from "./outbox";
-import { renderEmail, type RenderedEmail } from "./templates";
+import { DEFAULT_RENDER_CONTEXT, renderEmail, type EmailRenderContext, type RenderedEmail } from "./templates";
 
 /**
  * Time limits of one SMTP exchange, well inside the delivery loop's 5-minute claim (nodemailer's own
@@ -20,13 +20,20 @@ import { renderEmail, type RenderedEmail } from "./templates";
  */
 export const SMTP_TIMEOUTS = { connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000 } as const;
 
-type EmailDeps = { config: Pick<Config, "smtpUrl" | "mailFrom">; secrets: Secrets; logger: Logger };
+type EmailDeps = {
+  config: Pick<Config, "smtpUrl" | "mailFrom">;
+  secrets: Secrets;
+  logger: Logger;
+  /** Settings and template overrides, read per message (defaults when absent: tests). */
+  context?: () => Promise<EmailRenderContext>;
+};
 
 export function createEmailHandler(deps: EmailDeps): OutboxHandler {
   const { config, logger } = deps;
   const transport = config.smtpUrl ? createTransport({ url: config.smtpUrl, ...SMTP_TIMEOUTS }) : null;
   return async (m: OutboxMessage) => {
-    const { email, rendered } = prepare(deps.secrets, m);
+    const ctx = deps.context ? await deps.context() : DEFAULT_RENDER_CONTEXT;
+    const { email, rendered } = prepare(deps.secrets, m, ctx);
     if (!transport) {
       logger.info("email not sent: no SMTP_URL is configured, so it is logged instead (development mode)", {
         outbox_id: m.id,
@@ -54,10 +61,10 @@ export function createEmailHandler(deps: EmailDeps): OutboxHandler {
 }
 
 /** Opens and renders a message; a payload that cannot be rendered now never will be: permanent. */
-function prepare(secrets: Secrets, m: OutboxMessage): { email: OpenedEmail; rendered: RenderedEmail } {
+function prepare(secrets: Secrets, m: OutboxMessage, ctx: EmailRenderContext): { email: OpenedEmail; rendered: RenderedEmail } {
   try {
     const email = openEmail(secrets, m.payload);
-    return { email, rendered: renderEmail(email) };
+    return { email, rendered: renderEmail(email, ctx) };
   } catch (e) {
     throw new PermanentDeliveryError(`cannot render email: ${e instanceof Error ? e.message : String(e)}`);
   }

@@ -3,7 +3,8 @@ import type { Deps } from "../../deps";
 import { assertSystemWide, type Actor } from "../../shared/actor";
 import type { EmailFilter, OutboxMessage, OutboxStatus } from "../outbox/repo";
 import { emailPayload } from "./outbox";
-import { emailSubject } from "./templates";
+import { DEFAULT_RENDER_CONTEXT, emailSubject, type EmailRenderContext } from "./templates";
+import { loadEmailRenderContext } from "./context";
 
 /** One email of the outbox as the admin list shows it: never its sealed values. */
 export interface EmailRecord {
@@ -19,14 +20,14 @@ export interface EmailRecord {
   sentAt: Date | null;
 }
 
-export function emailRecord(m: OutboxMessage): EmailRecord {
+export function emailRecord(m: OutboxMessage, ctx: EmailRenderContext = DEFAULT_RENDER_CONTEXT): EmailRecord {
   const p = emailPayload(m.payload);
   const rawTo = m.payload && typeof m.payload === "object" ? (m.payload as Record<string, unknown>).to : null;
   return {
     id: m.id,
     template: m.topic,
     to: typeof rawTo === "string" ? rawTo : null,
-    subject: p ? emailSubject(p.template, p.data) : null,
+    subject: p ? emailSubject(p.template, p.data, ctx) : null,
     status: m.status,
     attempts: m.attempts,
     lastError: m.lastError,
@@ -37,6 +38,6 @@ export function emailRecord(m: OutboxMessage): EmailRecord {
 
 export async function listEmails(deps: Deps, actor: Actor, filter: EmailFilter): Promise<{ items: EmailRecord[]; nextCursor: string | null }> {
   assertSystemWide(actor);
-  const page = await deps.repos.outbox.listEmails(filter);
-  return { items: page.items.map(emailRecord), nextCursor: page.nextCursor };
+  const [page, ctx] = await Promise.all([deps.repos.outbox.listEmails(filter), loadEmailRenderContext(deps.repos)]);
+  return { items: page.items.map((m) => emailRecord(m, ctx)), nextCursor: page.nextCursor };
 }

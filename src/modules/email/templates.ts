@@ -2,6 +2,19 @@
 // HTML-escaped in the HTML part (a product name is admin input, an inviter's name user input), and
 // line breaks are removed from the subject (a header).
 import type { EmailTemplate, OpenedEmail } from "./outbox";
+import { isLifecycleTemplate, lifecycleBody, lifecycleSubject, missingValues, NO_EMAIL_SETTINGS, type EmailSettings, type LifecycleTemplate, type TemplateText } from "./lifecycle";
+
+/**
+ * What rendering reads besides the message: the settings emails show (vendor_name, support_email,
+ * portal_url) and the admin's template overrides. Read when the message is sent, so a change to
+ * either applies to emails not yet sent.
+ */
+export interface EmailRenderContext {
+  settings: EmailSettings;
+  overrides: Partial<Record<LifecycleTemplate, TemplateText>>;
+}
+
+export const DEFAULT_RENDER_CONTEXT: EmailRenderContext = { settings: NO_EMAIL_SETTINGS, overrides: {} };
 
 export interface RenderedEmail {
   subject: string;
@@ -30,7 +43,8 @@ function str(template: string, values: Record<string, unknown>, field: string): 
 }
 
 /** The subject: from the non-secret values only, so GET /admin/emails can show it. */
-export function emailSubject(template: EmailTemplate, data: Record<string, unknown>): string {
+export function emailSubject(template: EmailTemplate, data: Record<string, unknown>, ctx: EmailRenderContext = DEFAULT_RENDER_CONTEXT): string {
+  if (isLifecycleTemplate(template)) return lifecycleSubject(template, data, ctx.settings, ctx.overrides[template]);
   switch (template) {
     case "sign_in_code":
       return "Your sign-in code";
@@ -45,7 +59,8 @@ export function emailSubject(template: EmailTemplate, data: Record<string, unkno
   }
 }
 
-export function renderEmail(email: OpenedEmail): RenderedEmail {
+export function renderEmail(email: OpenedEmail, ctx: EmailRenderContext = DEFAULT_RENDER_CONTEXT): RenderedEmail {
+  if (isLifecycleTemplate(email.template)) return renderLifecycle(email.template, email.data, ctx);
   switch (email.template) {
     case "sign_in_code":
       return signInCode(email);
@@ -89,6 +104,16 @@ function webhookDisabled({ data }: OpenedEmail): RenderedEmail {
     ].join("\n"),
   );
   return { subject, text, html };
+}
+
+/** A lifecycle email (lifecycle.ts): the override or the default, filled, escaped in the HTML part. */
+export function renderLifecycle(template: LifecycleTemplate, data: Record<string, unknown>, ctx: EmailRenderContext, source?: TemplateText | null): RenderedEmail {
+  const missing = missingValues(template, data);
+  if (missing.length) throw new TemplateValueError(template, missing[0]!);
+  const chosen = source ?? ctx.overrides[template] ?? null;
+  const subject = lifecycleSubject(template, data, ctx.settings, chosen);
+  const { text, htmlBody } = lifecycleBody(template, data, ctx.settings, escapeHtml, chosen);
+  return { subject, text, html: layout(subject, htmlBody) };
 }
 
 function signInCode({ data, secret }: OpenedEmail): RenderedEmail {

@@ -44,6 +44,18 @@ export function transition(license: Pick<License, "status" | "priorStatus">, act
 }
 
 /**
+ * Keeps `pastDueSince` in step with a status change: entering past_due starts an episode (at `at`),
+ * staying in it (or suspending from it, and reinstating back to it) keeps its start, and any other
+ * status ends it. A patch that sets pastDueSince itself, or no status, is returned as it is.
+ */
+export function withPastDueEpisode(before: Pick<License, "status" | "priorStatus" | "pastDueSince">, patch: LicensePatch, at: Date): LicensePatch {
+  if (patch.status === undefined || "pastDueSince" in patch) return patch;
+  const prior = "priorStatus" in patch ? (patch.priorStatus ?? null) : before.priorStatus;
+  const inEpisode = patch.status === "past_due" || (patch.status === "suspended" && prior === "past_due");
+  return { ...patch, pastDueSince: inEpisode ? (before.pastDueSince ?? at) : null };
+}
+
+/**
  * A revoked license is frozen: revoke is terminal (DECISIONS: License states), so no admin edit —
  * plan, dates or add-ons — may change it afterwards either. Refused with 409 like a transition.
  */

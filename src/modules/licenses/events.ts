@@ -30,6 +30,15 @@ export function licensePlanChanged(before: License, patch: LicensePatch, at: Dat
   return event("license.plan_changed", at, { ...licenseData({ ...before, ...patch }), previous_plan_id: before.planId });
 }
 
+/** The lifecycle pass expired `after` (the row as the write left it); `before` is what it was. */
+export function licenseExpired(before: License, after: License, reason: "trial_ended" | "grace_ended" | "past_due_limit", at: Date): OutboxEvent {
+  return event("license.expired", at, { ...licenseData(after), previous_status: before.status, reason });
+}
+
+export function licenseSupportEnded(license: License, at: Date): OutboxEvent {
+  return event("license.support_ended", at, licenseData(license));
+}
+
 const EDITABLE = { validUntil: "valid_until", supportUntil: "support_until" } as const;
 const sameInstant = (a: Date | null, b: Date | null) => (a === null || b === null ? a === b : a.getTime() === b.getTime());
 

@@ -5,6 +5,7 @@ import { activations, floatingSessions, licenseAddons, licenses } from "../../db
 import { likeEscape } from "../../db/like";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { License, LicenseRepo } from "./repo";
+import { withPastDueEpisode } from "./domain";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
 
@@ -86,7 +87,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
           // activations/checkouts (which lock the same row) with a revoke.
           const before = await readLicense(tx, id, true);
           if (!before) return null;
-          const patch = decide(before);
+          const patch = withPastDueEpisode(before, decide(before), at);
           await tx.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id));
           if (opts.clearActivations) {
             await tx.delete(activations).where(eq(activations.licenseId, id));

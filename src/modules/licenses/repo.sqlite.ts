@@ -5,6 +5,7 @@ import { activations, floatingSessions, licenseAddons, licenses } from "../../db
 import { likeEscape } from "../../db/like";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { License, LicenseRepo } from "./repo";
+import { withPastDueEpisode } from "./domain";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
 
@@ -81,7 +82,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         return immediate(handle, () => {
           const before = findById(id);
           if (!before) return null;
-          const patch = decide(before);
+          const patch = withPastDueEpisode(before, decide(before), at);
           db.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id)).run();
           if (opts.clearActivations) for (const clear of clearActivationsHooks) clear(id);
           writeEffects(db, effects(before, patch));

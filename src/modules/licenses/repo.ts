@@ -14,6 +14,8 @@ export interface License {
   priorStatus: LicenseStatus | null;
   validUntil: Date | null;
   supportUntil: Date | null;
+  /** Start of the current past_due episode (kept while suspended from past_due); null otherwise. */
+  pastDueSince: Date | null;
   externalCustomerId: string | null;
   externalWorkspaceId: string | null;
   createdAt: Date;
@@ -21,7 +23,7 @@ export interface License {
 }
 
 export type LicensePatch = Partial<
-  Pick<License, "planId" | "status" | "priorStatus" | "validUntil" | "supportUntil" | "email" | "externalCustomerId" | "externalWorkspaceId">
+  Pick<License, "planId" | "status" | "priorStatus" | "validUntil" | "supportUntil" | "pastDueSince" | "email" | "externalCustomerId" | "externalWorkspaceId">
 >;
 
 export interface LicenseListFilter {

@@ -87,6 +87,7 @@ export async function issueLicense(deps: Deps, actor: Actor, input: IssueLicense
     priorStatus: null,
     validUntil,
     supportUntil: input.supportUntil ?? null,
+    pastDueSince: null,
     externalCustomerId: input.externalCustomerId ?? null,
     externalWorkspaceId: input.externalWorkspaceId ?? null,
     createdAt: now,

@@ -92,6 +92,10 @@ export interface EventData {
   "license.plan_changed": LicenseEventData & { previous_plan_id: string };
   /** Expiry or support window edited; `changed` names the fields. */
   "license.updated": LicenseEventData & { changed: string[] };
+  /** The lifecycle pass expired the license. */
+  "license.expired": LicenseEventData & { previous_status: string; reason: "trial_ended" | "grace_ended" | "past_due_limit" };
+  /** support_until passed on a usable license (once per support_until value). */
+  "license.support_ended": LicenseEventData;
   "release.published": ReleaseEventData;
   "release.yanked": ReleaseEventData & { reason: string | null };
   "release.unyanked": ReleaseEventData;
@@ -124,6 +128,8 @@ export const EVENT_TYPES = [
   "license.reinstated",
   "license.plan_changed",
   "license.updated",
+  "license.expired",
+  "license.support_ended",
   "release.published",
   "release.yanked",
   "release.unyanked",

@@ -9,13 +9,13 @@ const DayList = t.Array(t.Integer({ minimum: 1, maximum: 365 }), {
 // Every setting is stored and returned today; the features that read them (emails, the customer
 // portal, the lifecycle pass's reminders) arrive in later versions.
 const D = {
-  vendor_name: storedUntil("emails and the customer portal", "the vendor name they show"),
-  support_email: storedUntil("emails and the customer portal", "the support address they show"),
+  vendor_name: "The vendor name lifecycle emails show ({{vendor_name}}); a line showing it is left out while it is unset",
+  support_email: "The support address lifecycle emails show ({{support_email}}); a line showing it is left out while it is unset",
   email_from: storedUntil("emails", 'their From header, "addr" or "Name <addr>"'),
-  portal_url: storedUntil("the customer portal", "its base URL, used in email links"),
-  reminders_enabled: storedUntil("reminder emails", "sends them or not (default true)"),
-  expiry_reminder_days: storedUntil("reminder emails", "days before valid_until at which one is sent (default [7, 3, 1])"),
-  support_reminder_days: storedUntil("reminder emails", "days before support_until at which one is sent (default [30, 7])"),
+  portal_url: "The customer portal's base URL, linked from lifecycle emails ({{portal_url}}); a trailing / is removed",
+  reminders_enabled: "The lifecycle pass sends expiry and support reminders (default true); expiry notices, support-lapse notices and dunning emails are sent either way",
+  expiry_reminder_days: "Days before valid_until at which the lifecycle pass sends an expiry reminder (default [7, 3, 1]); only the most urgent due one is sent",
+  support_reminder_days: "Days before support_until at which the lifecycle pass sends a support reminder (default [30, 7])",
 };
 
 export const SettingsSchema = t.Object(

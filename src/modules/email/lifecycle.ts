@@ -1,0 +1,260 @@
+// The lifecycle email templates (sent by the lifecycle pass, modules/lifecycle): expiry reminder,
+// support reminder, support lapsed, dunning and expired notice. Each is a subject and a plain-text
+// body in a small placeholder syntax, `{{product_name}}`: the default below, or an admin's override
+// (PUT /admin/email-templates/{name}). Rendering only substitutes known values — no expressions, no
+// code, no HTML from the template: the HTML part is the filled text, escaped, in paragraphs.
+//
+// Rules: a placeholder is `{{name}}` (spaces inside the braces allowed); names outside the template's
+// list, and any other `{{` or `}}`, are refused when an override is saved. A line whose placeholders
+// all render empty (an unset setting such as portal_url) is left out, so the defaults need no
+// conditionals.
+
+/** The settings lifecycle emails show (modules/settings). */
+export interface EmailSettings {
+  vendor_name: string | null;
+  support_email: string | null;
+  portal_url: string | null;
+}
+
+export const NO_EMAIL_SETTINGS: EmailSettings = { vendor_name: null, support_email: null, portal_url: null };
+
+export interface TemplateText {
+  subject: string;
+  body: string;
+}
+
+export const LIFECYCLE_TEMPLATES = ["expiry_reminder", "support_reminder", "support_ended", "dunning", "license_expired"] as const;
+export type LifecycleTemplate = (typeof LIFECYCLE_TEMPLATES)[number];
+export const isLifecycleTemplate = (v: unknown): v is LifecycleTemplate => (LIFECYCLE_TEMPLATES as readonly unknown[]).includes(v);
+
+const COMMON = ["product_name", "plan_name", "license_id", "key_hint", "vendor_name", "support_email", "portal_url"] as const;
+
+interface Definition {
+  description: string;
+  placeholders: readonly string[];
+  /** Values of the email's stored data that must be present (else the message cannot render). */
+  required: readonly string[];
+  defaults: TemplateText;
+  /** Stored data for previews. */
+  sample: Record<string, unknown>;
+}
+
+const SAMPLE_BASE = {
+  license_id: "0192f0c4-5d6e-7a8b-9c0d-1e2f3a4b5c6d",
+  product_name: "Acme Editor",
+  plan_name: "Pro",
+  key_hint: "Q7ZK",
+};
+
+const FOOTER = ["Manage your license: {{portal_url}}", "", "Questions? Write to {{support_email}}.", "", "{{vendor_name}}"].join("\n");
+const LICENSE = "{{product_name}} ({{plan_name}}, key ending {{key_hint}})";
+
+export const LIFECYCLE_DEFINITIONS: Readonly<Record<LifecycleTemplate, Definition>> = {
+  expiry_reminder: {
+    description: "Sent 7, 3 and 1 days (setting expiry_reminder_days) before a usable license's valid_until",
+    placeholders: [...COMMON, "valid_until", "days_left"],
+    required: ["product_name", "valid_until", "days_left"],
+    defaults: {
+      subject: "Your {{product_name}} license expires in {{days_left}}",
+      body: [`Hello,`, ``, `your license for ${LICENSE} expires on {{valid_until}}, in {{days_left}}.`, ``, `Renew it to keep using {{product_name}} without interruption.`, ``, FOOTER].join("\n"),
+    },
+    sample: { ...SAMPLE_BASE, valid_until: "2026-12-01T00:00:00.000Z", days_left: 7 },
+  },
+  support_reminder: {
+    description: "Sent 30 and 7 days (setting support_reminder_days) before a usable license's support_until",
+    placeholders: [...COMMON, "support_until", "days_left"],
+    required: ["product_name", "support_until", "days_left"],
+    defaults: {
+      subject: "Support and updates for {{product_name}} end in {{days_left}}",
+      body: [
+        `Hello,`,
+        ``,
+        `the support and updates window of your license for ${LICENSE} ends on {{support_until}}, in {{days_left}}.`,
+        ``,
+        `The license keeps working after that date. Renew support to keep receiving new releases.`,
+        ``,
+        FOOTER,
+      ].join("\n"),
+    },
+    sample: { ...SAMPLE_BASE, support_until: "2026-12-21T00:00:00.000Z", days_left: 30 },
+  },
+  support_ended: {
+    description: "Sent when support_until passes on a usable license (the license stays valid; new releases are not available to it)",
+    placeholders: [...COMMON, "support_until"],
+    required: ["product_name", "support_until"],
+    defaults: {
+      subject: "Support and updates for {{product_name}} have ended",
+      body: [
+        `Hello,`,
+        ``,
+        `the support and updates window of your license for ${LICENSE} ended on {{support_until}}.`,
+        ``,
+        `The license keeps working, but releases published from now on are not available to it. Renew support to get updates again.`,
+        ``,
+        FOOTER,
+      ].join("\n"),
+    },
+    sample: { ...SAMPLE_BASE, support_until: "2026-11-20T00:00:00.000Z" },
+  },
+  dunning: {
+    description: "Sent on day 1, 7 and 14 of a past_due episode",
+    placeholders: [...COMMON, "past_due_since", "dunning_day", "expires_at"],
+    required: ["product_name", "past_due_since"],
+    defaults: {
+      subject: "Payment for your {{product_name}} license is past due",
+      body: [
+        `Hello,`,
+        ``,
+        `we could not collect the payment for your license for ${LICENSE}. It has been past due since {{past_due_since}}.`,
+        ``,
+        `Please update your payment details. Unless the payment goes through, the license expires on {{expires_at}}.`,
+        ``,
+        FOOTER,
+      ].join("\n"),
+    },
+    sample: { ...SAMPLE_BASE, past_due_since: "2026-11-14T08:00:00.000Z", dunning_day: 7, expires_at: "2026-12-14T08:00:00.000Z" },
+  },
+  license_expired: {
+    description: "Sent when the lifecycle pass expires a license (trial ended, grace period over, or past due for more than 30 days)",
+    placeholders: [...COMMON, "expired_at", "valid_until", "reason"],
+    required: ["product_name", "expired_at"],
+    defaults: {
+      subject: "Your {{product_name}} license has expired",
+      body: [`Hello,`, ``, `your license for ${LICENSE} expired on {{expired_at}}.`, ``, `{{reason}}`, ``, `Renew it to use {{product_name}} again.`, ``, FOOTER].join("\n"),
+    },
+    sample: { ...SAMPLE_BASE, expired_at: "2026-11-21T08:00:00.000Z", valid_until: "2026-11-14T00:00:00.000Z", reason: "grace_ended" },
+  },
+};
+
+export const SUBJECT_MAX = 200;
+export const BODY_MAX = 20_000;
+const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]*)\s*\}\}/g;
+
+/**
+ * Checks a subject and body for `template`: the placeholders it knows, no stray braces, sizes, a
+ * one-line subject. Returns field → message (empty when fine).
+ */
+export function templateTextErrors(template: LifecycleTemplate, text: TemplateText): Record<string, string> {
+  const errors: Record<string, string> = {};
+  const known = new Set(LIFECYCLE_DEFINITIONS[template].placeholders);
+  for (const field of ["subject", "body"] as const) {
+    const value = text[field];
+    if (value.trim() === "") {
+      errors[field] = "must not be empty";
+      continue;
+    }
+    const max = field === "subject" ? SUBJECT_MAX : BODY_MAX;
+    if (value.length > max) {
+      errors[field] = `at most ${max} characters`;
+      continue;
+    }
+    if (field === "subject" && /[\r\n]/.test(value)) {
+      errors[field] = "must be one line";
+      continue;
+    }
+    const unknown = [...value.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((n) => !known.has(n));
+    if (unknown.length) {
+      errors[field] = `unknown placeholder ${[...new Set(unknown)].map((n) => `{{${n}}}`).join(", ")}; known: ${[...known].join(", ")}`;
+      continue;
+    }
+    if (/\{\{|\}\}/.test(value.replace(PLACEHOLDER, ""))) errors[field] = "a {{ or }} that is not a placeholder {{name}}";
+  }
+  return errors;
+}
+
+/** `{{name}}` → value; a line whose placeholders are all empty is left out. */
+export function fillTemplate(text: string, values: Readonly<Record<string, string>>): string {
+  const lines: string[] = [];
+  for (const line of text.split("\n")) {
+    let placeholders = 0;
+    let filled = 0;
+    const out = line.replace(PLACEHOLDER, (_, name: string) => {
+      placeholders++;
+      const v = values[name] ?? "";
+      if (v !== "") filled++;
+      return v;
+    });
+    if (placeholders > 0 && filled === 0) continue;
+    lines.push(out);
+  }
+  return lines.join("\n").replace(/\n{3,}/g, "\n\n").trim();
+}
+
+/** ISO instant → "2026-12-01 08:00 UTC"; "" when absent or not a date. */
+function when(v: unknown): string {
+  if (typeof v !== "string") return "";
+  const d = new Date(v);
+  return Number.isNaN(d.getTime()) ? "" : `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+const text = (v: unknown): string => (typeof v === "string" ? v.replace(/[\r\n\t]+/g, " ").trim() : typeof v === "number" && Number.isFinite(v) ? String(v) : "");
+const days = (v: unknown): string => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? (v === 1 ? "1 day" : `${v} days`) : "");
+
+const REASONS: Record<string, string> = {
+  trial_ended: "Your trial period has ended.",
+  grace_ended: "Its end date and the grace period after it have passed.",
+  past_due_limit: "The payment stayed past due for more than 30 days.",
+};
+
+/** The values a template's placeholders take: the email's stored data, and the settings. */
+export function placeholderValues(data: Readonly<Record<string, unknown>>, settings: EmailSettings): Record<string, string> {
+  return {
+    product_name: text(data.product_name),
+    plan_name: text(data.plan_name),
+    license_id: text(data.license_id),
+    key_hint: text(data.key_hint),
+    vendor_name: text(settings.vendor_name),
+    support_email: text(settings.support_email),
+    portal_url: text(settings.portal_url),
+    valid_until: when(data.valid_until),
+    support_until: when(data.support_until),
+    days_left: days(data.days_left),
+    past_due_since: when(data.past_due_since),
+    dunning_day: text(data.dunning_day),
+    expires_at: when(data.expires_at),
+    expired_at: when(data.expired_at),
+    reason: typeof data.reason === "string" ? (REASONS[data.reason] ?? "") : "",
+  };
+}
+
+/** The names of required values missing from `data` (they render empty). */
+export function missingValues(template: LifecycleTemplate, data: Readonly<Record<string, unknown>>): string[] {
+  const values = placeholderValues(data, NO_EMAIL_SETTINGS);
+  return LIFECYCLE_DEFINITIONS[template].required.filter((k) => (values[k] ?? "") === "");
+}
+
+export function lifecycleSubject(template: LifecycleTemplate, data: Readonly<Record<string, unknown>>, settings: EmailSettings, source?: TemplateText | null): string {
+  const subject = (source ?? LIFECYCLE_DEFINITIONS[template].defaults).subject;
+  return fillTemplate(subject, placeholderValues(data, settings)).replace(/[\r\n\t]+/g, " ").trim();
+}
+
+/** An http(s) address (captured, for split); trailing sentence punctuation stays outside the link. */
+const URL_IN_TEXT = /(https?:\/\/[^\s<>"']*[^\s<>"'.,;:!?)])/;
+
+/** The filled body as text and as HTML paragraphs (escaped; http(s) URLs become links). */
+export function lifecycleBody(
+  template: LifecycleTemplate,
+  data: Readonly<Record<string, unknown>>,
+  settings: EmailSettings,
+  escapeHtml: (s: string) => string,
+  source?: TemplateText | null,
+): { text: string; htmlBody: string } {
+  const body = fillTemplate((source ?? LIFECYCLE_DEFINITIONS[template].defaults).body, placeholderValues(data, settings));
+  const htmlBody = body
+    .split(/\n{2,}/)
+    .map((p) => {
+      const inner = p
+        .split("\n")
+        // Split on addresses in the raw text, then escape each part: a link never cuts an entity.
+        .map((line) =>
+          line
+            .split(URL_IN_TEXT)
+            .map((part, i) => (i % 2 === 1 ? `<a href="${escapeHtml(part)}" style="color:#1f6feb;">${escapeHtml(part)}</a>` : escapeHtml(part)))
+            .join(""),
+        )
+        .join("<br>\n");
+      return `<p style="margin:0 0 16px;">${inner}</p>`;
+    })
+    .join("\n");
+  return { text: `${body}\n`, htmlBody };
+}

@@ -1,0 +1,117 @@
+// Admin verbs over the lifecycle email templates: list, override (subject and body in the placeholder
+// syntax of lifecycle.ts; unknown placeholders refused at save), reset to the default, preview.
+// System-wide, like the settings the emails show.
+import type { Deps } from "../../deps";
+import { assertSystemWide, type Actor } from "../../shared/actor";
+import { AppError, validationError } from "../../shared/errors";
+import { loadEmailRenderContext } from "./context";
+import { isLifecycleTemplate, LIFECYCLE_DEFINITIONS, LIFECYCLE_TEMPLATES, templateTextErrors, type LifecycleTemplate, type TemplateText } from "./lifecycle";
+import type { EmailTemplateOverride } from "./repo";
+import { renderLifecycle, TemplateValueError, type RenderedEmail } from "./templates";
+
+export interface EmailTemplateView {
+  name: LifecycleTemplate;
+  description: string;
+  placeholders: readonly string[];
+  subject: string;
+  body: string;
+  customized: boolean;
+  defaults: TemplateText;
+  updatedAt: Date | null;
+}
+
+function view(name: LifecycleTemplate, override: EmailTemplateOverride | null): EmailTemplateView {
+  const def = LIFECYCLE_DEFINITIONS[name];
+  return {
+    name,
+    description: def.description,
+    placeholders: def.placeholders,
+    subject: override?.subject ?? def.defaults.subject,
+    body: override?.body ?? def.defaults.body,
+    customized: override !== null,
+    defaults: def.defaults,
+    updatedAt: override?.updatedAt ?? null,
+  };
+}
+
+function templateName(name: string): LifecycleTemplate {
+  if (!isLifecycleTemplate(name)) {
+    throw new AppError("NOT_FOUND", { message: `No editable email template named "${name}".`, details: { template: name, known: [...LIFECYCLE_TEMPLATES] } });
+  }
+  return name;
+}
+
+/** Line endings as LF, so the stored text and the placeholder rule see one kind of line. */
+const normalize = (t: TemplateText): TemplateText => ({ subject: t.subject, body: t.body.replace(/\r\n?/g, "\n") });
+
+function checked(name: LifecycleTemplate, text: TemplateText): TemplateText {
+  const errors = templateTextErrors(name, text);
+  if (Object.keys(errors).length) throw validationError(errors);
+  return text;
+}
+
+export async function listEmailTemplates(deps: Deps, actor: Actor): Promise<EmailTemplateView[]> {
+  assertSystemWide(actor);
+  const rows = new Map((await deps.repos.emailTemplates.list()).map((r) => [r.name, r]));
+  return LIFECYCLE_TEMPLATES.map((name) => view(name, rows.get(name) ?? null));
+}
+
+export async function putEmailTemplate(deps: Deps, actor: Actor, rawName: string, input: TemplateText): Promise<EmailTemplateView> {
+  assertSystemWide(actor);
+  const name = templateName(rawName);
+  const text = checked(name, normalize(input));
+  const at = deps.clock.now();
+  const saved = await deps.repos.emailTemplates.put({ name, ...text, updatedAt: at }, (before) => ({
+    audit: {
+      actor,
+      action: "email_template.update",
+      entityType: "email_template",
+      entityId: name,
+      productId: null,
+      changes: { subject: { from: before?.subject ?? null, to: text.subject }, body: { from: before?.body ?? null, to: text.body } },
+      at,
+    },
+  }));
+  return view(name, saved);
+}
+
+export async function resetEmailTemplate(deps: Deps, actor: Actor, rawName: string): Promise<EmailTemplateView> {
+  assertSystemWide(actor);
+  const name = templateName(rawName);
+  const at = deps.clock.now();
+  await deps.repos.emailTemplates.remove(name, (before) => ({
+    audit: {
+      actor,
+      action: "email_template.reset",
+      entityType: "email_template",
+      entityId: name,
+      productId: null,
+      changes: { subject: { from: before.subject, to: null }, body: { from: before.body, to: null } },
+      at,
+    },
+  }));
+  return view(name, null);
+}
+
+export interface PreviewInput {
+  subject?: string;
+  body?: string;
+  /** Values over the template's sample data (strings or integers). */
+  data?: Record<string, string | number>;
+}
+
+/** Renders the template (or the given subject/body, checked as a save would) with sample or given data and the current settings. */
+export async function previewEmailTemplate(deps: Deps, actor: Actor, rawName: string, input: PreviewInput): Promise<RenderedEmail> {
+  assertSystemWide(actor);
+  const name = templateName(rawName);
+  const ctx = await loadEmailRenderContext(deps.repos);
+  const current = ctx.overrides[name] ?? LIFECYCLE_DEFINITIONS[name].defaults;
+  const source = checked(name, normalize({ subject: input.subject ?? current.subject, body: input.body ?? current.body }));
+  const data = { ...LIFECYCLE_DEFINITIONS[name].sample, ...input.data };
+  try {
+    return renderLifecycle(name, data, ctx, source);
+  } catch (e) {
+    if (e instanceof TemplateValueError) throw validationError({ data: e.message });
+    throw e;
+  }
+}
