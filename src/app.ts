@@ -51,6 +51,7 @@ import { INVITE_ACCEPT_PER_MINUTE } from "./modules/seats/domain";
 import { emailAdminRoutes } from "./modules/email/admin";
 import { lifecycleAdminRoutes } from "./modules/lifecycle/admin";
 import { oauthRoutes } from "./modules/oauth";
+import { webhookAdminRoutes } from "./modules/webhooks/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -183,7 +184,8 @@ export function createApp(deps: Deps) {
           .use(userAdminRoutes(deps, guard))
           .use(sessionAdminRoutes(deps, guard))
           .use(emailAdminRoutes(deps, guard))
-          .use(lifecycleAdminRoutes(deps, guard)),
+          .use(lifecycleAdminRoutes(deps, guard))
+          .use(webhookAdminRoutes(deps, guard)),
       )
   );
 }

@@ -58,6 +58,11 @@ export interface Config {
   /** Base of the outbox retry backoff (WEBHOOK_RETRY_BASE_SECONDS): the n-th retry waits up to base × 2^(n−1). */
   webhookRetryBaseSeconds: number;
   /**
+   * WEBHOOK_ALLOW_PRIVATE: webhook endpoints may target private, loopback and link-local addresses
+   * (and http:// URLs in production). Off by default (SSRF guard, modules/webhooks/ssrf.ts).
+   */
+  webhookAllowPrivate: boolean;
+  /**
    * nodemailer SMTP URL (SMTP_URL: smtp://user:pass@host:587, smtps://…:465), or null: emails are
    * written to the log instead of sent (development). Holds a password: never logged.
    */
@@ -241,6 +246,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     // middle of a test would change its data.
     jobs: bool(env, "JOBS", nodeEnv !== "test"),
     webhookRetryBaseSeconds: int(env, "WEBHOOK_RETRY_BASE_SECONDS", 30, 1, 3600),
+    webhookAllowPrivate: bool(env, "WEBHOOK_ALLOW_PRIVATE", false),
     smtpUrl: smtpUrl(env, "SMTP_URL"),
     mailFrom: mailFrom(env, "MAIL_FROM"),
     testCrashPoint: optional(env, "TEST_CRASH_POINT") === null ? null : oneOf(env, "TEST_CRASH_POINT", CRASH_POINTS[0], CRASH_POINTS),

@@ -45,6 +45,9 @@ import { createEmailHandler } from "./modules/email/handler";
 import { loadEmailRenderContext } from "./modules/email/context";
 import { createLifecycleRepo } from "./modules/lifecycle/repo.sqlite";
 import { createEmailTemplateRepo } from "./modules/email/repo.sqlite";
+import { createWebhookRepo } from "./modules/webhooks/repo.sqlite";
+import { createWebhookFanOut } from "./modules/webhooks/handler";
+import { systemResolver } from "./modules/webhooks/ssrf";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -73,6 +76,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     signInCodes: createSignInCodeRepo(handle),
     lifecycle: createLifecycleRepo(handle),
     emailTemplates: createEmailTemplateRepo(handle),
+    webhooks: createWebhookRepo(handle),
   };
 }
 
@@ -110,7 +114,9 @@ async function assemble(
   };
   const sqlite = sqliteHandles.get(engine.store);
   if (sqlite) sqliteHandles.set(db, sqlite);
-  return {
+  // Inert until the scheduler starts it (JOBS on).
+  const outboxNudge = createOutboxNudger({ onError: (error) => logger.warn("prompt outbox delivery could not run", { error }) });
+  const deps: Deps = {
     config,
     clock,
     logger,
@@ -121,9 +127,12 @@ async function assemble(
     storage,
     rateLimiter: engine.rateLimiter,
     outboxHandlers: { email: createEmailHandler({ config, secrets, logger, context: () => loadEmailRenderContext(engine.repos) }) },
-    // Inert until the scheduler starts it (JOBS on).
-    outboxNudge: createOutboxNudger({ onError: (error) => logger.warn("prompt outbox delivery could not run", { error }) }),
+    outboxNudge,
+    resolveHost: systemResolver,
   };
+  // Reads deps when it runs (tests swap the nudger).
+  deps.outboxHandlers.event = createWebhookFanOut(deps);
+  return deps;
 }
 
 /**

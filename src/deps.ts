@@ -34,6 +34,8 @@ import type { SignInCodeRepo } from "./modules/sign-in/repo";
 import type { OutboxNudger } from "./modules/outbox/nudge";
 import type { LifecycleRepo } from "./modules/lifecycle/repo";
 import type { EmailTemplateRepo } from "./modules/email/repo";
+import type { WebhookRepo } from "./modules/webhooks/repo";
+import type { HostResolver } from "./modules/webhooks/ssrf";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
@@ -62,6 +64,7 @@ export interface Repos {
   signInCodes: SignInCodeRepo;
   lifecycle: LifecycleRepo;
   emailTemplates: EmailTemplateRepo;
+  webhooks: WebhookRepo;
 }
 
 export interface Deps {
@@ -76,7 +79,7 @@ export interface Deps {
   storage: Storage;
   /**
    * Delivery of outbox messages, one handler per kind (the deliver-outbox job): email (SMTP, or the log
-   * without SMTP_URL); webhooks register theirs later. Messages of a kind without a handler stay pending.
+   * without SMTP_URL); event (fans out into webhook deliveries, modules/webhooks/handler.ts).
    */
   outboxHandlers: OutboxHandlers;
   /**
@@ -85,4 +88,9 @@ export interface Deps {
    * runs (JOBS on); otherwise a no-op (modules/outbox/nudge.ts).
    */
   outboxNudge: OutboxNudger;
+  /**
+   * Resolves a webhook endpoint's host name to all its addresses (node:dns lookup); each is checked
+   * against the SSRF rule before a delivery connects (modules/webhooks/ssrf.ts). Tests replace it.
+   */
+  resolveHost: HostResolver;
 }

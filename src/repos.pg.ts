@@ -27,6 +27,7 @@ import { createSessionRepoPg } from "./modules/sessions/repo.pg";
 import { createSignInCodeRepoPg } from "./modules/sign-in/repo.pg";
 import { createLifecycleRepoPg } from "./modules/lifecycle/repo.pg";
 import { createEmailTemplateRepoPg } from "./modules/email/repo.pg";
+import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
 
 /** The public rate limiter on PostgreSQL (exact across nodes); container.ts wires it as `rateLimiter`. */
 export { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
@@ -58,5 +59,6 @@ export function createPgRepos(handle: PgHandle): Repos {
     signInCodes: createSignInCodeRepoPg(handle),
     lifecycle: createLifecycleRepoPg(handle),
     emailTemplates: createEmailTemplateRepoPg(handle),
+    webhooks: createWebhookRepoPg(handle),
   };
 }

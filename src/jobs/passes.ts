@@ -13,12 +13,15 @@ import { runLifecycle } from "../modules/lifecycle/service";
 
 /** The lifecycle pass (expiries, reminders, dunning); also POST /admin/system/run-expiry-checks. */
 export const LIFECYCLE = "lifecycle";
+import { deliverWebhooks } from "../modules/webhooks/deliver";
 
 /** schedule: a cron slot; admin: POST /admin/system/jobs/{name}/run; nudge: prompt outbox delivery (outbox/nudge.ts). */
 export type JobTrigger = "schedule" | "admin" | "nudge";
 
 /** The outbox delivery pass (nudged by changes that wrote a message someone waits for). */
 export const DELIVER_OUTBOX = "deliver-outbox";
+/** The webhook delivery pass (run after deliver-outbox by a nudge too: a fanned-out event, a test, a redelivery). */
+export const DELIVER_WEBHOOKS = "deliver-webhooks";
 
 export interface JobContext {
   /** When the pass started (the node's clock). */
@@ -47,8 +50,16 @@ export const JOB_PASSES: readonly JobPass[] = [
     schedule: "* * * * *",
     // Longer than one claim of outbox messages (CLAIM_LEASE_MS), which bounds a batch's deliveries.
     leaseMs: 15 * MINUTE,
-    description: "Hands due outbox messages (webhook events, emails) to their delivery handler; retries with backoff. Also runs soon after a change that wrote an email (a nudge).",
+    description: "Hands due outbox messages to their delivery handler (events fan out into webhook deliveries, emails go to SMTP); retries with backoff. Also runs soon after a change that wrote an email (a nudge).",
     run: async (deps) => ({ ...(await deliverOutbox(deps)) }),
+  },
+  {
+    name: DELIVER_WEBHOOKS,
+    schedule: "* * * * *",
+    // Longer than one claim of deliveries (DELIVERY_CLAIM_MS); each request is bounded by its timeouts.
+    leaseMs: 10 * MINUTE,
+    description: "POSTs due webhook deliveries to their endpoints (Standard Webhooks signatures, 5 s connect / 15 s total timeout each); retries with backoff, disables an endpoint on 410 or after 20 failures in a row. Also runs right after a nudged deliver-outbox.",
+    run: async (deps) => ({ ...(await deliverWebhooks(deps)) }),
   },
   {
     name: "expire-floating",

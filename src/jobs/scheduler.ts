@@ -4,7 +4,7 @@
 // name the same slot for one firing.
 import type { Deps } from "../deps";
 import { MINUTE } from "../shared/clock";
-import { DELIVER_OUTBOX, JOB_PASSES, type JobPass } from "./passes";
+import { DELIVER_OUTBOX, DELIVER_WEBHOOKS, JOB_PASSES, type JobPass } from "./passes";
 import { NODE_ID, runPass } from "./runner";
 
 const CRON_OPTIONS = { tz: "UTC" } as const;
@@ -62,12 +62,19 @@ export function startScheduler(deps: Deps, opts: { passes?: readonly JobPass[]; 
     running.delete(run);
   };
   const handles = passes.map((p) => cron(p.schedule, fire(p)));
-  // Prompt delivery (modules/outbox/nudge.ts): a nudge runs deliver-outbox under the same lease.
+  // Prompt delivery (modules/outbox/nudge.ts): a nudge runs deliver-outbox under the same lease,
+  // then deliver-webhooks under its own (the events it just fanned out, a test event, a redelivery).
   const deliver = passes.find((p) => p.name === DELIVER_OUTBOX);
+  const webhooks = passes.find((p) => p.name === DELIVER_WEBHOOKS);
   if (deliver) {
     deps.outboxNudge.start(async () => {
       const outcome = await runPass(deps, deliver.name, { trigger: "nudge", owner, passes });
       if (outcome) deps.logger.debug("job pass ran", { job: deliver.name, trigger: "nudge", status: outcome.status, result: outcome.result });
+      if (webhooks) {
+        const sent = await runPass(deps, webhooks.name, { trigger: "nudge", owner, passes });
+        if (sent) deps.logger.debug("job pass ran", { job: webhooks.name, trigger: "nudge", status: sent.status, result: sent.result });
+        return outcome !== null && sent !== null;
+      }
       return outcome !== null;
     });
   }

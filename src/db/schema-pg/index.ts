@@ -12,3 +12,4 @@ export * from "./abuse";
 export * from "./coordination";
 export * from "./people";
 export * from "./offline";
+export * from "./webhooks";

@@ -10,3 +10,4 @@ export * from "./abuse";
 export * from "./coordination";
 export * from "./people";
 export * from "./offline";
+export * from "./webhooks";

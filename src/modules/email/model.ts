@@ -10,6 +10,7 @@ export const EmailStatusSchema = t.Union([t.Literal("pending"), t.Literal("sent"
 export const EmailTemplateSchema = t.Union([
   t.Literal("sign_in_code"),
   t.Literal("seat_invite"),
+  t.Literal("webhook_disabled"),
   t.Literal("expiry_reminder"),
   t.Literal("support_reminder"),
   t.Literal("support_ended"),
@@ -33,7 +34,7 @@ export const EmailListQuery = t.Object({
 export const EmailSchema = t.Object(
   {
     id: t.String(),
-    template: t.String({ description: "sign_in_code, seat_invite, or a lifecycle template (expiry_reminder, support_reminder, support_ended, dunning, license_expired)" }),
+    template: t.String({ description: "sign_in_code, seat_invite, webhook_disabled, or a lifecycle template (expiry_reminder, support_reminder, support_ended, dunning, license_expired)" }),
     to: t.Union([t.String(), t.Null()]),
     subject: t.Union([t.String(), t.Null()], { description: "The subject as rendered now from the stored values (and, for lifecycle emails, the current settings and template override); null for an unknown template" }),
     status: EmailStatusSchema,

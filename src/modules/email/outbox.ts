@@ -10,7 +10,7 @@ import type { Secrets } from "../keys/secrets";
 import type { OutboxEmail } from "../outbox/effects";
 import { LIFECYCLE_TEMPLATES } from "./lifecycle";
 
-export const EMAIL_TEMPLATES = ["sign_in_code", "seat_invite", ...LIFECYCLE_TEMPLATES] as const;
+export const EMAIL_TEMPLATES = ["sign_in_code", "seat_invite", "webhook_disabled", ...LIFECYCLE_TEMPLATES] as const;
 export type EmailTemplate = (typeof EMAIL_TEMPLATES)[number];
 
 export const isEmailTemplate = (v: unknown): v is EmailTemplate => (EMAIL_TEMPLATES as readonly unknown[]).includes(v);

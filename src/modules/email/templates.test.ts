@@ -66,4 +66,23 @@ describe("email templates", () => {
     expect(emailSubject("seat_invite", { product_name: "Acme Editor" })).toBe("You are invited to Acme Editor");
     expect(emailSubject("seat_invite", {})).toBe("You are invited to a product");
   });
+
+  test("webhook disabled: host, description, the reason, how to enable it; escaped HTML; a bad reason is refused", () => {
+    const email = (data: Record<string, unknown>): OpenedEmail => ({
+      template: "webhook_disabled",
+      to: "ops@example.com",
+      data: { endpoint_id: "e-1", url_host: "crm.acme.example", description: "CRM <sync>", reason: "failures", failures: 20, ...data },
+      secret: {},
+    });
+    const r = renderEmail(email({}));
+    expect(r.subject).toBe("Webhook endpoint disabled: crm.acme.example");
+    expect(r.text).toContain("Keyward stopped sending webhooks to crm.acme.example (CRM <sync>).");
+    expect(r.text).toContain("The last 20 delivery attempts in a row failed.");
+    expect(r.text).toContain("POST /api/v1/admin/webhooks/e-1/enable");
+    expect(r.html).toContain("CRM &lt;sync&gt;");
+    expect(r.html).not.toContain("CRM <sync>");
+    expect(renderEmail(email({ reason: "gone" })).text).toContain("410 Gone");
+    expect(() => renderEmail(email({ reason: "bored" }))).toThrow(TemplateValueError);
+    expect(() => renderEmail(email({ url_host: "" }))).toThrow(TemplateValueError);
+  });
 });

@@ -52,6 +52,10 @@ export function emailSubject(template: EmailTemplate, data: Record<string, unkno
       const product = typeof data.product_name === "string" && data.product_name.trim() !== "" ? oneLine(data.product_name) : "a product";
       return `You are invited to ${product}`;
     }
+    case "webhook_disabled": {
+      const host = typeof data.url_host === "string" && data.url_host.trim() !== "" ? oneLine(data.url_host) : "an endpoint";
+      return `Webhook endpoint disabled: ${host}`;
+    }
   }
 }
 
@@ -62,7 +66,44 @@ export function renderEmail(email: OpenedEmail, ctx: EmailRenderContext = DEFAUL
       return signInCode(email);
     case "seat_invite":
       return seatInvite(email);
+    case "webhook_disabled":
+      return webhookDisabled(email);
   }
+}
+
+/**
+ * To the admins when Keyward stopped delivering to a webhook endpoint: the receiver answered 410 Gone,
+ * or too many attempts in a row failed. Names the endpoint by its host and description only (a
+ * webhook URL's path can carry the receiver's own token).
+ */
+function webhookDisabled({ data }: OpenedEmail): RenderedEmail {
+  const host = oneLine(str("webhook_disabled", data, "url_host"));
+  const endpointId = oneLine(str("webhook_disabled", data, "endpoint_id"));
+  const description = typeof data.description === "string" && data.description.trim() !== "" ? oneLine(data.description) : null;
+  const failures = data.failures;
+  let why: string;
+  if (data.reason === "gone") why = "The receiver answered 410 Gone, which asks senders to stop.";
+  else if (data.reason === "failures" && typeof failures === "number" && Number.isInteger(failures) && failures > 0)
+    why = `The last ${failures} delivery attempts in a row failed.`;
+  else throw new TemplateValueError("webhook_disabled", "reason");
+  const subject = emailSubject("webhook_disabled", data);
+  const lead = `Keyward stopped sending webhooks to ${host}${description ? ` (${description})` : ""}.`;
+  const next =
+    "Events are still recorded, and deliveries not yet made wait while the endpoint is disabled. Once the receiver works again, enable the endpoint:";
+  const call = `POST /api/v1/admin/webhooks/${endpointId}/enable`;
+  const text = [lead, ``, why, ``, next, ``, `    ${call}`, ``, `Endpoint id: ${endpointId}`, ``].join("\n");
+  const html = layout(
+    subject,
+    [
+      `<h1 style="margin:0 0 16px;font-size:20px;line-height:1.3;">Webhook endpoint disabled</h1>`,
+      `<p style="margin:0 0 16px;">${escapeHtml(lead)}</p>`,
+      `<p style="margin:0 0 16px;">${escapeHtml(why)}</p>`,
+      `<p style="margin:0 0 8px;">${escapeHtml(next)}</p>`,
+      `<p style="margin:0 0 24px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:14px;word-break:break-all;">${escapeHtml(call)}</p>`,
+      `<p style="margin:0;color:#57606a;font-size:14px;">Endpoint id: ${escapeHtml(endpointId)}</p>`,
+    ].join("\n"),
+  );
+  return { subject, text, html };
 }
 
 /** A lifecycle email (lifecycle.ts): the override or the default, filled, escaped in the HTML part. */

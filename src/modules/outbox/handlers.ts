@@ -1,5 +1,5 @@
-// Delivery handlers, one per outbox kind, registered in Deps (the email module registers its own;
-// webhooks come later). Kept apart from service.ts so deps.ts can name the type without a cycle.
+// Delivery handlers, one per outbox kind, registered in Deps (email: modules/email/handler.ts; event:
+// the webhook fan-out, modules/webhooks/handler.ts). Kept apart from service.ts so deps.ts can name the type without a cycle.
 import type { DeliveredStatus, OutboxKind, OutboxMessage } from "./repo";
 
 /**

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { decodeCursor, encodeCursor } from "../../db/cursor";
 import { outbox } from "../../db/schema-pg";
@@ -63,6 +63,28 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
       const cursor = f.cursor ? decodeCursor(f.cursor) : null;
       if (cursor) {
         // Same cursor as SQLite: (created_at, id) newest first, ids compared by bytes.
+        const at = new Date(cursor.t);
+        where.push(or(lt(outbox.createdAt, at), and(eq(outbox.createdAt, at), sql`${idBytes} < ${cursor.id}`))!);
+      }
+      const rows = (await db
+        .select()
+        .from(outbox)
+        .where(and(...where))
+        .orderBy(sql`${outbox.createdAt} DESC`, sql`${idBytes} DESC`)
+        .limit(f.limit + 1)) as OutboxMessage[];
+      const items = rows.slice(0, f.limit);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+    },
+    async listEvents(f) {
+      const where: SQL[] = [eq(outbox.kind, "event")];
+      if (f.type) where.push(eq(outbox.topic, f.type));
+      if (f.typePrefix) where.push(sql`left(${outbox.topic}, ${f.typePrefix.length}) = ${f.typePrefix}::text`);
+      if (f.since) where.push(gte(outbox.createdAt, f.since));
+      if (f.until) where.push(lt(outbox.createdAt, f.until));
+      if (f.productId) where.push(sql`${outbox.payload} -> 'data' ->> 'product_id' = ${f.productId}::text`);
+      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
+      if (cursor) {
         const at = new Date(cursor.t);
         where.push(or(lt(outbox.createdAt, at), and(eq(outbox.createdAt, at), sql`${idBytes} < ${cursor.id}`))!);
       }

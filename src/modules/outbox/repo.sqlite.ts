@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { immediate, lift, type DbHandle } from "../../db/client";
 import { decodeCursor, encodeCursor } from "../../db/cursor";
 import { outbox } from "../../db/schema";
@@ -57,6 +57,30 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       if (f.template) where.push(eq(outbox.topic, f.template));
       // SQLite's lower() folds ASCII only; the PostgreSQL repository compares the same way.
       if (f.to) where.push(sql`lower(json_extract(${outbox.payload}, '$.to')) = lower(${f.to})`);
+      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
+      if (cursor) {
+        const at = new Date(cursor.t);
+        where.push(or(lt(outbox.createdAt, at), and(eq(outbox.createdAt, at), lt(outbox.id, cursor.id)))!);
+      }
+      const rows = db
+        .select()
+        .from(outbox)
+        .where(and(...where))
+        .orderBy(desc(outbox.createdAt), desc(outbox.id))
+        .limit(f.limit + 1)
+        .all() as OutboxMessage[];
+      const items = rows.slice(0, f.limit);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+    },
+    async listEvents(f) {
+      const where: SQL[] = [eq(outbox.kind, "event")];
+      if (f.type) where.push(eq(outbox.topic, f.type));
+      // substr compares bytes exactly (LIKE would fold ASCII case in SQLite).
+      if (f.typePrefix) where.push(sql`substr(${outbox.topic}, 1, ${f.typePrefix.length}) = ${f.typePrefix}`);
+      if (f.since) where.push(gte(outbox.createdAt, f.since));
+      if (f.until) where.push(lt(outbox.createdAt, f.until));
+      if (f.productId) where.push(sql`json_extract(${outbox.payload}, '$.data.product_id') = ${f.productId}`);
       const cursor = f.cursor ? decodeCursor(f.cursor) : null;
       if (cursor) {
         const at = new Date(cursor.t);

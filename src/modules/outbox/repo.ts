@@ -5,7 +5,8 @@
 export const OUTBOX_KINDS = ["event", "email"] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 /**
- * pending: due now or later; sent: handed over (SMTP server or webhook endpoint accepted it); failed:
+ * pending: due now or later; sent: handed over (the SMTP server accepted it; an event was fanned out
+ * into webhook deliveries, which keep their own status); failed:
  * given up; logged: an email written to the log instead of being sent (no SMTP_URL: development).
  */
 export const OUTBOX_STATUSES = ["pending", "sent", "failed", "logged"] as const;
@@ -65,6 +66,22 @@ export interface OutboxRepo {
    * case-insensitively (ASCII).
    */
   listEmails(filter: EmailFilter): Promise<{ items: OutboxMessage[]; nextCursor: string | null }>;
+  /**
+   * Event messages (kind event), newest first (created_at, then id), keyset-paginated. `type` matches
+   * the topic exactly, `typePrefix` its beginning ("license."); `since` inclusive, `until` exclusive
+   * on created_at; `productId` the payload's data.product_id.
+   */
+  listEvents(filter: EventFilter): Promise<{ items: OutboxMessage[]; nextCursor: string | null }>;
+}
+
+export interface EventFilter {
+  type?: string;
+  typePrefix?: string;
+  since?: Date;
+  until?: Date;
+  productId?: string;
+  cursor?: string;
+  limit: number;
 }
 
 export interface EmailFilter {

@@ -1,7 +1,8 @@
 // The delivery loop of the outbox (the deliver-outbox job pass): claim due messages whose kind has a
 // handler, hand each to it, then mark it sent (or logged) or schedule a retry (domain.ts); a permanent
-// failure is given up at once. Messages of kinds with no handler (webhooks arrive with a later
-// feature) stay pending, untouched.
+// failure is given up at once. Messages of kinds with no handler registered stay pending, untouched.
+// Events are handed to the webhook fan-out (modules/webhooks/handler.ts), which turns each into
+// webhook deliveries; the deliver-webhooks pass sends those.
 import type { Deps } from "../../deps";
 import { MINUTE, SECOND } from "../../shared/clock";
 import { nextAttemptAfterFailure } from "./domain";

@@ -33,6 +33,8 @@ const sessionTokens: string[] = [];
 const inviteTokens: string[] = [];
 let smtp: TestSmtpServer;
 const apiKeys: string[] = [];
+/** whsec_ secrets of webhook endpoints: shown once, stored sealed. */
+const webhookSecrets: string[] = [];
 const knownPlain: string[] = [];
 let requestCount = 0; // non-secret values that must be found (proves the search sees data)
 
@@ -70,6 +72,10 @@ async function allSecrets(): Promise<Record<string, Uint8Array | string>> {
   licenseKeys.forEach((k, i) => (out[`license key #${i}`] = k));
   sessionTokens.forEach((k, i) => (out[`session token #${i}`] = k));
   inviteTokens.forEach((k, i) => (out[`invite token #${i}`] = k));
+  webhookSecrets.forEach((k, i) => {
+    out[`webhook secret #${i}`] = k;
+    out[`webhook secret #${i} (key bytes)`] = Buffer.from(k.slice("whsec_".length), "base64");
+  });
   apiKeys.forEach((k, i) => {
     out[`API key #${i}`] = k;
     out[`API key #${i} (random part)`] = k.slice(3);
@@ -125,6 +131,14 @@ beforeAll(async () => {
   expect(minted.status).toBe(201);
   apiKeys.push(minted.json.data.key);
   expect((await call("GET", "/api/v1/admin/products", { key: minted.json.data.key })).status).toBe(200);
+
+  // A webhook endpoint (a literal public address: nothing is sent), its secret rotated once.
+  const hook = await call("POST", "/api/v1/admin/webhooks", { key: admin, body: JSON.stringify({ url: "https://93.184.216.34/in", events: ["*"], ed25519: true }) });
+  expect(hook.status).toBe(201);
+  webhookSecrets.push(hook.json.data.secret);
+  const rotated = await call("POST", `/api/v1/admin/webhooks/${hook.json.data.id}/rotate-secret`, { key: admin });
+  expect(rotated.status).toBe(200);
+  webhookSecrets.push(rotated.json.data.secret);
 
   // Rotate the token key twice: every retired seed stays in the table, sealed.
   for (let i = 0; i < 2; i++) expect((await call("POST", "/api/v1/admin/signing-keys/rotate", { key: admin })).status).toBe(200);

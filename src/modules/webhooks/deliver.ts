@@ -1,0 +1,292 @@
+// The deliver-webhooks pass: claims due deliveries (exact across nodes) and POSTs them concurrently,
+// each bounded by a connect and a total timeout, so a receiver that never answers holds up only its
+// own deliveries. Standard Webhooks headers; 2xx = delivered; 410 disables the endpoint; anything
+// else (3xx included: redirects are never followed) is retried with the outbox's backoff and given
+// up 3 days after the event; DISABLE_AFTER_CONSECUTIVE_FAILURES failures in a row disable the
+// endpoint and email the admins (through the outbox, in the same transaction).
+import http from "node:http";
+import https from "node:https";
+import { isIP } from "node:net";
+import type { Deps } from "../../deps";
+import { MINUTE, SECOND } from "../../shared/clock";
+import { SYSTEM_ACTOR } from "../../shared/actor";
+import { nextAttemptAfterFailure } from "../outbox/domain";
+import type { Effects } from "../outbox/effects";
+import { sealedEmail } from "../email/outbox";
+import { DISABLE_AFTER_CONSECUTIVE_FAILURES, previousSecretLive, signedContent, v1Signature } from "./domain";
+import type { AttemptOutcome, DisabledReason, WebhookDelivery, WebhookEndpoint } from "./repo";
+import { openSecret, v1aSignature } from "./secrets";
+import { hostOf, resolveTarget, type HostResolver } from "./ssrf";
+
+/** Time to open the TCP connection (and finish TLS) to the receiver. */
+export const CONNECT_TIMEOUT_MS = 5 * SECOND;
+/** Time for the whole exchange, from the start to the end of the response (or its first 2 KB). */
+export const TOTAL_TIMEOUT_MS = 15 * SECOND;
+/** Bytes of the response body kept in the delivery log. */
+export const RESPONSE_BODY_LIMIT = 2048;
+/** A claim keeps other nodes off a delivery this long: well past TOTAL_TIMEOUT_MS. */
+export const DELIVERY_CLAIM_MS = 2 * MINUTE;
+/** Requests in flight at once, per pass (on each node). */
+export const DELIVERY_CONCURRENCY = 50;
+/** Most deliveries one pass attempts; what is left is due for the next one. */
+export const DELIVERY_MAX_PER_PASS = 1000;
+const MAX_ERROR_LENGTH = 1000;
+export const USER_AGENT = "Keyward-Webhooks/1";
+
+export interface WebhookDeliveryCounts {
+  claimed: number;
+  delivered: number;
+  /** Failed, due again later. */
+  retried: number;
+  /** Failed for good: 410, or still failing 3 days after the event. */
+  failed: number;
+  /** Endpoints this pass disabled (410 or too many failures in a row). */
+  disabled: number;
+  /** Attempted, but the claim had expired and another claim took the delivery meanwhile. */
+  lost: number;
+}
+
+export interface PostResult {
+  status: number;
+  body: string;
+  latencyMs: number;
+}
+
+export interface PostOptions {
+  allowPrivate: boolean;
+  resolve: HostResolver;
+  connectTimeoutMs: number;
+  totalTimeoutMs: number;
+  /** deps.clock.monotonicMs: measures the latency. */
+  monotonicMs: () => number;
+}
+
+/**
+ * POSTs `body` to `url` once. The host is resolved and every address checked (ssrf.ts); the
+ * connection goes to the first checked address (the lookup is pinned, so DNS cannot answer
+ * differently at connect time). Never follows a redirect. Rejects on a refused target, a network
+ * failure or a timeout.
+ */
+export async function postWebhook(url: URL, body: string, headers: Record<string, string>, opts: PostOptions): Promise<PostResult> {
+  const addresses = await resolveTarget(url, { allowPrivate: opts.allowPrivate, resolve: opts.resolve });
+  const address = addresses[0]!;
+  const family = isIP(address) === 6 ? 6 : 4;
+  const started = opts.monotonicMs();
+  const client = url.protocol === "https:" ? https : http;
+  return await new Promise<PostResult>((resolve, reject) => {
+    let settled = false;
+    const timers: ReturnType<typeof setTimeout>[] = [];
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      fn();
+    };
+    const req = client.request(
+      {
+        protocol: url.protocol,
+        hostname: hostOf(url),
+        port: url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        method: "POST",
+        agent: false,
+        headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "user-agent": USER_AGENT },
+        lookup: ((_host: string, options: { all?: boolean } | undefined, cb: (...args: unknown[]) => void) => {
+          if (options?.all) cb(null, [{ address, family }]);
+          else cb(null, address, family);
+        }) as never,
+      },
+      (res) => {
+        const latencyMs = Math.round(opts.monotonicMs() - started);
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const done = () =>
+          finish(() => {
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString("utf8"), latencyMs });
+            res.destroy();
+          });
+        res.on("data", (chunk: Buffer) => {
+          if (size < RESPONSE_BODY_LIMIT) chunks.push(chunk);
+          size += chunk.length;
+          if (size >= RESPONSE_BODY_LIMIT) done();
+        });
+        res.on("end", done);
+        res.on("error", (e) => finish(() => reject(e)));
+      },
+    );
+    const fail = (message: string) => () => finish(() => {
+      req.destroy();
+      reject(new Error(message));
+    });
+    timers.push(setTimeout(fail(`connect timeout after ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs));
+    timers.push(setTimeout(fail(`timeout after ${opts.totalTimeoutMs} ms`), opts.totalTimeoutMs));
+    req.on("socket", (socket) => {
+      const connected = () => clearTimeout(timers[0]);
+      if (!socket.connecting) connected();
+      socket.once(url.protocol === "https:" ? "secureConnect" : "connect", connected);
+    });
+    req.on("error", (e) => finish(() => reject(e)));
+    req.end(body);
+  });
+}
+
+/** Standard Webhooks headers of one attempt: `webhook-signature` holds every live signature, space-separated. */
+export function signatureHeaders(
+  deps: Pick<Deps, "secrets">,
+  endpoint: WebhookEndpoint,
+  delivery: Pick<WebhookDelivery, "id" | "body">,
+  now: Date,
+): Record<string, string> {
+  const timestamp = Math.floor(now.getTime() / 1000);
+  const content = signedContent(delivery.id, timestamp, delivery.body);
+  const signatures = [v1Signature(openSecret(deps.secrets, endpoint.id, endpoint.secretEncrypted), content)];
+  if (previousSecretLive(endpoint, now)) signatures.push(v1Signature(openSecret(deps.secrets, endpoint.id, endpoint.previousSecretEncrypted!), content));
+  if (endpoint.signingKeyEncrypted) signatures.push(v1aSignature(deps.secrets, endpoint.id, endpoint.signingKeyEncrypted, content));
+  return { "webhook-id": delivery.id, "webhook-timestamp": String(timestamp), "webhook-signature": signatures.join(" ") };
+}
+
+/** Every admin's address: users with the admin role and ADMIN_EMAILS, deduplicated. */
+export async function adminRecipients(deps: Pick<Deps, "repos" | "config">): Promise<string[]> {
+  const out = new Set(deps.config.adminEmails.map((e) => e.toLowerCase()));
+  let cursor: string | undefined;
+  for (let i = 0; i < 100; i++) {
+    const page = await deps.repos.users.list({ role: "admin", cursor, limit: 200 });
+    for (const u of page.items) out.add(u.email.toLowerCase());
+    if (!page.nextCursor) break;
+    cursor = page.nextCursor;
+  }
+  return [...out].sort();
+}
+
+/** The audit row and the admins' emails of an endpoint the delivery loop disabled. */
+export function disableEffects(
+  deps: Pick<Deps, "secrets">,
+  endpoint: WebhookEndpoint,
+  reason: DisabledReason,
+  recipients: readonly string[],
+  at: Date,
+): Effects {
+  let host: string;
+  try {
+    host = new URL(endpoint.url).host;
+  } catch {
+    host = "an endpoint";
+  }
+  const data = { endpoint_id: endpoint.id, url_host: host, description: endpoint.description, reason, failures: DISABLE_AFTER_CONSECUTIVE_FAILURES };
+  return {
+    audit: {
+      actor: SYSTEM_ACTOR,
+      action: "webhook.auto_disable",
+      entityType: "webhook_endpoint",
+      entityId: endpoint.id,
+      productId: endpoint.productId,
+      changes: { reason },
+      at,
+    },
+    emails: recipients.map((to) => sealedEmail(deps.secrets, { template: "webhook_disabled", to, at, data })),
+  };
+}
+
+type PassDeps = Pick<Deps, "repos" | "clock" | "config" | "logger" | "secrets" | "resolveHost" | "outboxNudge">;
+
+export async function deliverWebhooks(
+  deps: PassDeps,
+  opts: { random?: () => number; connectTimeoutMs?: number; totalTimeoutMs?: number; concurrency?: number; maxPerPass?: number } = {},
+): Promise<WebhookDeliveryCounts> {
+  const random = opts.random ?? Math.random;
+  const concurrency = Math.max(1, opts.concurrency ?? DELIVERY_CONCURRENCY);
+  const maxPerPass = opts.maxPerPass ?? DELIVERY_MAX_PER_PASS;
+  // Claim again once this many slots are free: not one by one, yet without waiting for the slowest
+  // request of the previous claim (a receiver that never answers holds only its own slot).
+  const refillAt = Math.max(1, Math.floor(concurrency / 5));
+  const post: PostOptions = {
+    allowPrivate: deps.config.webhookAllowPrivate,
+    resolve: deps.resolveHost,
+    connectTimeoutMs: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    totalTimeoutMs: opts.totalTimeoutMs ?? TOTAL_TIMEOUT_MS,
+    monotonicMs: () => deps.clock.monotonicMs(),
+  };
+  const counts: WebhookDeliveryCounts = { claimed: 0, delivered: 0, retried: 0, failed: 0, disabled: 0, lost: 0 };
+  const start = deps.clock.now();
+  const baseMs = deps.config.webhookRetryBaseSeconds * SECOND;
+  const endpoints = new Map<string, Promise<WebhookEndpoint | null>>();
+  let recipients: Promise<string[]> | null = null;
+  let wroteEmail = false;
+
+  const deliverOne = async (d: WebhookDelivery) => {
+    let endpoint = endpoints.get(d.endpointId);
+    if (!endpoint) endpoints.set(d.endpointId, (endpoint = deps.repos.webhooks.getEndpoint(d.endpointId)));
+    const e = await endpoint;
+    if (!e) return; // deleted meanwhile (its deliveries go with it)
+    const at = deps.clock.now();
+    let outcome: AttemptOutcome;
+    try {
+      const headers = signatureHeaders(deps, e, d, at);
+      const res = await postWebhook(new URL(e.url), d.body, headers, post);
+      const base = { at, responseCode: res.status, latencyMs: res.latencyMs, responseBody: res.body };
+      if (res.status >= 200 && res.status < 300) outcome = { ...base, result: "delivered", nextAttemptAt: null, error: null, disable: null };
+      else if (res.status === 410) outcome = { ...base, result: "failed", nextAttemptAt: null, error: "HTTP 410 Gone: the endpoint is disabled", disable: "gone" };
+      else {
+        const next = nextAttemptAfterFailure(d.createdAt, d.attempts + 1, at, baseMs, random);
+        const error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status}: redirects are not followed` : `HTTP ${res.status}`;
+        outcome = { ...base, result: next ? "retry" : "failed", nextAttemptAt: next, error, disable: null };
+      }
+    } catch (err) {
+      const next = nextAttemptAfterFailure(d.createdAt, d.attempts + 1, at, baseMs, random);
+      const error = (err instanceof Error ? err.message : String(err)).slice(0, MAX_ERROR_LENGTH);
+      outcome = { at, result: next ? "retry" : "failed", nextAttemptAt: next, responseCode: null, latencyMs: null, responseBody: null, error, disable: null };
+    }
+    const admins = outcome.result === "delivered" ? [] : await (recipients ??= adminRecipients(deps));
+    const settled = await deps.repos.webhooks.settleDelivery({
+      id: d.id,
+      claim: d.nextAttemptAt,
+      outcome,
+      failureThreshold: DISABLE_AFTER_CONSECUTIVE_FAILURES,
+      disableEffects: (reason) => disableEffects(deps, e, reason, admins, outcome.at),
+    });
+    if (!settled.settled) {
+      counts.lost += 1;
+      return;
+    }
+    if (outcome.result === "delivered") counts.delivered += 1;
+    else if (outcome.result === "retry") counts.retried += 1;
+    else counts.failed += 1;
+    if (outcome.result !== "delivered") {
+      deps.logger.warn("webhook delivery failed", { delivery_id: d.id, endpoint_id: e.id, attempts: d.attempts + 1, error: outcome.error, gave_up: outcome.result === "failed" });
+    }
+    if (settled.disabled) {
+      counts.disabled += 1;
+      if (admins.length > 0) wroteEmail = true;
+      deps.logger.warn("webhook endpoint disabled", { endpoint_id: e.id, reason: settled.disabled });
+    }
+  };
+
+  // A rolling pool: up to `concurrency` requests in flight, each bounded by its own timeouts; more
+  // due deliveries are claimed as slots free up, until none is due or the pass has done enough.
+  const inFlight = new Set<Promise<void>>();
+  let exhausted = false;
+  // A failure of the loop itself (the database); requests already in flight still finish first.
+  let failure: unknown = null;
+  while (!exhausted || inFlight.size > 0) {
+    const room = Math.min(concurrency - inFlight.size, maxPerPass - counts.claimed);
+    if (!exhausted && failure === null && room > 0 && (room >= refillAt || inFlight.size === 0)) {
+      const claimed = await deps.repos.webhooks.claimDueDeliveries({ now: start, limit: room, leaseUntil: new Date(deps.clock.nowMs() + DELIVERY_CLAIM_MS) });
+      counts.claimed += claimed.length;
+      if (claimed.length < room || counts.claimed >= maxPerPass) exhausted = true;
+      for (const d of claimed) {
+        const p: Promise<void> = deliverOne(d)
+          .catch((e) => void (failure ??= e))
+          .finally(() => inFlight.delete(p));
+        inFlight.add(p);
+      }
+      continue;
+    }
+    if (inFlight.size === 0) break;
+    await Promise.race(inFlight);
+    if (failure !== null) exhausted = true;
+  }
+  if (failure !== null) throw failure;
+  // The admins' emails wait in the outbox: deliver them soon.
+  if (wroteEmail) deps.outboxNudge.nudge();
+  return counts;
+}

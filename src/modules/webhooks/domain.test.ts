@@ -1,0 +1,50 @@
+import { describe, expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
+import { endpointWants, eventProductId, filterProblem, matchesFilters, previousSecretLive, v1Signature } from "./domain";
+
+describe("filters", () => {
+  test("exact, prefix and * match; nothing else does", () => {
+    expect(matchesFilters(["license.*"], "license.revoked")).toBe(true);
+    expect(matchesFilters(["license.*"], "licenses.revoked")).toBe(false);
+    expect(matchesFilters(["release.published"], "release.published")).toBe(true);
+    expect(matchesFilters(["release.published"], "release.yanked")).toBe(false);
+    expect(matchesFilters(["*"], "quota.warning")).toBe(true);
+    expect(matchesFilters([], "quota.warning")).toBe(false);
+  });
+
+  test("only known types and families are accepted", () => {
+    expect(filterProblem("*")).toBeNull();
+    expect(filterProblem("license.*")).toBeNull();
+    expect(filterProblem("floating.checked_out")).toBeNull();
+    expect(filterProblem("webhook.test")).toBeNull();
+    expect(filterProblem("license.exploded")).toContain("unknown event type");
+    expect(filterProblem("widgets.*")).toContain("no event type starts with");
+    expect(filterProblem("License.*")).toContain("is not an event type");
+    expect(filterProblem("license.**")).toContain("is not an event type");
+  });
+
+  test("a product-scoped endpoint wants only its product's events; a disabled one none", () => {
+    const e = { enabled: true, events: ["*"], productId: "p1" };
+    expect(endpointWants(e, "license.created", "p1")).toBe(true);
+    expect(endpointWants(e, "license.created", "p2")).toBe(false);
+    expect(endpointWants(e, "license.created", null)).toBe(false);
+    expect(endpointWants({ ...e, productId: null }, "license.created", null)).toBe(true);
+    expect(endpointWants({ ...e, enabled: false }, "license.created", "p1")).toBe(false);
+    expect(eventProductId({ type: "x", data: { product_id: "p9" } })).toBe("p9");
+    expect(eventProductId({ data: {} })).toBeNull();
+  });
+});
+
+test("v1 is base64 HMAC-SHA256 of id.timestamp.body under the whsec_ key bytes", () => {
+  const key = Buffer.alloc(24, 7);
+  const secret = `whsec_${key.toString("base64")}`;
+  const expected = createHmac("sha256", key).update("msg_1.1700000000.{}").digest("base64");
+  expect(v1Signature(secret, "msg_1.1700000000.{}")).toBe(`v1,${expected}`);
+});
+
+test("the previous secret signs until its expiry only", () => {
+  const e = { previousSecretEncrypted: "v1.x", previousSecretExpiresAt: new Date("2026-11-22T08:00:00Z") };
+  expect(previousSecretLive(e, new Date("2026-11-22T07:59:59Z"))).toBe(true);
+  expect(previousSecretLive(e, new Date("2026-11-22T08:00:00Z"))).toBe(false);
+  expect(previousSecretLive({ previousSecretEncrypted: null, previousSecretExpiresAt: null }, new Date())).toBe(false);
+});

@@ -1,0 +1,54 @@
+// The outbox handler of kind `event`: fans an event out into one pending delivery per enabled
+// endpoint that wants it (a matching filter; its product when the endpoint is scoped to one), in
+// one statement. The deliver-webhooks pass (deliver.ts) then sends them. Handing the same event over
+// twice (the outbox delivers at least once) adds nothing: one delivery per (event, endpoint).
+import type { Deps } from "../../deps";
+import { newId } from "../../shared/ids";
+import type { OutboxHandler } from "../outbox/handlers";
+import type { OutboxMessage } from "../outbox/repo";
+import { endpointWants, eventProductId } from "./domain";
+import type { WebhookDelivery } from "./repo";
+
+/** The Standard Webhooks body of an event message, keys in the documented order: `{type, timestamp, data}`. */
+export function eventBody(m: Pick<OutboxMessage, "topic" | "payload" | "createdAt">): string {
+  const p = (m.payload && typeof m.payload === "object" ? m.payload : {}) as Record<string, unknown>;
+  return JSON.stringify({
+    type: typeof p.type === "string" ? p.type : m.topic,
+    timestamp: typeof p.timestamp === "string" ? p.timestamp : m.createdAt.toISOString(),
+    data: p.data ?? {},
+  });
+}
+
+/** A new pending delivery, due at `at`. */
+export function newDelivery(input: { endpointId: string; eventId: string | null; eventType: string; body: string; at: Date }): WebhookDelivery {
+  return {
+    id: newId(),
+    endpointId: input.endpointId,
+    eventId: input.eventId,
+    eventType: input.eventType,
+    body: input.body,
+    status: "pending",
+    attempts: 0,
+    nextAttemptAt: input.at,
+    lastAttemptAt: null,
+    lastResponseCode: null,
+    lastLatencyMs: null,
+    lastResponseBody: null,
+    lastError: null,
+    createdAt: input.at,
+    deliveredAt: null,
+  };
+}
+
+export function createWebhookFanOut(deps: Pick<Deps, "repos" | "clock" | "outboxNudge">): OutboxHandler {
+  return async (m) => {
+    const productId = eventProductId(m.payload);
+    const endpoints = (await deps.repos.webhooks.listEnabledEndpoints()).filter((e) => endpointWants(e, m.topic, productId));
+    if (endpoints.length === 0) return;
+    const body = eventBody(m);
+    const at = deps.clock.now();
+    const added = await deps.repos.webhooks.addDeliveries(endpoints.map((e) => newDelivery({ endpointId: e.id, eventId: m.id, eventType: m.topic, body, at })));
+    // Deliver soon rather than at the next minute's deliver-webhooks slot (a no-op without the scheduler).
+    if (added > 0) deps.outboxNudge.nudge();
+  };
+}

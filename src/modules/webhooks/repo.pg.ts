@@ -1,0 +1,171 @@
+import { and, asc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import type { PgExecutor, PgHandle } from "../../db/pg";
+import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { webhookDeliveries, webhookEndpoints } from "../../db/schema-pg";
+import { writeEffectsPg } from "../outbox/write.pg";
+import type { DisabledReason, Page, WebhookDelivery, WebhookEndpoint, WebhookRepo } from "./repo";
+
+type EndpointRow = typeof webhookEndpoints.$inferSelect;
+const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({ ...r, disabledReason: r.disabledReason as DisabledReason | null });
+const toDelivery = (r: typeof webhookDeliveries.$inferSelect): WebhookDelivery => r as WebhookDelivery;
+/** Ids compared in byte order (SQLite's text comparison), whatever the database collation. */
+const bytes = (col: typeof webhookEndpoints.id | typeof webhookDeliveries.id) => sql`${col} COLLATE "C"`;
+const byAge = (a: WebhookDelivery, b: WebhookDelivery) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function page<T extends { createdAt: Date; id: string }>(rows: T[], limit: number): Page<T> {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+}
+
+export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
+  const { db } = handle;
+  const getEndpoint = async (id: string) => {
+    const [r] = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id));
+    return r ? toEndpoint(r) : null;
+  };
+  const getDelivery = async (id: string) => {
+    const [r] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id));
+    return r ? toDelivery(r) : null;
+  };
+  return {
+    async createEndpoint(endpoint, effects) {
+      return await db.transaction(async (tx) => {
+        const [row] = await tx.insert(webhookEndpoints).values(endpoint).returning();
+        await writeEffectsPg(tx, effects);
+        return toEndpoint(row!);
+      });
+    },
+    getEndpoint,
+    async listEndpoints(f) {
+      const where: SQL[] = [];
+      if (f.productId !== undefined) where.push(eq(webhookEndpoints.productId, f.productId));
+      if (f.cursor) {
+        const c = decodeCursor(f.cursor);
+        const at = new Date(c.t);
+        where.push(or(lt(webhookEndpoints.createdAt, at), and(eq(webhookEndpoints.createdAt, at), sql`${bytes(webhookEndpoints.id)} < ${c.id}`))!);
+      }
+      const rows = await db
+        .select()
+        .from(webhookEndpoints)
+        .where(and(...where))
+        .orderBy(sql`${webhookEndpoints.createdAt} DESC`, sql`${bytes(webhookEndpoints.id)} DESC`)
+        .limit(f.limit + 1);
+      return page(rows.map(toEndpoint), f.limit);
+    },
+    async listEnabledEndpoints() {
+      const rows = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.enabled, true)).orderBy(bytes(webhookEndpoints.id));
+      return rows.map(toEndpoint);
+    },
+    async updateEndpoint(id, changes, effects) {
+      return await db.transaction(async (tx) => {
+        const [row] = await tx.update(webhookEndpoints).set(changes).where(eq(webhookEndpoints.id, id)).returning();
+        if (!row) return null;
+        await writeEffectsPg(tx, effects);
+        return toEndpoint(row);
+      });
+    },
+    async deleteEndpoint(id, effects) {
+      return await db.transaction(async (tx) => {
+        const done = await tx.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id)).returning({ id: webhookEndpoints.id });
+        if (done.length === 0) return false;
+        await writeEffectsPg(tx, effects);
+        return true;
+      });
+    },
+    async addDeliveries(rows, effects) {
+      const insert = async (tx: PgExecutor) =>
+        rows.length === 0 ? 0 : (await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id })).length;
+      if (!effects) return await insert(db);
+      return await db.transaction(async (tx) => {
+        const added = await insert(tx);
+        await writeEffectsPg(tx, effects);
+        return added;
+      });
+    },
+    getDelivery,
+    async listDeliveries(f) {
+      const where: SQL[] = [eq(webhookDeliveries.endpointId, f.endpointId)];
+      if (f.status) where.push(eq(webhookDeliveries.status, f.status));
+      if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
+      if (f.cursor) {
+        const c = decodeCursor(f.cursor);
+        const at = new Date(c.t);
+        where.push(or(lt(webhookDeliveries.createdAt, at), and(eq(webhookDeliveries.createdAt, at), sql`${bytes(webhookDeliveries.id)} < ${c.id}`))!);
+      }
+      const rows = await db
+        .select()
+        .from(webhookDeliveries)
+        .where(and(...where))
+        .orderBy(sql`${webhookDeliveries.createdAt} DESC`, sql`${bytes(webhookDeliveries.id)} DESC`)
+        .limit(f.limit + 1);
+      return page(rows.map(toDelivery), f.limit);
+    },
+    async claimDueDeliveries({ now, limit, leaseUntil }) {
+      if (limit <= 0) return [];
+      // One statement: the subquery locks the due rows it picks and skips rows another node is
+      // claiming right now (FOR UPDATE OF … SKIP LOCKED); the update moves them out of "due" before
+      // the locks are released, so a later claim does not see them either.
+      const due = db
+        .select({ id: webhookDeliveries.id })
+        .from(webhookDeliveries)
+        .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+        .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now), eq(webhookEndpoints.enabled, true)))
+        .orderBy(asc(webhookDeliveries.nextAttemptAt), bytes(webhookDeliveries.id))
+        .limit(limit)
+        .for("update", { of: webhookDeliveries, skipLocked: true });
+      const claimed = await db.update(webhookDeliveries).set({ nextAttemptAt: leaseUntil }).where(inArray(webhookDeliveries.id, due)).returning();
+      return claimed.map(toDelivery).sort(byAge);
+    },
+    async settleDelivery({ id, claim, outcome, failureThreshold, disableEffects }) {
+      return await db.transaction(async (tx) => {
+        const [settled] = await tx
+          .update(webhookDeliveries)
+          .set({
+            status: outcome.result === "retry" ? "pending" : outcome.result,
+            attempts: sql`${webhookDeliveries.attempts} + 1`,
+            lastAttemptAt: outcome.at,
+            lastResponseCode: outcome.responseCode,
+            lastLatencyMs: outcome.latencyMs,
+            lastResponseBody: outcome.responseBody,
+            lastError: outcome.error,
+            ...(outcome.result === "retry" && outcome.nextAttemptAt ? { nextAttemptAt: outcome.nextAttemptAt } : {}),
+            ...(outcome.result === "delivered" ? { deliveredAt: outcome.at } : {}),
+          })
+          .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.nextAttemptAt, claim)))
+          .returning({ endpointId: webhookDeliveries.endpointId });
+        if (!settled) return { settled: false, disabled: null };
+        if (outcome.result === "delivered") {
+          await tx.update(webhookEndpoints).set({ consecutiveFailures: 0 }).where(eq(webhookEndpoints.id, settled.endpointId));
+          return { settled: true, disabled: null };
+        }
+        // The increment locks the endpoint row until commit: concurrent failures count one by one.
+        const [counted] = await tx
+          .update(webhookEndpoints)
+          .set({ consecutiveFailures: sql`${webhookEndpoints.consecutiveFailures} + 1` })
+          .where(eq(webhookEndpoints.id, settled.endpointId))
+          .returning({ failures: webhookEndpoints.consecutiveFailures });
+        if (!counted) return { settled: true, disabled: null };
+        const reason: DisabledReason | null = outcome.disable === "gone" ? "gone" : counted.failures >= failureThreshold ? "failures" : null;
+        if (!reason) return { settled: true, disabled: null };
+        // Conditional: of several nodes reaching the threshold, only the one that flips it writes the effects.
+        const flipped = await tx
+          .update(webhookEndpoints)
+          .set({ enabled: false, disabledReason: reason, disabledAt: outcome.at, updatedAt: outcome.at })
+          .where(and(eq(webhookEndpoints.id, settled.endpointId), eq(webhookEndpoints.enabled, true)))
+          .returning({ id: webhookEndpoints.id });
+        if (flipped.length === 0) return { settled: true, disabled: null };
+        await writeEffectsPg(tx, disableEffects(reason));
+        return { settled: true, disabled: reason };
+      });
+    },
+    async redeliver(id, now, effects) {
+      return await db.transaction(async (tx) => {
+        const [row] = await tx.update(webhookDeliveries).set({ status: "pending", nextAttemptAt: now }).where(eq(webhookDeliveries.id, id)).returning();
+        if (!row) return null;
+        await writeEffectsPg(tx, effects);
+        return toDelivery(row);
+      });
+    },
+  };
+}

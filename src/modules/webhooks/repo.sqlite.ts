@@ -1,0 +1,178 @@
+import { and, asc, desc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { immediate, lift, type DbHandle } from "../../db/client";
+import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import { writeEffects } from "../outbox/write.sqlite";
+import type { DisabledReason, Page, WebhookDelivery, WebhookEndpoint, WebhookRepo } from "./repo";
+
+type EndpointRow = typeof webhookEndpoints.$inferSelect;
+const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({ ...r, disabledReason: r.disabledReason as DisabledReason | null });
+const toDelivery = (r: typeof webhookDeliveries.$inferSelect): WebhookDelivery => r as WebhookDelivery;
+
+/** Newest-first keyset page over (created_at, id). */
+function page<T extends { createdAt: Date; id: string }>(rows: T[], limit: number): Page<T> {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+}
+
+export function createWebhookRepo(handle: DbHandle): WebhookRepo {
+  const { db } = handle;
+  const getEndpoint = (id: string) => {
+    const r = db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)).get();
+    return r ? toEndpoint(r) : null;
+  };
+  const getDelivery = (id: string) => {
+    const r = db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get();
+    return r ? toDelivery(r) : null;
+  };
+  return {
+    async createEndpoint(endpoint, effects) {
+      return immediate(handle, () => {
+        db.insert(webhookEndpoints).values(endpoint).run();
+        writeEffects(db, effects);
+        return getEndpoint(endpoint.id)!;
+      });
+    },
+    getEndpoint: lift(getEndpoint),
+    async listEndpoints(f) {
+      const where: SQL[] = [];
+      if (f.productId !== undefined) where.push(eq(webhookEndpoints.productId, f.productId));
+      if (f.cursor) {
+        const c = decodeCursor(f.cursor);
+        const at = new Date(c.t);
+        where.push(or(lt(webhookEndpoints.createdAt, at), and(eq(webhookEndpoints.createdAt, at), lt(webhookEndpoints.id, c.id)))!);
+      }
+      const rows = db
+        .select()
+        .from(webhookEndpoints)
+        .where(and(...where))
+        .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
+        .limit(f.limit + 1)
+        .all()
+        .map(toEndpoint);
+      return page(rows, f.limit);
+    },
+    async listEnabledEndpoints() {
+      return db.select().from(webhookEndpoints).where(eq(webhookEndpoints.enabled, true)).orderBy(asc(webhookEndpoints.id)).all().map(toEndpoint);
+    },
+    async updateEndpoint(id, changes, effects) {
+      return immediate(handle, () => {
+        const done = db.update(webhookEndpoints).set(changes).where(eq(webhookEndpoints.id, id)).returning({ id: webhookEndpoints.id }).all();
+        if (done.length === 0) return null;
+        writeEffects(db, effects);
+        return getEndpoint(id);
+      });
+    },
+    async deleteEndpoint(id, effects) {
+      return immediate(handle, () => {
+        const done = db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id)).returning({ id: webhookEndpoints.id }).all();
+        if (done.length === 0) return false;
+        writeEffects(db, effects);
+        return true;
+      });
+    },
+    async addDeliveries(rows, effects) {
+      return immediate(handle, () => {
+        const added = rows.length === 0 ? 0 : db.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id }).all().length;
+        if (effects) writeEffects(db, effects);
+        return added;
+      });
+    },
+    getDelivery: lift(getDelivery),
+    async listDeliveries(f) {
+      const where: SQL[] = [eq(webhookDeliveries.endpointId, f.endpointId)];
+      if (f.status) where.push(eq(webhookDeliveries.status, f.status));
+      if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
+      if (f.cursor) {
+        const c = decodeCursor(f.cursor);
+        const at = new Date(c.t);
+        where.push(or(lt(webhookDeliveries.createdAt, at), and(eq(webhookDeliveries.createdAt, at), lt(webhookDeliveries.id, c.id)))!);
+      }
+      const rows = db
+        .select()
+        .from(webhookDeliveries)
+        .where(and(...where))
+        .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+        .limit(f.limit + 1)
+        .all()
+        .map(toDelivery);
+      return page(rows, f.limit);
+    },
+    async claimDueDeliveries({ now, limit, leaseUntil }) {
+      if (limit <= 0) return [];
+      // IMMEDIATE: the write lock is taken before the read, so two processes never pick the same rows.
+      return immediate(handle, () => {
+        const due = db
+          .select({ id: webhookDeliveries.id })
+          .from(webhookDeliveries)
+          .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+          .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now), eq(webhookEndpoints.enabled, true)))
+          .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
+          .limit(limit)
+          .all()
+          .map((r) => r.id);
+        if (due.length === 0) return [];
+        const claimed = db.update(webhookDeliveries).set({ nextAttemptAt: leaseUntil }).where(inArray(webhookDeliveries.id, due)).returning().all().map(toDelivery);
+        return claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      });
+    },
+    async settleDelivery({ id, claim, outcome, failureThreshold, disableEffects }) {
+      return immediate(handle, () => {
+        const done = db
+          .update(webhookDeliveries)
+          .set({
+            status: outcome.result === "retry" ? "pending" : outcome.result,
+            attempts: sql`${webhookDeliveries.attempts} + 1`,
+            lastAttemptAt: outcome.at,
+            lastResponseCode: outcome.responseCode,
+            lastLatencyMs: outcome.latencyMs,
+            lastResponseBody: outcome.responseBody,
+            lastError: outcome.error,
+            ...(outcome.result === "retry" && outcome.nextAttemptAt ? { nextAttemptAt: outcome.nextAttemptAt } : {}),
+            ...(outcome.result === "delivered" ? { deliveredAt: outcome.at } : {}),
+          })
+          .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.nextAttemptAt, claim)))
+          .returning({ endpointId: webhookDeliveries.endpointId })
+          .all();
+        const settled = done[0];
+        if (!settled) return { settled: false, disabled: null };
+        if (outcome.result === "delivered") {
+          db.update(webhookEndpoints).set({ consecutiveFailures: 0 }).where(eq(webhookEndpoints.id, settled.endpointId)).run();
+          return { settled: true, disabled: null };
+        }
+        const [counted] = db
+          .update(webhookEndpoints)
+          .set({ consecutiveFailures: sql`${webhookEndpoints.consecutiveFailures} + 1` })
+          .where(eq(webhookEndpoints.id, settled.endpointId))
+          .returning({ failures: webhookEndpoints.consecutiveFailures })
+          .all();
+        if (!counted) return { settled: true, disabled: null };
+        const reason: DisabledReason | null = outcome.disable === "gone" ? "gone" : counted.failures >= failureThreshold ? "failures" : null;
+        if (!reason) return { settled: true, disabled: null };
+        const flipped = db
+          .update(webhookEndpoints)
+          .set({ enabled: false, disabledReason: reason, disabledAt: outcome.at, updatedAt: outcome.at })
+          .where(and(eq(webhookEndpoints.id, settled.endpointId), eq(webhookEndpoints.enabled, true)))
+          .returning({ id: webhookEndpoints.id })
+          .all();
+        if (flipped.length === 0) return { settled: true, disabled: null };
+        writeEffects(db, disableEffects(reason));
+        return { settled: true, disabled: reason };
+      });
+    },
+    async redeliver(id, now, effects) {
+      return immediate(handle, () => {
+        const done = db
+          .update(webhookDeliveries)
+          .set({ status: "pending", nextAttemptAt: now })
+          .where(eq(webhookDeliveries.id, id))
+          .returning({ id: webhookDeliveries.id })
+          .all();
+        if (done.length === 0) return null;
+        writeEffects(db, effects);
+        return getDelivery(id);
+      });
+    },
+  };
+}

@@ -1,0 +1,246 @@
+// WebhookRepo on every engine: endpoints with their effects, fan-out inserts that are idempotent per
+// (event, endpoint), claims of due deliveries that are exact across nodes, fenced settlement with the
+// endpoint's failure count and a disable that only one caller performs (and whose effects only it
+// writes), redelivery.
+import { afterEach, expect, test } from "bun:test";
+import type { AttemptOutcome, WebhookDelivery, WebhookEndpoint, WebhookRepo } from "../../src/modules/webhooks/repo";
+import { createWebhookRepoPg } from "../../src/modules/webhooks/repo.pg";
+import type { Repos } from "../../src/deps";
+import { SYSTEM_ACTOR } from "../../src/shared/actor";
+import { newId } from "../../src/shared/ids";
+import { forEachEngine, type Opened } from "./harness";
+import { repoFor } from "./repos";
+import { seedProduct } from "./seed";
+import { morePools } from "./support-pg";
+
+const T0 = new Date("2026-11-21T08:00:00.000Z");
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const MIN = 60_000;
+
+function endpointRow(over: Partial<WebhookEndpoint> = {}): WebhookEndpoint {
+  return {
+    id: newId(),
+    url: "https://hooks.example.com/in",
+    description: "",
+    events: ["license.*"],
+    enabled: true,
+    productId: null,
+    secretEncrypted: "v1.sealed.secret",
+    previousSecretEncrypted: null,
+    previousSecretExpiresAt: null,
+    signingKeyEncrypted: null,
+    signingPublicKey: null,
+    consecutiveFailures: 0,
+    disabledReason: null,
+    disabledAt: null,
+    createdAt: T0,
+    updatedAt: T0,
+    ...over,
+  };
+}
+
+function deliveryRow(endpointId: string, over: Partial<WebhookDelivery> = {}): WebhookDelivery {
+  return {
+    id: newId(),
+    endpointId,
+    eventId: newId(),
+    eventType: "license.created",
+    body: '{"type":"license.created","timestamp":"2026-11-21T08:00:00.000Z","data":{}}',
+    status: "pending",
+    attempts: 0,
+    nextAttemptAt: T0,
+    lastAttemptAt: null,
+    lastResponseCode: null,
+    lastLatencyMs: null,
+    lastResponseBody: null,
+    lastError: null,
+    createdAt: T0,
+    deliveredAt: null,
+    ...over,
+  };
+}
+
+const auditOf = (action: string, id: string) => ({
+  audit: { actor: SYSTEM_ACTOR, action, entityType: "webhook_endpoint", entityId: id, productId: null, changes: null, at: T0 },
+});
+
+const failure = (over: Partial<AttemptOutcome> = {}): AttemptOutcome => ({
+  at: at(1000),
+  result: "retry",
+  nextAttemptAt: at(MIN),
+  responseCode: 500,
+  latencyMs: 12,
+  responseBody: "boom",
+  error: "HTTP 500",
+  disable: null,
+  ...over,
+});
+
+forEachEngine("WebhookRepo", (engine, open) => {
+  let o: Opened;
+  let repos: Repos;
+  let repo: WebhookRepo;
+  const setup = async () => {
+    o = await open();
+    repos = repoFor(o);
+    repo = repos.webhooks;
+  };
+  afterEach(() => o?.close());
+  const auditActions = async () => (await repos.audit.list({ limit: 100 })).items.map((a) => a.action).sort();
+
+  test("endpoints: create (with its audit row), get, update, list newest first with product filter and cursor, delete", async () => {
+    await setup();
+    const product = await seedProduct(o);
+    const a = await repo.createEndpoint(endpointRow({ events: ["*", "license.revoked"], signingPublicKey: "pk", signingKeyEncrypted: "v1.k" }), auditOf("webhook.create", "a"));
+    const b = await repo.createEndpoint(endpointRow({ productId: product.id, createdAt: at(1000), updatedAt: at(1000) }), auditOf("webhook.create", "b"));
+    const c = await repo.createEndpoint(endpointRow({ enabled: false, disabledReason: "manual", disabledAt: T0, createdAt: at(2000) }), auditOf("webhook.create", "c"));
+    expect(await repo.getEndpoint(a.id)).toEqual(a);
+    expect(a.events).toEqual(["*", "license.revoked"]);
+    expect(await repo.getEndpoint(newId())).toBeNull();
+    expect(await auditActions()).toEqual(["webhook.create", "webhook.create", "webhook.create"]);
+
+    const first = await repo.listEndpoints({ limit: 2 });
+    expect(first.items.map((e) => e.id)).toEqual([c.id, b.id]);
+    const rest = await repo.listEndpoints({ limit: 2, cursor: first.nextCursor! });
+    expect(rest.items.map((e) => e.id)).toEqual([a.id]);
+    expect(rest.nextCursor).toBeNull();
+    expect((await repo.listEndpoints({ limit: 10, productId: product.id })).items.map((e) => e.id)).toEqual([b.id]);
+    expect((await repo.listEnabledEndpoints()).map((e) => e.id).sort()).toEqual([a.id, b.id].sort());
+
+    const updated = await repo.updateEndpoint(a.id, { url: "https://x.example/y", events: ["release.*"], signingKeyEncrypted: null, signingPublicKey: null, updatedAt: at(5000) }, auditOf("webhook.update", a.id));
+    expect(updated).toEqual({ ...a, url: "https://x.example/y", events: ["release.*"], signingKeyEncrypted: null, signingPublicKey: null, updatedAt: at(5000) });
+    expect(await repo.updateEndpoint(newId(), { updatedAt: T0 }, auditOf("webhook.update", "none"))).toBeNull();
+
+    await repo.addDeliveries([deliveryRow(a.id)]);
+    expect(await repo.deleteEndpoint(a.id, auditOf("webhook.delete", a.id))).toBe(true);
+    expect(await repo.deleteEndpoint(a.id, auditOf("webhook.delete", a.id))).toBe(false);
+    expect((await repo.listDeliveries({ endpointId: a.id, limit: 10 })).items).toEqual([]);
+    expect(await auditActions()).toEqual(["webhook.create", "webhook.create", "webhook.create", "webhook.delete", "webhook.update"]);
+  });
+
+  test("addDeliveries inserts one delivery per (event, endpoint): a second fan-out of the same event adds nothing", async () => {
+    await setup();
+    const e1 = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "1"));
+    const e2 = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "2"));
+    const eventId = newId();
+    expect(await repo.addDeliveries([deliveryRow(e1.id, { eventId }), deliveryRow(e2.id, { eventId })])).toBe(2);
+    expect(await repo.addDeliveries([deliveryRow(e1.id, { eventId }), deliveryRow(e2.id, { eventId })])).toBe(0);
+    // Test events have no event id: each is its own delivery.
+    expect(await repo.addDeliveries([deliveryRow(e1.id, { eventId: null }), deliveryRow(e1.id, { eventId: null })], auditOf("webhook.test", e1.id))).toBe(2);
+    expect((await repo.listDeliveries({ endpointId: e1.id, limit: 10 })).items).toHaveLength(3);
+    expect(await auditActions()).toContain("webhook.test");
+    const d = deliveryRow(e2.id, { createdAt: at(1), nextAttemptAt: at(1) });
+    await repo.addDeliveries([d]);
+    expect(await repo.getDelivery(d.id)).toEqual(d);
+    expect((await repo.listDeliveries({ endpointId: e2.id, limit: 1 })).items.map((x) => x.id)).toEqual([d.id]);
+    expect((await repo.listDeliveries({ endpointId: e2.id, limit: 10, status: "delivered" })).items).toEqual([]);
+    expect((await repo.listDeliveries({ endpointId: e2.id, limit: 10, eventType: "license.created" })).items).toHaveLength(2);
+  });
+
+  test("claimDueDeliveries: due, pending, of an enabled endpoint, oldest first; the claim fences settlement", async () => {
+    await setup();
+    const on = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "on"));
+    const off = await repo.createEndpoint(endpointRow({ enabled: false }), auditOf("webhook.create", "off"));
+    const old = deliveryRow(on.id, { createdAt: at(-2000), nextAttemptAt: at(-2000) });
+    const due = deliveryRow(on.id, { createdAt: at(-1000), nextAttemptAt: at(-1000) });
+    const later = deliveryRow(on.id, { nextAttemptAt: at(MIN) });
+    const done = deliveryRow(on.id, { status: "delivered" });
+    const paused = deliveryRow(off.id);
+    await repo.addDeliveries([later, due, done, paused, old]);
+    const claimed = await repo.claimDueDeliveries({ now: T0, limit: 10, leaseUntil: at(2 * MIN) });
+    expect(claimed.map((d) => d.id)).toEqual([old.id, due.id]);
+    expect(claimed.every((d) => d.nextAttemptAt.getTime() === at(2 * MIN).getTime())).toBe(true);
+    expect(await repo.claimDueDeliveries({ now: T0, limit: 10, leaseUntil: at(2 * MIN) })).toEqual([]);
+
+    // A wrong claim records nothing.
+    const wrong = await repo.settleDelivery({ id: old.id, claim: T0, outcome: failure(), failureThreshold: 20, disableEffects: () => ({}) });
+    expect(wrong).toEqual({ settled: false, disabled: null });
+    const ok = await repo.settleDelivery({ id: old.id, claim: at(2 * MIN), outcome: failure(), failureThreshold: 20, disableEffects: () => ({}) });
+    expect(ok).toEqual({ settled: true, disabled: null });
+    expect(await repo.getDelivery(old.id)).toMatchObject({ status: "pending", attempts: 1, nextAttemptAt: at(MIN), lastAttemptAt: at(1000), lastResponseCode: 500, lastLatencyMs: 12, lastResponseBody: "boom", lastError: "HTTP 500" });
+    expect((await repo.getEndpoint(on.id))!.consecutiveFailures).toBe(1);
+
+    const delivered = await repo.settleDelivery({
+      id: due.id,
+      claim: at(2 * MIN),
+      outcome: { at: at(2000), result: "delivered", nextAttemptAt: null, responseCode: 204, latencyMs: 3, responseBody: "", error: null, disable: null },
+      failureThreshold: 20,
+      disableEffects: () => ({}),
+    });
+    expect(delivered.settled).toBe(true);
+    expect(await repo.getDelivery(due.id)).toMatchObject({ status: "delivered", attempts: 1, deliveredAt: at(2000), lastResponseCode: 204, lastError: null });
+    expect((await repo.getEndpoint(on.id))!.consecutiveFailures).toBe(0);
+    // A settled delivery cannot be settled again with the old claim.
+    expect((await repo.settleDelivery({ id: due.id, claim: at(2 * MIN), outcome: failure(), failureThreshold: 20, disableEffects: () => ({}) })).settled).toBe(false);
+
+    // A claim that outlived its lease is due again.
+    expect((await repo.claimDueDeliveries({ now: at(MIN), limit: 10, leaseUntil: at(3 * MIN) })).map((d) => d.id)).toEqual([old.id, later.id]);
+  });
+
+  test("the threshold and 410 disable the endpoint once, writing the effects only then", async () => {
+    await setup();
+    const e = await repo.createEndpoint(endpointRow({ consecutiveFailures: 1 }), auditOf("webhook.create", "e"));
+    const rows = [deliveryRow(e.id), deliveryRow(e.id), deliveryRow(e.id)];
+    await repo.addDeliveries(rows);
+    const claimed = await repo.claimDueDeliveries({ now: T0, limit: 10, leaseUntil: at(MIN) });
+    expect(claimed).toHaveLength(3);
+    const disableEffects = (reason: string) => auditOf(`webhook.auto_disable.${reason}`, e.id);
+    // Two failures in parallel reach the threshold of 3 (1 + 2): exactly one call disables it.
+    const results = await Promise.all(claimed.slice(0, 2).map((d) => repo.settleDelivery({ id: d.id, claim: d.nextAttemptAt, outcome: failure(), failureThreshold: 3, disableEffects })));
+    expect(results.map((r) => r.disabled).filter(Boolean)).toEqual(["failures"]);
+    expect(await repo.getEndpoint(e.id)).toMatchObject({ enabled: false, disabledReason: "failures", disabledAt: at(1000), consecutiveFailures: 3 });
+    // Already disabled: a 410 now records the attempt but disables (and writes) nothing more.
+    const gone = await repo.settleDelivery({ id: claimed[2]!.id, claim: claimed[2]!.nextAttemptAt, outcome: failure({ result: "failed", nextAttemptAt: null, responseCode: 410, disable: "gone" }), failureThreshold: 3, disableEffects });
+    expect(gone).toEqual({ settled: true, disabled: null });
+    expect(await repo.getDelivery(claimed[2]!.id)).toMatchObject({ status: "failed", attempts: 1 });
+    expect((await auditActions()).filter((a) => a.startsWith("webhook.auto_disable"))).toEqual(["webhook.auto_disable.failures"]);
+    // Paused: nothing of a disabled endpoint is claimed.
+    expect(await repo.claimDueDeliveries({ now: at(10 * MIN), limit: 10, leaseUntil: at(11 * MIN) })).toEqual([]);
+
+    const g = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "g"));
+    const d = deliveryRow(g.id);
+    await repo.addDeliveries([d]);
+    const [c] = await repo.claimDueDeliveries({ now: T0, limit: 1, leaseUntil: at(MIN) });
+    expect(await repo.settleDelivery({ id: c!.id, claim: c!.nextAttemptAt, outcome: failure({ result: "failed", nextAttemptAt: null, disable: "gone" }), failureThreshold: 20, disableEffects })).toEqual({ settled: true, disabled: "gone" });
+    expect(await repo.getEndpoint(g.id)).toMatchObject({ enabled: false, disabledReason: "gone", consecutiveFailures: 1 });
+  });
+
+  test("redeliver makes any delivery pending and due now, keeping its id and attempts", async () => {
+    await setup();
+    const e = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "e"));
+    const d = deliveryRow(e.id, { status: "failed", attempts: 4, lastError: "HTTP 500" });
+    await repo.addDeliveries([d]);
+    const again = await repo.redeliver(d.id, at(5 * MIN), auditOf("webhook.redeliver", d.id));
+    expect(again).toMatchObject({ id: d.id, status: "pending", attempts: 4, nextAttemptAt: at(5 * MIN), lastError: "HTTP 500" });
+    expect(await repo.redeliver(newId(), T0, auditOf("webhook.redeliver", "x"))).toBeNull();
+    expect((await repo.claimDueDeliveries({ now: at(5 * MIN), limit: 5, leaseUntil: at(6 * MIN) })).map((x) => x.id)).toEqual([d.id]);
+    expect(await auditActions()).toContain("webhook.redeliver");
+  });
+
+  test("three nodes claiming concurrently never get the same delivery", async () => {
+    await setup();
+    const endpoints = await Promise.all([0, 1, 2].map((i) => repo.createEndpoint(endpointRow(), auditOf("webhook.create", String(i)))));
+    const rows = Array.from({ length: 60 }, (_, i) => deliveryRow(endpoints[i % 3]!.id, { nextAttemptAt: at(i) }));
+    await repo.addDeliveries(rows);
+    const extra = engine === "postgres" ? await morePools(o, 2) : [];
+    try {
+      const nodes = engine === "postgres" ? [repo, ...extra.map((h) => createWebhookRepoPg(h))] : [repo, repo, repo];
+      const claimedBy = nodes.map(() => [] as string[]);
+      await Promise.all(
+        nodes.map(async (r, i) => {
+          for (;;) {
+            const got = await r.claimDueDeliveries({ now: at(100), limit: 4, leaseUntil: at(5 * MIN) });
+            if (got.length === 0) return;
+            claimedBy[i]!.push(...got.map((d) => d.id));
+          }
+        }),
+      );
+      const all = claimedBy.flat();
+      expect(all.length).toBe(rows.length);
+      expect(new Set(all).size).toBe(rows.length);
+      if (engine === "postgres") expect(claimedBy.filter((ids) => ids.length > 0).length).toBeGreaterThan(1);
+    } finally {
+      for (const h of extra) await h.close();
+    }
+  });
+});
