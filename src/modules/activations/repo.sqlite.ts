@@ -160,6 +160,10 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       p.touch().run({ id, at: at.getTime(), notSeenSince: notSeenSince.getTime() });
     },
     async deactivate(licenseId, identifier, effects) {
+      // An identifier that is not activated is answered from a prepared read, without a write
+      // transaction: deactivate's 404 then costs what its other failure classes cost (spec design
+      // rule 4; test/reliability/oracle.test.ts). A concurrent activation of it is simply ordered after.
+      if (!p.byIdentifier().get({ licenseId, identifier })) return false;
       return immediate(handle, () => {
         const [removed] = db
           .delete(activations)

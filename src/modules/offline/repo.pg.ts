@@ -61,13 +61,12 @@ export function createOfflineTokenRepoPg(handle: PgHandle): OfflineTokenRepo {
       });
     },
     async findForVerify(keyHash, identifier) {
-      const found = await readLicenseAccess(db, { keyHash });
-      if (!found) return null;
-      const [live] = await db
-        .select({ id: offlineActivations.id })
-        .from(offlineActivations)
-        .where(and(liveOf(found.license.id), eq(offlineActivations.identifier, identifier)));
-      return live ? found : null;
+      // Verify's miss path: one statement that costs the same whether the key, the license or the
+      // activation is missing (spec design rule 4), as on SQLite.
+      const [live] = await handle.sql<{ one: number }[]>`
+        SELECT 1 AS one FROM offline_activations o JOIN licenses l ON l.id = o.license_id
+         WHERE l.key_hash = ${keyHash} AND o.identifier = ${identifier} AND o.cleared_at IS NULL LIMIT 1`;
+      return live ? await readLicenseAccess(db, { keyHash }) : null;
     },
   };
 }

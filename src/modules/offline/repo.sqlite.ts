@@ -1,5 +1,5 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { offlineActivations } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
@@ -9,6 +9,12 @@ import type { OfflineActivation, NewOfflineActivation, OfflineTokenRepo, SelfSer
 export function createOfflineTokenRepo(handle: DbHandle): OfflineTokenRepo {
   const { db } = handle;
   const access = createLicenseAccessReaders(handle);
+  const liveForVerify = lazyStatement(() =>
+    handle.sqlite.prepare<{ one: number }, [string, string]>(
+      `SELECT 1 AS one FROM offline_activations o JOIN licenses l ON l.id = o.license_id
+        WHERE l.key_hash = ? AND o.identifier = ? AND o.cleared_at IS NULL LIMIT 1`,
+    ),
+  );
   const liveOf = (licenseId: string) => and(eq(offlineActivations.licenseId, licenseId), isNull(offlineActivations.clearedAt));
   const findLive = (licenseId: string): OfflineActivation | null => db.select().from(offlineActivations).where(liveOf(licenseId)).get() ?? null;
   return {
@@ -56,14 +62,11 @@ export function createOfflineTokenRepo(handle: DbHandle): OfflineTokenRepo {
       });
     },
     async findForVerify(keyHash, identifier) {
-      const found = access.findByKeyHash(keyHash);
-      if (!found) return null;
-      const live = db
-        .select({ id: offlineActivations.id })
-        .from(offlineActivations)
-        .where(and(liveOf(found.license.id), eq(offlineActivations.identifier, identifier)))
-        .get();
-      return live ? found : null;
+      // Verify's miss path for every failure class with a well-formed key: one prepared statement
+      // that costs the same whether the key, the license or the activation is missing, so the
+      // latency of verify's 404 tells nothing (spec design rule 4; test/reliability/oracle.test.ts).
+      if (!liveForVerify().get(keyHash, identifier)) return null;
+      return access.findByKeyHash(keyHash);
     },
   };
 }
