@@ -15,6 +15,7 @@ import "./http/formats";
 import { adminGuard, apiKeyResolver } from "./http/auth";
 import { adminSessionResolver, sessionAuth } from "./http/session";
 import { signInRoutes } from "./modules/sign-in";
+import { eventWebhooksDocument } from "./modules/webhooks/model";
 import { userAdminRoutes } from "./modules/users/admin";
 import { sessionAdminRoutes } from "./modules/sessions/admin";
 import { healthRoutes } from "./modules/health";
@@ -117,6 +118,8 @@ export function createApp(deps: Deps) {
               description:
                 "Licensing and software distribution. Every JSON response uses the envelope {success, data} or {success: false, error: {code, message, details}}.",
             },
+            // Every event type's webhook body (OpenAPI 3.1 `webhooks`): what an endpoint receives.
+            webhooks: eventWebhooksDocument(),
             // Relative to the document's own address: the path of BASE_URL ("/" unless Keyward is
             // published under a path prefix), so "try it" calls reach this service under any host name.
             servers: [{ url: new URL(config.baseUrl).pathname, description: "This Keyward service" }],

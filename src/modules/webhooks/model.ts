@@ -1,7 +1,10 @@
 import { t } from "../../http/schema";
+import type { ElysiaOpenAPIConfig } from "@elysiajs/openapi";
 import { Uuid } from "../license-api/model";
 import type { DeliveryStatus, DisabledReason } from "./repo";
 import { MAX_FILTERS } from "./domain";
+import { EVENT_TYPES } from "../outbox/events";
+import { eventBodySchema } from "../outbox/event-schemas";
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 
@@ -128,3 +131,30 @@ export const EventSchema = t.Object(
   },
   { title: "Event" },
 );
+
+/**
+ * The OpenAPI 3.1 `webhooks` section: one entry per event type, whose request body is what an
+ * endpoint receives (`{type, timestamp, data}`, signed per Standard Webhooks; see docs/webhooks.md).
+ */
+type OpenApiWebhooks = NonNullable<Extract<NonNullable<ElysiaOpenAPIConfig["documentation"]>, { webhooks?: unknown }>["webhooks"]>;
+
+export function eventWebhooksDocument(): OpenApiWebhooks {
+  return Object.fromEntries(
+    EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          operationId: `event_${type.replace(/[^A-Za-z0-9]+/g, "_")}`,
+          summary: `Event ${type}`,
+          description:
+            "Sent to each enabled endpoint whose filter matches. Headers: webhook-id (stable across retries), webhook-timestamp, webhook-signature (v1 HMAC-SHA256, and v1a Ed25519 when configured). Answer 2xx to acknowledge; 410 disables the endpoint; anything else is retried with backoff.",
+          tags: ["Webhook events"],
+          // Authenticated by its signature headers, not by an OpenAPI security scheme.
+          security: [],
+          requestBody: { required: true, content: { "application/json": { schema: eventBodySchema(type) } } },
+          responses: { "200": { description: "Delivered (any 2xx)" }, "410": { description: "Gone: Keyward disables the endpoint" } },
+        },
+      },
+    ]),
+  ) as unknown as OpenApiWebhooks; // TypeBox schemas are JSON Schema objects; the OpenAPI types do not know TypeBox
+}
