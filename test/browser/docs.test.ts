@@ -15,14 +15,19 @@ const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"
 
 describe("GET /api/v1/docs in headless Chromium, offline", () => {
   toolTest("chromium")(
-    "lists every operation of the document, loading nothing from outside and violating no CSP",
+    "lists every operation and webhook event of the document, loading nothing from outside and violating no CSP",
     async () => {
       const server = t.listen();
       const origin = new URL(server.url).origin;
-      const doc = (await (await fetch(`${origin}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
-      const expected = Object.entries(doc.paths)
+      const doc = (await (await fetch(`${origin}/api/v1/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, unknown>>;
+        webhooks: Record<string, Record<string, unknown>>;
+      };
+      // Every operation, and every webhook event (the UI lists those by event type).
+      const expected = [...Object.entries(doc.paths), ...Object.entries(doc.webhooks)]
         .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
         .sort();
+      expect(Object.keys(doc.webhooks).length).toBeGreaterThan(20);
       expect(expected.length).toBeGreaterThan(20);
 
       const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ARGS });
