@@ -21,3 +21,13 @@ export function decodeCursor(raw: string): Cursor {
   }
   throw new AppError("VALIDATION_ERROR", { details: { fields: { cursor: "invalid cursor" } } });
 }
+
+/**
+ * One page of a newest-first keyset listing: `rows` was read with `limit + 1`, so one row more than
+ * the page means there is a next page, whose cursor is the last row's (created_at, id).
+ */
+export function keysetPage<T extends { createdAt: Date; id: string }>(rows: T[], limit: number): { items: T[]; nextCursor: string | null } {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+}

@@ -1,7 +1,7 @@
 import { and, eq, gte, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { auditLog } from "../../db/schema-pg";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { decodeCursor, keysetPage } from "../../db/cursor";
 import type { AuditRecord, AuditRepo } from "./repo";
 
 type Row = typeof auditLog.$inferSelect;
@@ -34,9 +34,7 @@ export function createAuditRepoPg(handle: PgHandle): AuditRepo {
         .where(where.length ? and(...where) : undefined)
         .orderBy(sql`${auditLog.createdAt} DESC`, sql`${idBytes} DESC`)
         .limit(f.limit + 1);
-      const items = rows.slice(0, f.limit).map(toRecord);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+      return keysetPage(rows.map(toRecord), f.limit);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, lt, lte, or, type SQL } from "drizzle-orm";
 import type { DbHandle } from "../../db/client";
 import { auditLog } from "../../db/schema";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { decodeCursor, keysetPage } from "../../db/cursor";
 import type { AuditRecord, AuditRepo } from "./repo";
 
 type Row = typeof auditLog.$inferSelect;
@@ -32,9 +32,7 @@ export function createAuditRepo(handle: DbHandle): AuditRepo {
         .orderBy(desc(auditLog.createdAt), desc(auditLog.id))
         .limit(f.limit + 1)
         .all();
-      const items = rows.slice(0, f.limit).map(toRecord);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+      return keysetPage(rows.map(toRecord), f.limit);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { and, asc, eq, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema-pg";
 import type { OutboxMessage, OutboxRepo } from "./repo";
 import { writeOutboxPg } from "./write.pg";
@@ -72,9 +72,7 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
         .where(and(...where))
         .orderBy(sql`${outbox.createdAt} DESC`, sql`${idBytes} DESC`)
         .limit(f.limit + 1)) as OutboxMessage[];
-      const items = rows.slice(0, f.limit);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+      return keysetPage(rows, f.limit);
     },
     async listEvents(f) {
       const where: SQL[] = [eq(outbox.kind, "event")];
@@ -94,9 +92,7 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
         .where(and(...where))
         .orderBy(sql`${outbox.createdAt} DESC`, sql`${idBytes} DESC`)
         .limit(f.limit + 1)) as OutboxMessage[];
-      const items = rows.slice(0, f.limit);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+      return keysetPage(rows, f.limit);
     },
   };
 }

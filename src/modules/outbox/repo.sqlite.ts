@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { immediate, lift, type DbHandle } from "../../db/client";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema";
 import type { OutboxMessage, OutboxRepo } from "./repo";
 import { writeOutbox } from "./write.sqlite";
@@ -69,9 +69,7 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
         .orderBy(desc(outbox.createdAt), desc(outbox.id))
         .limit(f.limit + 1)
         .all() as OutboxMessage[];
-      const items = rows.slice(0, f.limit);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+      return keysetPage(rows, f.limit);
     },
     async listEvents(f) {
       const where: SQL[] = [eq(outbox.kind, "event")];
@@ -93,9 +91,7 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
         .orderBy(desc(outbox.createdAt), desc(outbox.id))
         .limit(f.limit + 1)
         .all() as OutboxMessage[];
-      const items = rows.slice(0, f.limit);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+      return keysetPage(rows, f.limit);
     },
   };
 }

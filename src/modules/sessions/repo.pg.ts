@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { sessions } from "../../db/schema-pg";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { decodeCursor, keysetPage } from "../../db/cursor";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { Session, SessionRepo } from "./repo";
 
@@ -66,9 +66,7 @@ export function createSessionRepoPg(handle: PgHandle): SessionRepo {
         .where(and(...where))
         .orderBy(desc(sessions.createdAt), sql`${idBytes} DESC`)
         .limit(f.limit + 1);
-      const items = rows.slice(0, f.limit);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+      return keysetPage(rows, f.limit);
     },
     async pruneExpired(now) {
       const gone = await db

@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { immediate, lazyStatement, lift, type DbHandle } from "../../db/client";
 import { sessions } from "../../db/schema";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { decodeCursor, keysetPage } from "../../db/cursor";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { Session, SessionRepo } from "./repo";
 
@@ -65,9 +65,7 @@ export function createSessionRepo(handle: DbHandle): SessionRepo {
         .orderBy(desc(sessions.createdAt), desc(sessions.id))
         .limit(f.limit + 1)
         .all();
-      const items = rows.slice(0, f.limit);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+      return keysetPage(rows, f.limit);
     },
     async pruneExpired(now) {
       return db

@@ -1,7 +1,7 @@
 import { and, desc, eq, isNotNull, lt, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { users } from "../../db/schema-pg";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { decodeCursor, keysetPage } from "../../db/cursor";
 import { likeEscape } from "../../db/like";
 import { newId } from "../../shared/ids";
 import { writeEffectsPg } from "../outbox/write.pg";
@@ -44,9 +44,7 @@ export function createUserRepoPg(handle: PgHandle): UserRepo {
         .where(where.length ? and(...where) : undefined)
         .orderBy(desc(users.createdAt), sql`${idBytes} DESC`)
         .limit(f.limit + 1);
-      const items = rows.slice(0, f.limit);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+      return keysetPage(rows, f.limit);
     },
     async setRole(id, role, effects) {
       return await db.transaction(async (tx) => {

@@ -1,7 +1,7 @@
 import { and, desc, eq, isNotNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { immediate, lazyStatement, lift, type DbHandle } from "../../db/client";
 import { users } from "../../db/schema";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { decodeCursor, keysetPage } from "../../db/cursor";
 import { newId } from "../../shared/ids";
 import { likeEscape } from "../../db/like";
 import { writeEffects } from "../outbox/write.sqlite";
@@ -39,9 +39,7 @@ export function createUserRepo(handle: DbHandle): UserRepo {
         .orderBy(desc(users.createdAt), desc(users.id))
         .limit(f.limit + 1)
         .all();
-      const items = rows.slice(0, f.limit);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > f.limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+      return keysetPage(rows, f.limit);
     },
     async setRole(id, role, effects) {
       return immediate(handle, () => {
