@@ -29,13 +29,12 @@ async function limit(deps: Pick<Deps, "rateLimiter" | "clock">, key: string, per
 /**
  * Whether an address may receive a code: a user already, the owner of a license, or an
  * ADMIN_EMAILS address. Others get the same answer and no email (no account enumeration, and the
- * service cannot be used to mail arbitrary addresses).
+ * service cannot be used to mail arbitrary addresses). Both reads always run, so the time taken
+ * does not depend on which of them matches.
  */
 async function canSignIn(deps: Deps, email: string): Promise<boolean> {
-  if (deps.config.adminEmails.includes(email)) return true;
-  if (await deps.repos.users.findByEmail(email)) return true;
-  const owned = await deps.repos.licenses.list({ email, limit: 1 });
-  return owned.items.length > 0;
+  const [user, owned] = await Promise.all([deps.repos.users.findByEmail(email), deps.repos.licenses.list({ email, limit: 1 })]);
+  return deps.config.adminEmails.includes(email) || user !== null || owned.items.length > 0;
 }
 
 /**
@@ -46,14 +45,16 @@ export async function requestSignInCode(deps: Deps, input: { email: string; ip: 
   const email = normalizeEmail(input.email);
   await limit(deps, `sign-in-code:ip:${input.ip}`, CODE_REQUESTS_PER_IP);
   await limit(deps, `sign-in-code:email:${email}`, CODE_REQUESTS_PER_ADDRESS);
-  if (!(await canSignIn(deps, email))) return;
+  const known = await canSignIn(deps, email);
+  // The same work for every address (a code is stored either way; an unknown address just never
+  // receives it), so the answer's timing does not tell a known address from an unknown one.
   const code = String(randomInt(0, 10 ** CODE_DIGITS)).padStart(CODE_DIGITS, "0");
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + CODE_TTL_MS);
   const mail = sealedEmail(deps.secrets, { template: "sign_in_code", to: email, at: now, data: { ttl_minutes: CODE_TTL_MS / MINUTE }, secret: { code } });
-  await deps.repos.signInCodes.put({ email, codeHash: signInCodeHash(deps, email, code), createdAt: now, expiresAt }, { emails: [mail] });
+  await deps.repos.signInCodes.put({ email, codeHash: signInCodeHash(deps, email, code), createdAt: now, expiresAt }, known ? { emails: [mail] } : {});
   // Committed: deliver now rather than at the next scheduled pass (a code is waited for).
-  deps.outboxNudge.nudge();
+  if (known) deps.outboxNudge.nudge();
 }
 
 /** Checks a code; on success opens a session. Every failure is the same 400 SIGN_IN_CODE_INVALID. */
