@@ -8,7 +8,7 @@ import { newId } from "../../src/shared/ids";
 import { DAY, MINUTE } from "../../src/shared/clock";
 import { forEachEngine, type Opened } from "./harness";
 import { repoFor } from "./repos";
-import { AT, auditActions, audited, readRows } from "./rows";
+import { AT, auditActions, audited, readRows, rejection } from "./rows";
 import { withNodes } from "./nodes";
 
 function session(userId: string, over: Partial<NewSession> = {}): NewSession {
@@ -54,6 +54,23 @@ forEachEngine("People repositories", (engine, open) => {
     expect(await repos.users.remove(a.id, audited("user.removed"))).toBe(false);
     expect(await readRows(o, "sessions")).toEqual([]);
     expect(await auditActions(o)).toEqual(["user.role_changed", "user.removed"]);
+  });
+
+  test("users: keepAnAdmin refuses to demote or remove the last admin, and allows it while another exists", async () => {
+    await setup();
+    const a = await repos.users.ensure("a@example.com", AT);
+    const b = await repos.users.ensure("b@example.com", AT);
+    await repos.users.setRole(a.id, "admin", {});
+    const keep = { keepAnAdmin: true };
+    expect((await rejection(repos.users.setRole(a.id, "viewer", audited("user.role_changed"), keep))).code).toBe("LAST_ADMIN");
+    expect((await rejection(repos.users.remove(a.id, audited("user.removed"), keep))).code).toBe("LAST_ADMIN");
+    // Removing a non-admin is not affected; without the option the check is off.
+    expect(await repos.users.remove(b.id, {}, keep)).toBe(true);
+    const c = await repos.users.ensure("c@example.com", AT);
+    await repos.users.setRole(c.id, "admin", {});
+    expect((await repos.users.setRole(a.id, "viewer", audited("user.role_changed"), keep))!.role).toBe("viewer");
+    expect((await repos.users.get(c.id))!.role).toBe("admin");
+    expect(await auditActions(o)).toEqual(["user.role_changed"]);
   });
 
   test("users: list filters and pages newest first", async () => {
@@ -133,6 +150,27 @@ forEachEngine("People repositories", (engine, open) => {
       const users = await withNodes(o, 3, (nodes) => Promise.all(Array.from({ length: 24 }, (_, i) => nodes[i % 3]!.users.ensure("race@example.com", AT))));
       expect(new Set(users.map((u) => u.id)).size).toBe(1);
       expect((await readRows(o, "users")).length).toBe(1);
+    });
+
+    test("race: two admins demoting each other at once from different nodes leave exactly one admin", async () => {
+      await setup();
+      for (let round = 0; round < 5; round++) {
+        const x = await repos.users.ensure(`x${round}@example.com`, AT);
+        const y = await repos.users.ensure(`y${round}@example.com`, AT);
+        await repos.users.setRole(x.id, "admin", {});
+        await repos.users.setRole(y.id, "admin", {});
+        const outcomes = await withNodes(o, 2, (nodes) =>
+          Promise.allSettled([
+            nodes[0]!.users.setRole(x.id, null, {}, { keepAnAdmin: true }),
+            nodes[1]!.users.setRole(y.id, null, {}, { keepAnAdmin: true }),
+          ]),
+        );
+        expect(outcomes.filter((r) => r.status === "fulfilled").length).toBe(1);
+        expect((await repos.users.list({ role: "admin", limit: 10 })).items.length).toBe(1);
+        // Back to no admin for the next round.
+        const [left] = (await repos.users.list({ role: "admin", limit: 10 })).items;
+        await repos.users.setRole(left!.id, null, {});
+      }
     });
 
     test("race: 30 wrong guesses across 3 nodes count exactly 5 attempts; the right code is then dead", async () => {

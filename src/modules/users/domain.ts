@@ -1,5 +1,6 @@
 // Email normalization and the admin role rules (DECISIONS: Sessions and sign-in).
 import type { Scope } from "../../shared/actor";
+import { AppError } from "../../shared/errors";
 import type { AdminRole, User } from "./repo";
 
 /**
@@ -26,3 +27,5 @@ export const ROLE_SCOPES: Record<AdminRole, readonly Scope[]> = {
 export function effectiveRole(user: Pick<User, "email" | "role">, adminEmails: readonly string[]): AdminRole | null {
   return adminEmails.includes(user.email) ? "admin" : user.role;
 }
+
+export const lastAdmin = () => new AppError("LAST_ADMIN", { message: "This is the last admin; make someone else an admin first." });

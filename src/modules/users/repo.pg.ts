@@ -1,5 +1,6 @@
-import { and, desc, eq, isNotNull, lt, or, sql, type SQL } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
+import { and, desc, eq, isNotNull, lt, ne, or, sql, type SQL } from "drizzle-orm";
+import { lastAdmin } from "./domain";
+import type { PgDb, PgExecutor, PgHandle } from "../../db/pg";
 import { users } from "../../db/schema-pg";
 import { decodeCursor, keysetPage } from "../../db/cursor";
 import { likeEscape } from "../../db/like";
@@ -8,6 +9,18 @@ import { writeEffectsPg } from "../outbox/write.pg";
 import type { User, UserRepo } from "./repo";
 
 const idBytes = sql`${users.id} COLLATE "C"`;
+
+/**
+ * Locks every admin row: concurrent demotions and removals of admins take turns, and each sees the
+ * others' outcome (a row demoted meanwhile no longer matches when the lock is granted).
+ */
+const lockAdmins = (tx: PgExecutor) =>
+  (tx as PgDb).select({ id: users.id }).from(users).where(eq(users.role, "admin")).orderBy(sql`${users.id} COLLATE "C"`).for("update");
+
+async function assertOtherAdmin(tx: PgExecutor, id: string): Promise<void> {
+  const [other] = await tx.select({ id: users.id }).from(users).where(and(eq(users.role, "admin"), ne(users.id, id))).limit(1);
+  if (!other) throw lastAdmin();
+}
 
 export function createUserRepoPg(handle: PgHandle): UserRepo {
   const { db } = handle;
@@ -46,18 +59,25 @@ export function createUserRepoPg(handle: PgHandle): UserRepo {
         .limit(f.limit + 1);
       return keysetPage(rows, f.limit);
     },
-    async setRole(id, role, effects) {
+    async setRole(id, role, effects, opts = {}) {
       return await db.transaction(async (tx) => {
+        if (opts.keepAnAdmin) await lockAdmins(tx);
         const [current] = await tx.select().from(users).where(eq(users.id, id)).for("update");
         if (!current) return null;
         if (current.role === role) return current;
+        if (opts.keepAnAdmin && current.role === "admin") await assertOtherAdmin(tx, id);
         const [updated] = await tx.update(users).set({ role }).where(eq(users.id, id)).returning();
         await writeEffectsPg(tx, effects);
         return updated!;
       });
     },
-    async remove(id, effects) {
+    async remove(id, effects, opts = {}) {
       return await db.transaction(async (tx) => {
+        if (opts.keepAnAdmin) {
+          await lockAdmins(tx);
+          const [current] = await tx.select({ role: users.role }).from(users).where(eq(users.id, id));
+          if (current?.role === "admin") await assertOtherAdmin(tx, id);
+        }
         const gone = await tx.delete(users).where(eq(users.id, id)).returning({ id: users.id });
         if (gone.length === 0) return false;
         await writeEffectsPg(tx, effects);

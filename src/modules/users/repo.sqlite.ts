@@ -1,4 +1,5 @@
-import { and, desc, eq, isNotNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNotNull, lt, ne, or, sql, type SQL } from "drizzle-orm";
+import { lastAdmin } from "./domain";
 import { immediate, lazyStatement, lift, type DbHandle } from "../../db/client";
 import { users } from "../../db/schema";
 import { decodeCursor, keysetPage } from "../../db/cursor";
@@ -13,6 +14,11 @@ export function createUserRepo(handle: DbHandle): UserRepo {
   const byId = lazyStatement(() => db.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare());
   const get = (id: string): User | null => byId().get({ id }) ?? null;
   const findByEmail = (email: string): User | null => db.select().from(users).where(eq(users.email, email)).get() ?? null;
+  // Inside immediate(): the write lock is held, so no other change slips in between.
+  const assertOtherAdmin = (id: string) => {
+    const other = db.select({ id: users.id }).from(users).where(and(eq(users.role, "admin"), ne(users.id, id))).limit(1).get();
+    if (!other) throw lastAdmin();
+  };
   return {
     async ensure(email, at) {
       return immediate(handle, () => {
@@ -41,18 +47,20 @@ export function createUserRepo(handle: DbHandle): UserRepo {
         .all();
       return keysetPage(rows, f.limit);
     },
-    async setRole(id, role, effects) {
+    async setRole(id, role, effects, opts = {}) {
       return immediate(handle, () => {
         const current = get(id);
         if (!current) return null;
         if (current.role === role) return current;
+        if (opts.keepAnAdmin && current.role === "admin") assertOtherAdmin(id);
         db.update(users).set({ role }).where(eq(users.id, id)).run();
         writeEffects(db, effects);
         return get(id);
       });
     },
-    async remove(id, effects) {
+    async remove(id, effects, opts = {}) {
       return immediate(handle, () => {
+        if (opts.keepAnAdmin && get(id)?.role === "admin") assertOtherAdmin(id);
         const gone = db.delete(users).where(eq(users.id, id)).returning({ id: users.id }).all();
         if (gone.length === 0) return false;
         writeEffects(db, effects);

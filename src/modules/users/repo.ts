@@ -31,8 +31,13 @@ export interface UserRepo {
   /** Newest first, keyset-paginated. */
   list(filter: UserFilter): Promise<{ items: User[]; nextCursor: string | null }>;
   /** Sets (or clears) the admin role; null when the user does not exist. */
-  setRole(id: string, role: AdminRole | null, effects: Effects): Promise<User | null>;
+  /**
+   * With `keepAnAdmin`, taking the admin role away (demotion or removal) throws LAST_ADMIN unless
+   * another user holds it, checked atomically with the change: two admins demoting each other at
+   * once cannot leave none.
+   */
+  setRole(id: string, role: AdminRole | null, effects: Effects, opts?: { keepAnAdmin?: boolean }): Promise<User | null>;
   /** Deletes the user, its sessions (cascade) and unbinds its seats; false when missing. */
-  remove(id: string, effects: Effects): Promise<boolean>;
+  remove(id: string, effects: Effects, opts?: { keepAnAdmin?: boolean }): Promise<boolean>;
   touchSignIn(id: string, at: Date): Promise<void>;
 }

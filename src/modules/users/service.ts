@@ -27,14 +27,11 @@ function assertNotConfigured(deps: Deps, user: User): void {
   }
 }
 
-/** Refuses a change that would leave no admin at all (counting ADMIN_EMAILS addresses). */
-async function assertAnotherAdmin(deps: Deps, user: User): Promise<void> {
-  if (user.role !== "admin" || deps.config.adminEmails.length > 0) return;
-  const admins = await deps.repos.users.list({ role: "admin", limit: 2 });
-  if (admins.items.every((u) => u.id === user.id)) {
-    throw new AppError("LAST_ADMIN", { message: "This is the last admin; make someone else an admin first." });
-  }
-}
+/**
+ * Demoting or removing an admin must leave one (counting ADMIN_EMAILS addresses, which always are):
+ * the repository checks it atomically with the change.
+ */
+const keepAnAdmin = (deps: Deps) => ({ keepAnAdmin: deps.config.adminEmails.length === 0 });
 
 const audit = (actor: Actor, action: string, user: User, changes: Record<string, unknown> | null, at: Date) => ({
   actor,
@@ -51,11 +48,13 @@ export async function setUserRole(deps: Deps, actor: Actor, id: string, role: Ad
   const user = await getUser(deps, actor, id);
   if (user.role === role) return user;
   assertNotConfigured(deps, user);
-  if (role !== "admin") await assertAnotherAdmin(deps, user);
   const now = deps.clock.now();
-  const updated = await deps.repos.users.setRole(id, role, {
-    audit: audit(actor, "user.role_changed", user, { before: { role: user.role }, after: { role } }, now),
-  });
+  const updated = await deps.repos.users.setRole(
+    id,
+    role,
+    { audit: audit(actor, "user.role_changed", user, { before: { role: user.role }, after: { role } }, now) },
+    keepAnAdmin(deps),
+  );
   if (!updated) throw new AppError("NOT_FOUND", { message: "User not found." });
   return updated;
 }
@@ -71,8 +70,11 @@ export async function grantRole(deps: Deps, actor: Actor, input: { email: string
 export async function removeUser(deps: Deps, actor: Actor, id: string): Promise<void> {
   const user = await getUser(deps, actor, id);
   assertNotConfigured(deps, user);
-  await assertAnotherAdmin(deps, user);
-  const gone = await deps.repos.users.remove(id, { audit: audit(actor, "user.removed", user, { before: { email: user.email, role: user.role }, after: null }, deps.clock.now()) });
+  const gone = await deps.repos.users.remove(
+    id,
+    { audit: audit(actor, "user.removed", user, { before: { email: user.email, role: user.role }, after: null }, deps.clock.now()) },
+    keepAnAdmin(deps),
+  );
   if (!gone) throw new AppError("NOT_FOUND", { message: "User not found." });
 }
 
