@@ -49,6 +49,7 @@ import { createWebhookRepo } from "./modules/webhooks/repo.sqlite";
 import { createWebhookFanOut } from "./modules/webhooks/handler";
 import { systemResolver } from "./modules/webhooks/ssrf";
 import { createStripeClient } from "./modules/payments/stripe";
+import { createPaymentRepo } from "./modules/payments/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -78,6 +79,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     lifecycle: createLifecycleRepo(handle),
     emailTemplates: createEmailTemplateRepo(handle),
     webhooks: createWebhookRepo(handle),
+    payments: createPaymentRepo(handle),
   };
 }
 

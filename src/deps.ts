@@ -37,6 +37,7 @@ import type { EmailTemplateRepo } from "./modules/email/repo";
 import type { WebhookRepo } from "./modules/webhooks/repo";
 import type { HostResolver } from "./modules/webhooks/ssrf";
 import type { StripeClient } from "./modules/payments/stripe";
+import type { PaymentRepo } from "./modules/payments/repo";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
@@ -66,6 +67,7 @@ export interface Repos {
   lifecycle: LifecycleRepo;
   emailTemplates: EmailTemplateRepo;
   webhooks: WebhookRepo;
+  payments: PaymentRepo;
 }
 
 export interface Deps {

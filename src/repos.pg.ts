@@ -28,6 +28,7 @@ import { createSignInCodeRepoPg } from "./modules/sign-in/repo.pg";
 import { createLifecycleRepoPg } from "./modules/lifecycle/repo.pg";
 import { createEmailTemplateRepoPg } from "./modules/email/repo.pg";
 import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
+import { createPaymentRepoPg } from "./modules/payments/repo.pg";
 
 /** The public rate limiter on PostgreSQL (exact across nodes); container.ts wires it as `rateLimiter`. */
 export { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
@@ -60,5 +61,6 @@ export function createPgRepos(handle: PgHandle): Repos {
     lifecycle: createLifecycleRepoPg(handle),
     emailTemplates: createEmailTemplateRepoPg(handle),
     webhooks: createWebhookRepoPg(handle),
+    payments: createPaymentRepoPg(handle),
   };
 }

@@ -1,0 +1,56 @@
+// Stripe bookkeeping: processed event ids, the payments a license received, and the Stripe customer
+// and subscription a license is billed through (docs/payments.md).
+
+export type PaymentKind = "purchase" | "support_renewal" | "subscription";
+
+export interface Payment {
+  id: string;
+  licenseId: string;
+  kind: PaymentKind;
+  stripeCheckoutSessionId: string | null;
+  stripeInvoiceId: string | null;
+  stripePaymentIntentId: string | null;
+  /** Minor currency units as Stripe reports them; null when the event did not say. */
+  amount: number | null;
+  currency: string | null;
+  paidAt: Date;
+  /** null: not refunded; "pending": a refund call is under way (or was cut off); "refunded". */
+  refundState: "pending" | "refunded" | null;
+  stripeRefundId: string | null;
+  refundedAt: Date | null;
+  createdAt: Date;
+}
+
+export interface BillingLink {
+  licenseId: string;
+  stripeCustomerId: string | null;
+  stripeSubscriptionId: string | null;
+  stripeCheckoutSessionId: string | null;
+  /** Last Stripe subscription status seen (Stripe's own values); null without a subscription. */
+  subscriptionStatus: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface PaymentRepo {
+  /**
+   * Records a Stripe event id as processed with `outcome`; false when it already was (the caller
+   * must then change nothing). Use it inside DataStore.transaction with the event's effect, so the
+   * record commits or rolls back with it: on PostgreSQL a concurrent claim of the same id waits for
+   * the first transaction and then returns false; SQLite has one writer.
+   */
+  claimEvent(id: string, type: string, outcome: string, at: Date): Promise<boolean>;
+  /** The outcome recorded for a processed event id, or null. */
+  eventOutcome(id: string): Promise<string | null>;
+  /** Replaces the outcome of a claimed event (in the claim's transaction, once the effect is known). */
+  setEventOutcome(id: string, outcome: string): Promise<void>;
+  /** Inserts a payment; false (nothing written) when one with the same checkout session or invoice id exists. */
+  recordPayment(payment: Payment): Promise<boolean>;
+  /** A license's payments, newest first (paid_at, then id). */
+  listPayments(licenseId: string): Promise<Payment[]>;
+  findLink(licenseId: string): Promise<BillingLink | null>;
+  findLinkBySubscription(stripeSubscriptionId: string): Promise<BillingLink | null>;
+  findLinkByCheckoutSession(stripeCheckoutSessionId: string): Promise<BillingLink | null>;
+  /** Inserts or replaces the license's link (created_at kept on replace). */
+  upsertLink(link: BillingLink): Promise<BillingLink>;
+}
