@@ -77,6 +77,20 @@ export interface Config {
   adminEmails: readonly string[];
   /** Sign-in with GitHub, Google and a generic OpenID Connect provider (docs/sign-in.md). */
   oauth: OAuthConfig;
+  /** Stripe payments (docs/payments.md); null when STRIPE_SECRET_KEY is unset: checkouts answer 503. */
+  stripe: StripeConfig | null;
+}
+
+export interface StripeConfig {
+  /** STRIPE_SECRET_KEY (sk_… or rk_…): never logged. */
+  secretKey: string;
+  /** STRIPE_WEBHOOK_SECRET (whsec_…): verifies POST /webhooks/stripe; null: that route answers 503. */
+  webhookSecret: string | null;
+  /**
+   * STRIPE_API_BASE: where the SDK sends its calls (host, port, protocol), for a local Stripe fake in
+   * tests or a proxy; null: api.stripe.com.
+   */
+  apiBase: { host: string; port: number; protocol: "http" | "https" } | null;
 }
 
 export interface OAuthClientCredentials {
@@ -253,6 +267,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     devLogin: bool(env, "DEV_LOGIN", false),
     adminEmails: emailList(env, "ADMIN_EMAILS"),
     oauth: oauthConfig(env, nodeEnv === "production"),
+    stripe: stripeConfig(env, nodeEnv === "production"),
   };
   if (config.smtpUrl !== null && config.mailFrom === null) {
     throw new ConfigError("MAIL_FROM", "is required when SMTP_URL is set");
@@ -276,6 +291,28 @@ export function loadConfig(env: Env): Readonly<Config> {
     }
   }
   return Object.freeze({ ...config, storage: Object.freeze(storage), oauth: Object.freeze(config.oauth) });
+}
+
+function stripeConfig(env: Env, production: boolean): StripeConfig | null {
+  const secretKey = optional(env, "STRIPE_SECRET_KEY");
+  const webhookSecret = optional(env, "STRIPE_WEBHOOK_SECRET");
+  const base = optional(env, "STRIPE_API_BASE");
+  if (secretKey === null) {
+    if (webhookSecret !== null) throw new ConfigError("STRIPE_SECRET_KEY", "is required when STRIPE_WEBHOOK_SECRET is set");
+    return null;
+  }
+  if (!/^(sk|rk)_[A-Za-z0-9_]{8,}$/.test(secretKey)) throw new ConfigError("STRIPE_SECRET_KEY", "must be a Stripe secret or restricted key (sk_… or rk_…)");
+  if (webhookSecret !== null && !/^whsec_[A-Za-z0-9+/=_-]{8,}$/.test(webhookSecret)) {
+    throw new ConfigError("STRIPE_WEBHOOK_SECRET", "must be a Stripe webhook signing secret (whsec_…)");
+  }
+  let apiBase: StripeConfig["apiBase"] = null;
+  if (base !== null) {
+    const url = new URL(providerUrl(env, "STRIPE_API_BASE", base, production, true));
+    if (url.pathname !== "/" && url.pathname !== "") throw new ConfigError("STRIPE_API_BASE", "must be a scheme, host and port only (no path)");
+    const protocol = url.protocol === "https:" ? "https" : "http";
+    apiBase = { host: url.hostname.replace(/^\[|\]$/g, ""), port: url.port ? Number(url.port) : protocol === "https" ? 443 : 80, protocol };
+  }
+  return { secretKey, webhookSecret, apiBase };
 }
 
 /**

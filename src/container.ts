@@ -48,6 +48,7 @@ import { createEmailTemplateRepo } from "./modules/email/repo.sqlite";
 import { createWebhookRepo } from "./modules/webhooks/repo.sqlite";
 import { createWebhookFanOut } from "./modules/webhooks/handler";
 import { systemResolver } from "./modules/webhooks/ssrf";
+import { createStripeClient } from "./modules/payments/stripe";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -129,6 +130,7 @@ async function assemble(
     outboxHandlers: { email: createEmailHandler({ config, secrets, logger, context: () => loadEmailRenderContext(engine.repos) }) },
     outboxNudge,
     resolveHost: systemResolver,
+    stripe: config.stripe ? createStripeClient(config.stripe) : null,
   };
   // Reads deps when it runs (tests swap the nudger).
   deps.outboxHandlers.event = createWebhookFanOut(deps);

@@ -36,6 +36,7 @@ import type { LifecycleRepo } from "./modules/lifecycle/repo";
 import type { EmailTemplateRepo } from "./modules/email/repo";
 import type { WebhookRepo } from "./modules/webhooks/repo";
 import type { HostResolver } from "./modules/webhooks/ssrf";
+import type { StripeClient } from "./modules/payments/stripe";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
@@ -93,4 +94,6 @@ export interface Deps {
    * against the SSRF rule before a delivery connects (modules/webhooks/ssrf.ts). Tests replace it.
    */
   resolveHost: HostResolver;
+  /** The Stripe SDK client (STRIPE_SECRET_KEY); null when payments are not configured (docs/payments.md). */
+  stripe: StripeClient | null;
 }

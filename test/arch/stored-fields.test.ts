@@ -16,7 +16,8 @@ const PREFIX = "Stored; takes effect from the version that adds";
 
 /** Wire name → the identifiers code would use to read it. */
 const STORED_ONLY = {
-  plans: { support_days: ["supportDays"], support_renewal_price_id: ["supportRenewalPriceId"] },
+  // Every plan field is acted on now (support_days and support_renewal_price_id by payments).
+  plans: {},
   // vendor_name, support_email, portal_url and the reminder settings are read by the lifecycle
   // emails and pass (modules/email, modules/lifecycle).
   settings: {

@@ -253,7 +253,7 @@ forEachEngine("ActivationRepo", (engine, open) => {
     // which shows that the reads below come from the cache unless the generation moved.
     await insertRows(o, "planFeatures", [{ id: newId(), planId: plan.id, name: "b", valueType: "string", value: "raw", quotaLimit: null, quotaPeriod: null, createdAt: SEED_TIME }]);
     expect(await seen()).toEqual({ name: "Basic", graceDays: 1, features: ["a=true"] });
-    const feature = (name: string, value: string) => ({ id: newId(), planId: plan.id, name, valueType: "string" as const, value, quotaLimit: null, quotaPeriod: null, createdAt: SEED_TIME });
+    const feature = (name: string, value: string) => ({ id: newId(), planId: plan.id, name, valueType: "string" as const, value, quotaLimit: null, quotaPeriod: null, stripeMeter: null, createdAt: SEED_TIME });
     await other.plans.upsertFeature(feature("c", "1"), () => audited("plan.feature", plan.id));
     expect(await seen()).toEqual({ name: "Basic", graceDays: 1, features: ["a=true", "b=raw", "c=1"] });
     await other.plans.update(plan.id, { name: "Pro", graceDays: 7 }, later(5000), () => audited("plan.update", plan.id));

@@ -23,6 +23,9 @@ function plan(productId: string, over: Partial<Plan> = {}): Plan {
     floatingTimeout: 15,
     supportDays: 30,
     supportRenewalPriceId: "price_1",
+    purchasePriceId: "price_buy",
+    purchaseTrialDays: 7,
+    portalOfflineActivation: false,
     quotaPeriod: "daily",
     createdAt: SEED_TIME,
     updatedAt: SEED_TIME,
@@ -31,7 +34,7 @@ function plan(productId: string, over: Partial<Plan> = {}): Plan {
 }
 
 function feature(planId: string, name: string, over: Partial<PlanFeature> = {}): PlanFeature {
-  return { id: crypto.randomUUID(), planId, name, valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null, createdAt: SEED_TIME, ...over };
+  return { id: crypto.randomUUID(), planId, name, valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null, stripeMeter: null, createdAt: SEED_TIME, ...over };
 }
 
 const boom = () => {

@@ -41,7 +41,7 @@ export async function seedPlan(
   o: Opened,
   productId: string,
   over: Partial<Plan> = {},
-  features: Omit<PlanFeature, "id" | "planId" | "createdAt">[] = [],
+  features: (Omit<PlanFeature, "id" | "planId" | "createdAt" | "stripeMeter"> & { stripeMeter?: string | null })[] = [],
 ): Promise<{ plan: Plan; features: PlanFeature[] }> {
   const plan: Plan = {
     id: newId(),
@@ -56,13 +56,16 @@ export async function seedPlan(
     floatingTimeout: 30,
     supportDays: 365,
     supportRenewalPriceId: null,
+    purchasePriceId: null,
+    purchaseTrialDays: 0,
+    portalOfflineActivation: true,
     quotaPeriod: "monthly",
     createdAt: at,
     updatedAt: at,
     ...over,
   };
   await insertRows(o, "plans", [plan as unknown as Record<string, unknown>]);
-  const rows: PlanFeature[] = features.map((f) => ({ ...f, id: newId(), planId: plan.id, createdAt: at }));
+  const rows: PlanFeature[] = features.map((f) => ({ stripeMeter: null, ...f, id: newId(), planId: plan.id, createdAt: at }));
   await insertRows(o, "planFeatures", rows as unknown as Record<string, unknown>[]);
   return { plan, features: rows };
 }

@@ -18,7 +18,7 @@ export async function makePlan(
   deps: Deps,
   productId: string,
   over: Partial<Plan> = {},
-  features: Omit<PlanFeature, "id" | "planId" | "createdAt">[] = [],
+  features: (Omit<PlanFeature, "id" | "planId" | "createdAt" | "stripeMeter"> & { stripeMeter?: string | null })[] = [],
 ): Promise<Plan> {
   const now = deps.clock.now();
   const plan: Plan = {
@@ -34,6 +34,9 @@ export async function makePlan(
     floatingTimeout: 30,
     supportDays: 365,
     supportRenewalPriceId: null,
+    purchasePriceId: null,
+    purchaseTrialDays: 0,
+    portalOfflineActivation: true,
     quotaPeriod: "monthly",
     createdAt: now,
     updatedAt: now,
@@ -41,7 +44,7 @@ export async function makePlan(
   };
   return await deps.repos.plans.create(
     plan,
-    features.map((f) => ({ ...f, id: newId(), planId: plan.id, createdAt: now })),
+    features.map((f) => ({ stripeMeter: null, ...f, id: newId(), planId: plan.id, createdAt: now })),
     { audit: { actor: SYSTEM_ACTOR, action: "plan.create", entityType: "plan", entityId: plan.id, productId, changes: null, at: now } },
   );
 }

@@ -8,7 +8,7 @@ import { attachLicenseAddon } from "../../src/modules/licenses/service";
 import type { Plan, PlanFeature } from "../../src/modules/plans/repo";
 import type { LicensePatch } from "../../src/modules/licenses/repo";
 
-export type FeatureSpec = Omit<PlanFeature, "id" | "planId" | "createdAt">;
+export type FeatureSpec = Omit<PlanFeature, "id" | "planId" | "createdAt" | "stripeMeter"> & { stripeMeter?: string | null };
 
 export const feature = (name: string, over: Partial<FeatureSpec> = {}): FeatureSpec => ({
   name,

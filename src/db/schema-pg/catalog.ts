@@ -35,6 +35,15 @@ export const plans = pgTable(
     floatingTimeout: integer("floating_timeout").notNull().default(30),
     supportDays: integer("support_days").notNull().default(365),
     supportRenewalPriceId: text("support_renewal_price_id"),
+    /**
+     * Stripe price a customer buys this plan with (POST /license/checkout); null: not for sale. A
+     * subscription plan is sold as a Stripe subscription, a perpetual plan as a one-time payment.
+     */
+    purchasePriceId: text("purchase_price_id"),
+    /** Free trial days of a Stripe subscription bought through checkout (subscription plans); 0: none. */
+    purchaseTrialDays: integer("purchase_trial_days").notNull().default(0),
+    /** Whether license owners may activate one air-gapped machine themselves in the portal (non-floating plans). */
+    portalOfflineActivation: boolean("portal_offline_activation").notNull().default(true),
     quotaPeriod: text("quota_period", { enum: ["hourly", "daily", "monthly", "yearly"] })
       .notNull()
       .default("monthly"),
@@ -56,6 +65,8 @@ export const planFeatures = pgTable(
     value: text("value").notNull(),
     quotaLimit: bigint("quota_limit", { mode: "number" }),
     quotaPeriod: text("quota_period", { enum: ["hourly", "daily", "monthly", "yearly"] }),
+    /** Stripe meter event name: accepted usage of this (quota) feature is reported to Stripe Billing. */
+    stripeMeter: text("stripe_meter"),
     createdAt: ts("created_at").notNull(),
   },
   (t) => [uniqueIndex("plan_features_plan_name_uq").on(t.planId, t.name)],

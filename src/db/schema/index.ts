@@ -11,3 +11,4 @@ export * from "./coordination";
 export * from "./people";
 export * from "./offline";
 export * from "./webhooks";
+export * from "./payments";

@@ -32,6 +32,9 @@ function planPatch(b: typeof UpdatePlanBody.static): PlanPatch {
     floatingTimeout: b.floating_timeout,
     supportDays: b.support_days,
     supportRenewalPriceId: b.support_renewal_price_id,
+    purchasePriceId: b.purchase_price_id,
+    purchaseTrialDays: b.purchase_trial_days,
+    portalOfflineActivation: b.portal_offline_activation,
     quotaPeriod: b.quota_period,
   };
   for (const k of Object.keys(patch) as (keyof PlanPatch)[]) if (patch[k] === undefined) delete patch[k];
@@ -43,6 +46,7 @@ const featureSpec = (b: typeof UpsertFeatureBody.static) => ({
   value: b.value,
   quotaLimit: b.quota_limit,
   quotaPeriod: b.quota_period,
+  stripeMeter: b.stripe_meter,
 });
 
 export function planAdminRoutes(deps: Deps, guard: AdminGuard) {

@@ -4,7 +4,7 @@ import { FEATURE_NAME_PATTERN, MAX_FEATURE_VALUE_LENGTH } from "./domain";
 const Uuid = t.String({ format: "uuid" });
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
-import { QuotaPeriodSchema, storedUntil, ValueTypeSchema } from "../../http/common-schemas";
+import { QuotaPeriodSchema, ValueTypeSchema } from "../../http/common-schemas";
 export { QuotaPeriodSchema, ValueTypeSchema };
 export const LicenseTypeSchema = t.Union([t.Literal("perpetual"), t.Literal("subscription"), t.Literal("trial")]);
 export const FeatureName = t.String({
@@ -21,8 +21,15 @@ export const featureValueFields = {
   quota_period: t.Optional(Nullable(QuotaPeriodSchema)),
 };
 
-export const FeatureInput = t.Object({ name: FeatureName, ...featureValueFields }, { additionalProperties: false });
-export const UpsertFeatureBody = t.Object(featureValueFields, { additionalProperties: false });
+const STRIPE_METER =
+  "Stripe meter event name (quota features only): each accepted usage report is sent to Stripe Billing as a meter event for the license's Stripe customer (POST /admin/system/run-metered-sync). null: not metered";
+/** Plan features only (add-ons are not metered). */
+const planFeatureFields = {
+  ...featureValueFields,
+  stripe_meter: t.Optional(Nullable(t.String({ pattern: "^[A-Za-z0-9_.:-]{1,100}$", description: STRIPE_METER }))),
+};
+export const FeatureInput = t.Object({ name: FeatureName, ...planFeatureFields }, { additionalProperties: false });
+export const UpsertFeatureBody = t.Object(planFeatureFields, { additionalProperties: false });
 
 export const FeatureSchema = t.Object(
   {
@@ -31,6 +38,7 @@ export const FeatureSchema = t.Object(
     value: t.String(),
     quota_limit: Nullable(t.Integer()),
     quota_period: Nullable(QuotaPeriodSchema),
+    stripe_meter: t.Union([t.String(), t.Null()], { description: STRIPE_METER }),
     created_at: t.String({ format: "date-time" }),
   },
   { title: "PlanFeature" },
@@ -42,8 +50,14 @@ const Limit = Nullable(t.Integer({ minimum: 1, maximum: 1_000_000, description: 
 // Stored and returned, acted on by later versions (team seats, support renewals).
 const MAX_SEATS =
   "The most seats a license of this plan can hand out (pending invites and accepted seats count; the owner takes none): a further POST /portal/seats/add is 409 SEAT_LIMIT. null = unlimited";
-const SUPPORT_DAYS = storedUntil("support renewals", "days one renewal adds to support_until; default 365");
-const SUPPORT_RENEWAL_PRICE_ID = storedUntil("support renewals", "the payment provider's price id for one renewal");
+const SUPPORT_DAYS = "Days one paid support renewal adds to support_until (from max(now, support_until)); default 365";
+const SUPPORT_RENEWAL_PRICE_ID =
+  "Stripe price id of one support renewal (POST /license/support/checkout; each paid renewal adds support_days to support_until). null: renewals are not sold (503 RENEWAL_NOT_AVAILABLE)";
+const PURCHASE_PRICE_ID =
+  "Stripe price id a customer buys a license of this plan with (POST /license/checkout): a subscription plan is sold as a Stripe subscription (recurring price), a perpetual plan as a one-time payment; trial plans are not sold. null: not for sale";
+const PURCHASE_TRIAL_DAYS = "Free trial days of a subscription bought through POST /license/checkout (the license is trialing meanwhile); 0 = none; default 0";
+const PORTAL_OFFLINE_ACTIVATION =
+  "Whether license owners and seat holders may activate one air-gapped machine themselves in the customer portal (offline token self-service). Only non-floating plans offer it; default true";
 
 const planFields = {
   name: t.String({ minLength: 1, maxLength: 200 }),
@@ -56,6 +70,9 @@ const planFields = {
   floating_timeout: t.Integer({ minimum: 1, maximum: 10080, description: "Minutes a floating session lives without heartbeat; default 30" }),
   support_days: t.Integer({ minimum: 1, maximum: 36500, description: SUPPORT_DAYS }),
   support_renewal_price_id: t.Union([t.String({ minLength: 1, maxLength: 255 }), t.Null()], { description: SUPPORT_RENEWAL_PRICE_ID }),
+  purchase_price_id: t.Union([t.String({ minLength: 1, maxLength: 255 }), t.Null()], { description: PURCHASE_PRICE_ID }),
+  purchase_trial_days: t.Integer({ minimum: 0, maximum: 730, description: PURCHASE_TRIAL_DAYS }),
+  portal_offline_activation: t.Boolean({ description: PORTAL_OFFLINE_ACTIVATION }),
   quota_period: QuotaPeriodSchema,
 };
 
@@ -69,6 +86,9 @@ const optionalPlanFields = {
   floating_timeout: t.Optional(planFields.floating_timeout),
   support_days: t.Optional(planFields.support_days),
   support_renewal_price_id: t.Optional(planFields.support_renewal_price_id),
+  purchase_price_id: t.Optional(planFields.purchase_price_id),
+  purchase_trial_days: t.Optional(planFields.purchase_trial_days),
+  portal_offline_activation: t.Optional(planFields.portal_offline_activation),
   quota_period: t.Optional(planFields.quota_period),
 };
 
@@ -106,6 +126,9 @@ export const PlanSchema = t.Object(
     floating_timeout: t.Integer(),
     support_days: t.Integer({ description: SUPPORT_DAYS }),
     support_renewal_price_id: t.Union([t.String(), t.Null()], { description: SUPPORT_RENEWAL_PRICE_ID }),
+    purchase_price_id: t.Union([t.String(), t.Null()], { description: PURCHASE_PRICE_ID }),
+    purchase_trial_days: t.Integer({ description: PURCHASE_TRIAL_DAYS }),
+    portal_offline_activation: t.Boolean({ description: PORTAL_OFFLINE_ACTIVATION }),
     quota_period: QuotaPeriodSchema,
     features: t.Array(FeatureSchema),
     created_at: t.String({ format: "date-time" }),

@@ -7,6 +7,7 @@ export function presentFeature(f: PlanFeature) {
     value: f.value,
     quota_limit: f.quotaLimit,
     quota_period: f.quotaPeriod,
+    stripe_meter: f.stripeMeter,
     created_at: f.createdAt.toISOString(),
   };
 }
@@ -26,6 +27,9 @@ export function presentPlanFields(p: Plan) {
     floating_timeout: p.floatingTimeout,
     support_days: p.supportDays,
     support_renewal_price_id: p.supportRenewalPriceId,
+    purchase_price_id: p.purchasePriceId,
+    purchase_trial_days: p.purchaseTrialDays,
+    portal_offline_activation: p.portalOfflineActivation,
     quota_period: p.quotaPeriod,
     created_at: p.createdAt.toISOString(),
     updated_at: p.updatedAt.toISOString(),
@@ -38,5 +42,5 @@ export function presentPlan({ plan, features }: { plan: Plan; features: PlanFeat
 
 /** Audit view of a feature: its definition, without row ids or timestamps. */
 export function featureAuditView(f: PlanFeature) {
-  return { name: f.name, value_type: f.valueType, value: f.value, quota_limit: f.quotaLimit, quota_period: f.quotaPeriod };
+  return { name: f.name, value_type: f.valueType, value: f.value, quota_limit: f.quotaLimit, quota_period: f.quotaPeriod, stripe_meter: f.stripeMeter };
 }

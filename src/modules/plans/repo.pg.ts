@@ -110,7 +110,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
           .values(feature)
           .onConflictDoUpdate({
             target: [planFeatures.planId, planFeatures.name],
-            set: { valueType: feature.valueType, value: feature.value, quotaLimit: feature.quotaLimit, quotaPeriod: feature.quotaPeriod },
+            set: { valueType: feature.valueType, value: feature.value, quotaLimit: feature.quotaLimit, quotaPeriod: feature.quotaPeriod, stripeMeter: feature.stripeMeter },
           })
           .returning();
         await bumpCatalog(tx);

@@ -86,7 +86,7 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
           .values(feature)
           .onConflictDoUpdate({
             target: [planFeatures.planId, planFeatures.name],
-            set: { valueType: feature.valueType, value: feature.value, quotaLimit: feature.quotaLimit, quotaPeriod: feature.quotaPeriod },
+            set: { valueType: feature.valueType, value: feature.value, quotaLimit: feature.quotaLimit, quotaPeriod: feature.quotaPeriod, stripeMeter: feature.stripeMeter },
           })
           .run();
         bumpCatalog();

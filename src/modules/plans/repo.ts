@@ -20,6 +20,12 @@ export interface Plan {
   floatingTimeout: number;
   supportDays: number;
   supportRenewalPriceId: string | null;
+  /** Stripe price sold by POST /license/checkout; null: not for sale (docs/payments.md). */
+  purchasePriceId: string | null;
+  /** Free trial days of a subscription bought through checkout; 0: none. */
+  purchaseTrialDays: number;
+  /** License owners may activate one air-gapped machine themselves in the portal (non-floating plans only). */
+  portalOfflineActivation: boolean;
   quotaPeriod: QuotaPeriod;
   createdAt: Date;
   updatedAt: Date;
@@ -34,6 +40,8 @@ export interface PlanFeature {
   quotaLimit: number | null;
   /** Overrides the plan's quota_period for this feature when set. */
   quotaPeriod: QuotaPeriod | null;
+  /** Stripe meter event name (quota features): accepted usage is reported to Stripe Billing (docs/payments.md). */
+  stripeMeter: string | null;
   createdAt: Date;
 }
 

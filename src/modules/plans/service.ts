@@ -27,8 +27,21 @@ export interface CreatePlanInput {
   floatingTimeout?: number;
   supportDays?: number;
   supportRenewalPriceId?: string | null;
+  purchasePriceId?: string | null;
+  purchaseTrialDays?: number;
+  portalOfflineActivation?: boolean;
   quotaPeriod?: QuotaPeriod;
-  features?: (FeatureSpec & { name: string })[];
+  features?: (PlanFeatureSpec & { name: string })[];
+}
+
+/** A plan feature's definition: the shared value rules plus the plan-only Stripe meter. */
+export type PlanFeatureSpec = FeatureSpec & { stripeMeter?: string | null | undefined };
+
+/** Only quota features count usage, so only they may report it to a Stripe meter. */
+function planFeatureMeter(spec: PlanFeatureSpec, field = ""): string | null {
+  const meter = spec.stripeMeter ?? null;
+  if (meter !== null && spec.valueType !== "quota") throw validationError({ [`${field}stripe_meter`]: "only quota features report usage to a Stripe meter" });
+  return meter;
 }
 
 const audit = (deps: Deps, actor: Actor, action: string, plan: Pick<Plan, "id" | "productId">, changes: Changes): Effects => ({
@@ -62,6 +75,9 @@ export async function createPlan(deps: Deps, actor: Actor, input: CreatePlanInpu
     floatingTimeout: input.floatingTimeout ?? 30,
     supportDays: input.supportDays ?? 365,
     supportRenewalPriceId: input.supportRenewalPriceId ?? null,
+    purchasePriceId: input.purchasePriceId ?? null,
+    purchaseTrialDays: input.purchaseTrialDays ?? 0,
+    portalOfflineActivation: input.portalOfflineActivation ?? true,
     quotaPeriod: input.quotaPeriod ?? "monthly",
     createdAt: now,
     updatedAt: now,
@@ -70,7 +86,7 @@ export async function createPlan(deps: Deps, actor: Actor, input: CreatePlanInpu
   const features: PlanFeature[] = (input.features ?? []).map((f, i) => {
     if (seen.has(f.name)) throw validationError({ [`features.${i}.name`]: `duplicate feature name "${f.name}"` });
     seen.add(f.name);
-    return { id: newId(), planId: plan.id, name: f.name, ...normalizeFeature(f, `features.${i}.`), createdAt: now };
+    return { id: newId(), planId: plan.id, name: f.name, ...normalizeFeature(f, `features.${i}.`), stripeMeter: planFeatureMeter(f, `features.${i}.`), createdAt: now };
   });
   const created = await deps.repos.plans.create(
     plan,
@@ -117,10 +133,10 @@ export async function deletePlan(deps: Deps, actor: Actor, id: string): Promise<
   if (!gone) throw notFound();
 }
 
-export async function upsertPlanFeature(deps: Deps, actor: Actor, planId: string, name: string, spec: FeatureSpec): Promise<PlanFeature> {
+export async function upsertPlanFeature(deps: Deps, actor: Actor, planId: string, name: string, spec: PlanFeatureSpec): Promise<PlanFeature> {
   const plan = await getPlan(deps, actor, planId);
   const now = deps.clock.now();
-  const feature: PlanFeature = { id: newId(), planId: plan.id, name, ...normalizeFeature(spec), createdAt: now };
+  const feature: PlanFeature = { id: newId(), planId: plan.id, name, ...normalizeFeature(spec), stripeMeter: planFeatureMeter(spec), createdAt: now };
   return await deps.repos.plans.upsertFeature(feature, (before, after) =>
     audit(
       deps,

@@ -64,6 +64,15 @@ describe("POST /admin/plans", () => {
     });
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ trial_days: 7, grace_days: 3, max_activations: 5, max_seats: 10, floating: true, floating_timeout: 15, support_days: 30, support_renewal_price_id: "price_123", quota_period: "hourly" });
+    // Selling defaults: not for sale, no trial, portal offline activation on.
+    expect(res.body.data).toMatchObject({ purchase_price_id: null, purchase_trial_days: 0, portal_offline_activation: true });
+    const id = res.body.data.id;
+    const sold = await t.request("PATCH", `${V1}/admin/plans/${id}`, { body: { purchase_price_id: "price_buy", purchase_trial_days: 14, portal_offline_activation: false } });
+    expect(sold.status).toBe(200);
+    expect(sold.body.data).toMatchObject({ purchase_price_id: "price_buy", purchase_trial_days: 14, portal_offline_activation: false });
+    expect((await t.request("GET", `${V1}/admin/plans/${id}`)).body.data).toMatchObject({ purchase_price_id: "price_buy", purchase_trial_days: 14, portal_offline_activation: false });
+    expectValidation(await t.request("PATCH", `${V1}/admin/plans/${id}`, { body: { purchase_trial_days: -1 } }), "purchase_trial_days");
+    expectValidation(await t.request("PATCH", `${V1}/admin/plans/${id}`, { body: { purchase_price_id: "" } }), "purchase_price_id");
   });
 
   test("validation: 0 activations/seats, bad enums, unknown fields, bad features", async () => {
@@ -158,7 +167,7 @@ describe("DELETE /admin/plans/:id", () => {
     expectError(await t.request("GET", `${V1}/admin/plans/${plan.id}`), 404, "NOT_FOUND");
     const row = await lastAudit(t, plan.id, "plan.delete");
     expect(row.changes.after).toBeNull();
-    expect(row.changes.before.features).toEqual([{ name: "pdf", value_type: "bool", value: "true", quota_limit: null, quota_period: null }]);
+    expect(row.changes.before.features).toEqual([{ name: "pdf", value_type: "bool", value: "true", quota_limit: null, quota_period: null, stripe_meter: null }]);
     expectError(await t.request("DELETE", `${V1}/admin/plans/${plan.id}`), 404, "NOT_FOUND");
   });
 
@@ -182,7 +191,7 @@ describe("plan features", () => {
     expect(created.status).toBe(200);
     expect(created.body.data).toMatchObject({ name: "seats.max", value_type: "int", value: "25", quota_limit: null, quota_period: null });
     let row = await lastAudit(t, plan.id, "plan.feature.upsert");
-    expect(row.changes).toEqual({ feature: "seats.max", before: null, after: { name: "seats.max", value_type: "int", value: "25", quota_limit: null, quota_period: null } });
+    expect(row.changes).toEqual({ feature: "seats.max", before: null, after: { name: "seats.max", value_type: "int", value: "25", quota_limit: null, quota_period: null, stripe_meter: null } });
 
     const replaced = await put(plan.id, "seats.max", { value_type: "quota", quota_limit: 40, quota_period: "yearly" });
     expect(replaced.status).toBe(200);
@@ -191,6 +200,12 @@ describe("plan features", () => {
     expect(row.changes.before).toEqual({ value_type: "int", value: "25", quota_limit: null, quota_period: null });
 
     expect((await put(plan.id, "beta", { value_type: "flag" })).body.data.value).toBe("true");
+    // A quota feature may report its usage to a Stripe meter; no other kind counts usage.
+    const metered = await put(plan.id, "seats.max", { value_type: "quota", quota_limit: 40, stripe_meter: "seat_hours" });
+    expect(metered.body.data).toMatchObject({ value_type: "quota", stripe_meter: "seat_hours" });
+    expect((await lastAudit(t, plan.id, "plan.feature.upsert")).changes).toEqual({ feature: "seats.max", before: { quota_period: "yearly", stripe_meter: null }, after: { quota_period: null, stripe_meter: "seat_hours" } });
+    expectValidation(await put(plan.id, "beta", { value_type: "flag", stripe_meter: "x" }), "stripe_meter");
+    expectValidation(await put(plan.id, "seats.max", { value_type: "quota", quota_limit: 1, stripe_meter: "bad name!" }), "stripe_meter");
     const got = await t.request("GET", `${V1}/admin/plans/${plan.id}`);
     expect(got.body.data.features.map((f: any) => f.name)).toEqual(["beta", "seats.max"]);
   });
@@ -217,7 +232,7 @@ describe("plan features", () => {
     expect(res.status).toBe(200);
     expect((await t.request("GET", `${V1}/admin/plans/${plan.id}`)).body.data.features).toEqual([]);
     const row = await lastAudit(t, plan.id, "plan.feature.delete");
-    expect(row.changes).toEqual({ feature: "pdf", before: { name: "pdf", value_type: "bool", value: "true", quota_limit: null, quota_period: null }, after: null });
+    expect(row.changes).toEqual({ feature: "pdf", before: { name: "pdf", value_type: "bool", value: "true", quota_limit: null, quota_period: null, stripe_meter: null }, after: null });
     expectError(await t.request("DELETE", `${V1}/admin/plans/${plan.id}/features/pdf`), 404, "NOT_FOUND");
   });
 });

@@ -1,0 +1,97 @@
+import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { licenses } from "./licenses";
+
+const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
+
+/**
+ * Stripe events already processed (POST /webhooks/stripe): the row is inserted in the same transaction
+ * as the event's effect, so a redelivery, or the same event reaching two nodes at once, acts once.
+ */
+export const stripeEvents = sqliteTable(
+  "stripe_events",
+  {
+    id: text("id").primaryKey(),
+    type: text("type").notNull(),
+    /** What processing did: "renewed", "issued", "ignored", … (docs/payments.md). */
+    outcome: text("outcome").notNull(),
+    processedAt: ts("processed_at").notNull(),
+  },
+  (t) => [index("stripe_events_processed_idx").on(t.processedAt)],
+);
+
+/** The Stripe customer and subscription a license is billed through (one row per license). */
+export const billingLinks = sqliteTable(
+  "billing_links",
+  {
+    licenseId: text("license_id")
+      .primaryKey()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    stripeCustomerId: text("stripe_customer_id"),
+    stripeSubscriptionId: text("stripe_subscription_id"),
+    /** The Checkout Session that bought the license (purchases); null when linked otherwise. */
+    stripeCheckoutSessionId: text("stripe_checkout_session_id"),
+    /** Last Stripe subscription status seen (Stripe's own values). */
+    subscriptionStatus: text("subscription_status"),
+    createdAt: ts("created_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("billing_links_subscription_uq").on(t.stripeSubscriptionId),
+    uniqueIndex("billing_links_checkout_uq").on(t.stripeCheckoutSessionId),
+    index("billing_links_customer_idx").on(t.stripeCustomerId),
+  ],
+);
+
+/** Payments received for a license (purchase, support renewal, subscription invoice); the refund route refunds the last one. */
+export const payments = sqliteTable(
+  "payments",
+  {
+    id: text("id").primaryKey(),
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["purchase", "support_renewal", "subscription"] }).notNull(),
+    stripeCheckoutSessionId: text("stripe_checkout_session_id"),
+    stripeInvoiceId: text("stripe_invoice_id"),
+    stripePaymentIntentId: text("stripe_payment_intent_id"),
+    /** Minor currency units as Stripe reports them; null when the event did not say. */
+    amount: integer("amount"),
+    currency: text("currency"),
+    paidAt: ts("paid_at").notNull(),
+    /** null: not refunded; "pending": a refund call is under way (or was cut off); "refunded". */
+    refundState: text("refund_state", { enum: ["pending", "refunded"] }),
+    stripeRefundId: text("stripe_refund_id"),
+    refundedAt: ts("refunded_at"),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("payments_checkout_uq").on(t.stripeCheckoutSessionId),
+    uniqueIndex("payments_invoice_uq").on(t.stripeInvoiceId),
+    index("payments_license_idx").on(t.licenseId, t.paidAt),
+  ],
+);
+
+/**
+ * Usage to report to Stripe meters: one row per accepted usage report of a feature with a
+ * `stripe_meter`, written in the usage write's transaction; the metered-sync pass drains it.
+ */
+export const meterQueue = sqliteTable(
+  "meter_queue",
+  {
+    /** Also the meter event's `identifier` at Stripe (deduplicated there too). */
+    id: text("id").primaryKey(),
+    licenseId: text("license_id")
+      .notNull()
+      .references(() => licenses.id, { onDelete: "cascade" }),
+    feature: text("feature").notNull(),
+    eventName: text("event_name").notNull(),
+    quantity: integer("quantity").notNull(),
+    occurredAt: ts("occurred_at").notNull(),
+    status: text("status", { enum: ["pending", "sent", "skipped"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at").notNull(),
+    lastError: text("last_error"),
+    sentAt: ts("sent_at"),
+  },
+  (t) => [index("meter_queue_due_idx").on(t.status, t.nextAttemptAt), index("meter_queue_license_idx").on(t.licenseId)],
+);
