@@ -1,6 +1,7 @@
 // OfflineTokenRepo on every engine: issue (decide sees the license, refusals write nothing, effects
 // commit with it), self-service activate (one live row per license, taken answers write nothing,
-// refusals roll back), clear (conditional, once), list order, findForVerify (live rows only, by key
+// refusals roll back), the plan's portal_offline_activation setting read with the license (findAccess,
+// issue, activate), clear (conditional, once), list order, findForVerify (live rows only, by key
 // hash and identifier); and on PostgreSQL 12 racing self-service activations from 3 nodes: one row.
 import { afterEach, expect, test } from "bun:test";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
@@ -91,6 +92,19 @@ forEachEngine("OfflineTokenRepo", (engine, open) => {
     expect(await repo.findLive(suspended.id)).toBeNull();
     expect(await repo.listByLicense(suspended.id)).toEqual([]);
     expect((await auditRows(o)).length).toBe(1);
+  });
+
+  test("findAccess, issue and activate carry the plan's portal_offline_activation setting", async () => {
+    await setup();
+    const on = await seedCatalog(o, { graceDays: 2 });
+    const off = await seedCatalog(o, { portalOfflineActivation: false });
+    expect(await repo.findAccess(on.license.id)).toMatchObject({ license: { id: on.license.id }, plan: { id: on.plan.id, graceDays: 2, portalOfflineActivation: true } });
+    expect(await repo.findAccess(off.license.id)).toMatchObject({ plan: { id: off.plan.id, portalOfflineActivation: false } });
+    expect(await repo.findAccess(newId())).toBeNull();
+    const seen: (boolean | undefined)[] = [];
+    await repo.issue(off.license.id, (cur) => (seen.push(cur?.plan.portalOfflineActivation), { result: null, effects: {} }));
+    await repo.activate(on.license.id, (cur) => (seen.push(cur?.plan.portalOfflineActivation), accept("box-1", later(0))(cur)));
+    expect(seen).toEqual([false, true]);
   });
 
   test("clear: once, conditionally, with its effects; the license may then make a new one; list is newest first", async () => {

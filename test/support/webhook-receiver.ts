@@ -1,5 +1,6 @@
-// A local webhook receiver for tests: Bun.serve on 127.0.0.1 and a free port. Each path answers
-// what its handler says (default 200 "ok"); every request is recorded with its headers and raw body.
+// A local webhook receiver for tests: Bun.serve on 127.0.0.1 and a free port, plain HTTP or, with
+// `tls` (a certificate and key, e.g. from tls-certs.ts), HTTPS. Each path answers what its handler
+// says (default 200 "ok"); every request is recorded with its headers and raw body.
 // `waitFor(path, n)` resolves once that path has received n requests.
 
 export interface ReceivedHook {
@@ -24,7 +25,7 @@ export interface WebhookReceiver {
   stop(): Promise<void>;
 }
 
-export function startWebhookReceiver(): WebhookReceiver {
+export function startWebhookReceiver(opts: { tls?: { cert: string; key: string } } = {}): WebhookReceiver {
   const received: ReceivedHook[] = [];
   const handlers = new Map<string, HookHandler>();
   const waiters: { path: string; n: number; resolve: () => void }[] = [];
@@ -32,6 +33,7 @@ export function startWebhookReceiver(): WebhookReceiver {
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
+    ...(opts.tls ? { tls: opts.tls } : {}),
     async fetch(req) {
       const path = new URL(req.url).pathname;
       const headers = Object.fromEntries(req.headers.entries());
@@ -54,7 +56,7 @@ export function startWebhookReceiver(): WebhookReceiver {
     },
   });
   return {
-    url: (path) => `http://127.0.0.1:${server.port}${path}`,
+    url: (path) => `${opts.tls ? "https" : "http"}://127.0.0.1:${server.port}${path}`,
     received,
     at,
     on: (path, handler) => void handlers.set(path, handler),

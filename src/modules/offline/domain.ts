@@ -5,6 +5,8 @@ import type { TokenClaims } from "../../crypto/token";
 import { fingerprint } from "../../crypto/fingerprint";
 import { isUsable } from "../licenses/domain";
 import type { LicenseAccess } from "../license-api/repo";
+import type { Plan } from "../plans/repo";
+import type { OfflineAccess } from "./repo";
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -73,13 +75,16 @@ export function offlineTokenClaims({ access, identifier, features, now, exp, kid
   };
 }
 
+/** The plan fields that decide whether the portal offers self-service offline activation. */
+export type SelfServicePlan = Pick<Plan, "floating" | "portalOfflineActivation">;
+
 /**
- * Self-service offline activation is offered only for plans that use device activation: every plan
- * that is not floating (a floating plan hands out sessions, never device activations). The portal
- * hides the option otherwise.
+ * Self-service offline activation is offered iff the plan's `portal_offline_activation` setting is on
+ * (the default) and the plan uses device activation, i.e. is not floating (a floating plan hands out
+ * sessions, never device activations). The portal hides the option otherwise.
  */
-export function usesDeviceActivation(plan: Pick<LicenseAccess["plan"], "floating">): boolean {
-  return !plan.floating;
+export function selfServiceOffered(plan: SelfServicePlan): boolean {
+  return plan.portalOfflineActivation && !plan.floating;
 }
 
 /**
@@ -92,14 +97,20 @@ export function selfServiceExpiry(access: LicenseAccess): number {
   return seconds(license.validUntil.getTime() + plan.graceDays * 86_400_000);
 }
 
-/** The refusal for a self-service offline activation, or null (the admin rules, plus device activation). */
-export function selfServiceRefusal(access: LicenseAccess, now: Date): AppError | null {
+/**
+ * The refusal for a self-service offline activation, or null: the admin rules, then 403 FORBIDDEN
+ * when the plan does not offer it (selfServiceOffered).
+ */
+export function selfServiceRefusal(access: OfflineAccess, now: Date): AppError | null {
   const refusal = offlineIssueRefusal(access, now);
   if (refusal) return refusal;
-  if (!usesDeviceActivation(access.plan)) {
+  if (access.plan.floating) {
     return new AppError("FORBIDDEN", {
       message: "This license's plan does not use device activation, so it offers no offline activation.",
     });
+  }
+  if (!selfServiceOffered(access.plan)) {
+    return new AppError("FORBIDDEN", { message: "This license's plan does not offer self-service offline activation." });
   }
   return null;
 }

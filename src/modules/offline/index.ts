@@ -1,5 +1,5 @@
-// Portal self-service offline activation (cookie session): one per license, for plans that use
-// device activation; only an admin clears it (admin.ts). The license_key in a body only names the
+// Portal self-service offline activation (cookie session): one per license, for plans that offer it
+// (portal_offline_activation on, not floating); only an admin clears it (admin.ts). The license_key in a body only names the
 // license: the session cookie authenticates.
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
@@ -24,7 +24,7 @@ export function offlinePortalRoutes(deps: Deps, session: SessionAuth) {
         response: { 200: Envelope(PortalOfflineViewSchema), ...errors(401, 403, 404) },
         detail: portal(
           "The license's self-service offline activation",
-          "For the owner and every accepted seat. `offered` is false for plans without device activation (floating plans): the option is hidden. `activation` is the live one, or null.",
+          "For the owner and every accepted seat. `offered` is true iff the plan's `portal_offline_activation` setting is on and the plan is not floating (floating plans have no device activation); otherwise the option is hidden and `activation` is null. `activation` is the live one, or null.",
         ),
       },
     )
@@ -39,7 +39,7 @@ export function offlinePortalRoutes(deps: Deps, session: SessionAuth) {
         detail: portal(
           "Activate a machine offline (once per license)",
           "For the owner and accepted admin seats (others: 404 LICENSE_NOT_FOUND). Signs an offline token for `identifier`, expiring with the license (valid_until + grace_days) or perpetual. " +
-            "409 CONFLICT while the license already has one (only an admin clears it); 409 INVALID_TRANSITION unless the license is active or trialing; 403 FORBIDDEN for a plan without device activation.",
+            "409 CONFLICT while the license already has one (only an admin clears it); 409 INVALID_TRANSITION unless the license is active or trialing; 403 FORBIDDEN when the plan does not offer it (`portal_offline_activation` false, or a floating plan).",
         ),
       },
     )

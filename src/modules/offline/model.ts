@@ -57,7 +57,9 @@ export const portalOfflineModels = (identifierMaxLength: number) => ({
 export const PortalOfflineViewSchema = t.Object(
   {
     license_id: t.String({ format: "uuid" }),
-    offered: t.Boolean({ description: "False when the plan does not use device activation (floating plans): hide the option" }),
+    offered: t.Boolean({
+      description: "True iff the plan's portal_offline_activation setting is on and the plan is not floating (floating plans have no device activation). False: hide the option",
+    }),
     available: t.Boolean({ description: "True when a new offline activation would be accepted now" }),
     activation: t.Union([OfflineActivationSchema, t.Null()], { description: "The live offline activation, or null" }),
   },

@@ -1,10 +1,9 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { PgExecutor, PgHandle } from "../../db/pg";
-import { offlineActivations } from "../../db/schema-pg";
+import { offlineActivations, plans } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import { readLicenseAccess } from "../license-api/repo.pg";
-import type { LicenseAccess } from "../license-api/repo";
-import type { OfflineActivation, NewOfflineActivation, OfflineTokenRepo, SelfServiceOutcome } from "./repo";
+import type { OfflineAccess, OfflineActivation, NewOfflineActivation, OfflineTokenRepo, SelfServiceOutcome } from "./repo";
 
 const liveOf = (licenseId: string) => and(eq(offlineActivations.licenseId, licenseId), isNull(offlineActivations.clearedAt));
 
@@ -13,22 +12,33 @@ async function findLive(tx: PgExecutor, licenseId: string): Promise<OfflineActiv
   return row ?? null;
 }
 
+/**
+ * The license and its plan (the public API's read; `forUpdate` locks the license row), with the
+ * plan's portal_offline_activation setting, read in the same transaction.
+ */
+async function readOfflineAccess(tx: PgExecutor, licenseId: string, opts: { forUpdate?: boolean } = {}): Promise<OfflineAccess | null> {
+  const access = await readLicenseAccess(tx, { id: licenseId }, opts);
+  if (!access) return null;
+  const [setting] = await tx.select({ on: plans.portalOfflineActivation }).from(plans).where(eq(plans.id, access.plan.id));
+  return { license: access.license, plan: { ...access.plan, portalOfflineActivation: setting?.on ?? false } };
+}
+
 export function createOfflineTokenRepoPg(handle: PgHandle): OfflineTokenRepo {
   const { db } = handle;
   return {
     async issue(licenseId, decide) {
       return db.transaction(async (tx) => {
         // Locks the license row: a suspend or revoke of the same license serialises with the issue.
-        const { result, effects } = decide(await readLicenseAccess(tx, { id: licenseId }, { forUpdate: true }));
+        const { result, effects } = decide(await readOfflineAccess(tx, licenseId, { forUpdate: true }));
         await writeEffectsPg(tx, effects);
         return result;
       });
     },
-    async activate<T>(licenseId: string, decide: (current: LicenseAccess | null) => NewOfflineActivation<T>) {
+    async activate<T>(licenseId: string, decide: (current: OfflineAccess | null) => NewOfflineActivation<T>) {
       return db.transaction(async (tx): Promise<SelfServiceOutcome<T>> => {
         // The license row lock serialises two self-service requests for the same license (and an
         // admin clear cannot interleave); the partial unique index is the backstop.
-        const current = await readLicenseAccess(tx, { id: licenseId }, { forUpdate: true });
+        const current = await readOfflineAccess(tx, licenseId, { forUpdate: true });
         const existing = current ? await findLive(tx, licenseId) : null;
         if (existing) return { kind: "taken", existing };
         const { result, effects, activation } = decide(current);
@@ -37,6 +47,9 @@ export function createOfflineTokenRepoPg(handle: PgHandle): OfflineTokenRepo {
         await writeEffectsPg(tx, effects);
         return { kind: "created", activation: row, result };
       });
+    },
+    async findAccess(licenseId) {
+      return readOfflineAccess(db, licenseId);
     },
     async findLive(licenseId) {
       return findLive(db, licenseId);

@@ -4,6 +4,15 @@
 // only an admin clears (the row stays, with cleared_at, as history).
 import type { Effects } from "../outbox/effects";
 import type { LicenseAccess } from "../license-api/repo";
+import type { Plan } from "../plans/repo";
+
+/**
+ * A license and its plan as the public API reads them, plus the plan's `portal_offline_activation`
+ * setting (not on the verify hot path, so read here, with them).
+ */
+export interface OfflineAccess extends LicenseAccess {
+  plan: LicenseAccess["plan"] & Pick<Plan, "portalOfflineActivation">;
+}
 
 /** What `decide` returns: the caller's result and the side effects to write with it. */
 export interface OfflineDecision<T> {
@@ -35,19 +44,22 @@ export type SelfServiceOutcome<T> = { kind: "created"; activation: OfflineActiva
 
 export interface OfflineTokenRepo {
   /**
-   * Atomic: inside one write transaction, re-reads the license and its plan (on PostgreSQL locking
-   * the license row, so a suspend or revoke racing the issue either waits for it or is seen by it)
-   * and passes them to `decide`, which throws to refuse (a license suspended a moment ago) or returns
-   * the result and its side effects (audit row, event); those are written in the same transaction.
+   * Atomic: inside one write transaction, re-reads the license and its plan with the plan's
+   * portal_offline_activation setting (on PostgreSQL locking the license row, so a suspend or revoke
+   * racing the issue either waits for it or is seen by it) and passes them to `decide`, which throws
+   * to refuse (a license suspended a moment ago) or returns the result and its side effects (audit
+   * row, event); those are written in the same transaction.
    */
-  issue<T>(licenseId: string, decide: (current: LicenseAccess | null) => OfflineDecision<T>): Promise<T>;
+  issue<T>(licenseId: string, decide: (current: OfflineAccess | null) => OfflineDecision<T>): Promise<T>;
   /**
    * Atomic self-service offline activation: inside one write transaction (the license row locked on
    * PostgreSQL), returns `taken` with the live row when the license already has one (nothing
    * written); otherwise calls `decide` (throws to refuse), inserts the row it returns and writes the
    * effects. The partial unique index (license_id WHERE cleared_at IS NULL) backs the rule.
    */
-  activate<T>(licenseId: string, decide: (current: LicenseAccess | null) => NewOfflineActivation<T>): Promise<SelfServiceOutcome<T>>;
+  activate<T>(licenseId: string, decide: (current: OfflineAccess | null) => NewOfflineActivation<T>): Promise<SelfServiceOutcome<T>>;
+  /** The license with its plan and the plan's portal_offline_activation setting; null when unknown. */
+  findAccess(licenseId: string): Promise<OfflineAccess | null>;
   /** The license's live (not cleared) self-service offline activation, or null. */
   findLive(licenseId: string): Promise<OfflineActivation | null>;
   /** Every offline activation of the license, cleared ones included, newest first. */

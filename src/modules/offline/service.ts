@@ -13,7 +13,7 @@ import { licenseEntitlements } from "../entitlements/service";
 import { featureValues } from "../entitlements/domain";
 import type { LicenseAccess } from "../license-api/repo";
 import type { Effects } from "../outbox/effects";
-import { offlineExpiry, offlineIssueRefusal, offlineTokenClaims, selfServiceExpiry, selfServiceRefusal, usesDeviceActivation } from "./domain";
+import { offlineExpiry, offlineIssueRefusal, offlineTokenClaims, selfServiceExpiry, selfServiceOffered, selfServiceRefusal } from "./domain";
 import { offlineActivationCleared, offlineTokenIssued } from "./events";
 import type { OfflineActivation } from "./repo";
 import { portalActor, portalLicense, type PortalCaller } from "../seats/service";
@@ -111,7 +111,10 @@ export async function issueOfflineToken(deps: Deps, actor: Actor, licenseId: str
 
 /** What the portal shows for a license: whether the option is offered, and the live activation. */
 export interface SelfServiceOfflineView {
-  /** False for plans that do not use device activation: the portal hides the option. */
+  /**
+   * False when the plan does not offer it (its portal_offline_activation setting is off, or it is
+   * floating): the portal hides the option.
+   */
   offered: boolean;
   /** True when a new self-service activation would be accepted now (offered, usable, none live). */
   available: boolean;
@@ -123,9 +126,9 @@ export interface SelfServiceOfflineView {
  * already established that its user may act on `licenseId`.
  */
 export async function selfServiceOfflineView(deps: Deps, licenseId: string): Promise<SelfServiceOfflineView> {
-  const access = await deps.repos.licenseAccess.findById(licenseId);
+  const access = await deps.repos.offlineTokens.findAccess(licenseId);
   if (!access) throw notFound();
-  const offered = usesDeviceActivation(access.plan);
+  const offered = selfServiceOffered(access.plan);
   const activation = offered ? await deps.repos.offlineTokens.findLive(licenseId) : null;
   return { offered, available: offered && activation === null && selfServiceRefusal(access, deps.clock.now()) === null, activation };
 }
@@ -137,9 +140,10 @@ export interface SelfServiceOfflineResult extends OfflineToken {
 /**
  * A customer's self-service offline activation (portal): one live per license. Refused with
  * 409 INVALID_TRANSITION for a license that is not active or trialing, 403 FORBIDDEN for a plan
- * without device activation, and 409 CONFLICT (details.offline_activation_id) while one stands: only
- * an admin clears it. The token's expiry is the license's valid_until + grace_days, or perpetual.
- * `actor` is the portal user (type `session`, id = the user id); the caller has checked access.
+ * that does not offer it (portal_offline_activation off, or floating), and 409 CONFLICT
+ * (details.offline_activation_id) while one stands: only an admin clears it. The token's expiry
+ * is the license's valid_until + grace_days, or perpetual. `actor` is the portal user (type
+ * `session`, id = the user id); the caller has checked access.
  */
 export async function activateOfflineSelfService(
   deps: Deps,

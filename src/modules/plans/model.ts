@@ -57,7 +57,7 @@ const PURCHASE_PRICE_ID =
   "Stripe price id a customer buys a license of this plan with (POST /license/checkout): a subscription plan is sold as a Stripe subscription (recurring price), a perpetual plan as a one-time payment; trial plans are not sold. null: not for sale";
 const PURCHASE_TRIAL_DAYS = "Free trial days of a subscription bought through POST /license/checkout (the license is trialing meanwhile); 0 = none; default 0";
 const PORTAL_OFFLINE_ACTIVATION =
-  "Whether license owners and seat holders may activate one air-gapped machine themselves in the customer portal (offline token self-service). Only non-floating plans offer it; default true";
+  "Whether the customer portal offers self-service offline activation on this plan's licenses (one air-gapped machine per license, activated by the owner or a seat admin; POST /portal/offline-activation/activate). Offered only when true and the plan is not floating; otherwise the portal's `offered` is false and activate answers 403 FORBIDDEN. Turning it off clears no standing activation. Default true";
 
 const planFields = {
   name: t.String({ minLength: 1, maxLength: 200 }),

@@ -64,8 +64,9 @@ export interface PostOptions {
 /**
  * POSTs `body` to `url` once. The host is resolved and every address checked (ssrf.ts); the
  * connection goes to the first checked address (the lookup is pinned, so DNS cannot answer
- * differently at connect time). Never follows a redirect. Rejects on a refused target, a network
- * failure or a timeout.
+ * differently at connect time). https:// targets get full certificate verification against the
+ * system CAs plus NODE_EXTRA_CA_CERTS, for the URL's host name (not the pinned address). Never
+ * follows a redirect. Rejects on a refused target, a network or TLS failure, or a timeout.
  */
 export async function postWebhook(url: URL, body: string, headers: Record<string, string>, opts: PostOptions): Promise<PostResult> {
   const addresses = await resolveTarget(url, { allowPrivate: opts.allowPrivate, resolve: opts.resolve });
@@ -90,6 +91,9 @@ export async function postWebhook(url: URL, body: string, headers: Record<string
         path: `${url.pathname}${url.search}`,
         method: "POST",
         agent: false,
+        // The receiver's certificate is always verified (chain and name), whatever
+        // NODE_TLS_REJECT_UNAUTHORIZED says. A private CA is trusted through NODE_EXTRA_CA_CERTS.
+        rejectUnauthorized: true,
         headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "user-agent": USER_AGENT },
         lookup: ((_host: string, options: { all?: boolean } | undefined, cb: (...args: unknown[]) => void) => {
           if (options?.all) cb(null, [{ address, family }]);
