@@ -77,3 +77,41 @@ export function trialExpiryError(license: Pick<License, "status" | "priorStatus"
   const trial = license.status === "trialing" || (license.status === "suspended" && license.priorStatus === "trialing");
   return trial && validUntil === null ? "a trial license needs an expiry" : null;
 }
+
+/** The license statuses a Stripe subscription drives (docs/payments.md, "Subscriptions"). */
+export type BillingStatus = "active" | "trialing" | "past_due" | "canceled";
+
+/**
+ * The status patch for a payment-driven change to `to` (a paid invoice, a failed one, a subscription
+ * update or deletion); null when the status stays as it is. Admin decisions win: a revoked license
+ * is never touched, and a suspended one stays suspended — only the status it returns to on
+ * reinstate (`priorStatus`) follows the subscription. `canceled` is final for billing (Stripe never
+ * revives a canceled subscription, so a late event for it must not). An `expired` license comes back
+ * when the subscription is paid again. Keep pastDueSince in step with `withPastDueEpisode`.
+ */
+export function billingTransition(license: Pick<License, "status" | "priorStatus">, to: BillingStatus): LicensePatch | null {
+  const from = license.status;
+  if (from === "revoked" || from === "canceled" || from === to) return null;
+  if (from === "suspended") return license.priorStatus === to ? null : { priorStatus: to };
+  if (from === "expired" && to !== "active" && to !== "canceled") return null;
+  return { status: to, priorStatus: null };
+}
+
+/** Stripe subscription status → the license status it drives; null for states that say nothing yet. */
+export function billingStatusOf(stripeStatus: string): BillingStatus | null {
+  switch (stripeStatus) {
+    case "trialing":
+      return "trialing";
+    case "active":
+      return "active";
+    case "past_due":
+    case "unpaid":
+      return "past_due";
+    case "canceled":
+    case "incomplete_expired":
+      return "canceled";
+    default:
+      // incomplete (first payment pending), paused (trial ended without a payment method): no change.
+      return null;
+  }
+}

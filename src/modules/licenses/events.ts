@@ -49,3 +49,15 @@ export function licenseUpdated(before: License, patch: LicensePatch, at: Date): 
     .map((k) => EDITABLE[k]);
   return changed.length === 0 ? [] : [event("license.updated", at, { ...licenseData({ ...before, ...patch }), changed })];
 }
+
+/**
+ * license.updated for a payment-driven change (a Stripe subscription event): `changed` names
+ * "status" and/or "valid_until"; null when neither changed.
+ */
+export function licenseBillingUpdated(before: License, after: License, at: Date): OutboxEvent | null {
+  const changed = [
+    ...(before.status === after.status ? [] : ["status"]),
+    ...(sameInstant(before.validUntil, after.validUntil) ? [] : ["valid_until"]),
+  ];
+  return changed.length === 0 ? null : event("license.updated", at, { ...licenseData(after), changed });
+}

@@ -17,6 +17,7 @@ import { createdChanges, diffChanges } from "../plans/changes";
 import { assertNotRevoked, transition, trialExpiryError, type LicenseAction } from "./domain";
 import { licenseAuditView } from "./present";
 import type { License, LicenseListFilter, LicensePatch, LicenseStatus } from "./repo";
+import type { Plan } from "../plans/repo";
 
 export interface IssueLicenseInput {
   productId: string;
@@ -59,25 +60,28 @@ async function productAddons(deps: Deps, productId: string, ids: readonly string
   return unique;
 }
 
-export async function issueLicense(deps: Deps, actor: Actor, input: IssueLicenseInput): Promise<{ license: License; key: string }> {
-  assertProductAccess(actor, input.productId);
-  const product = await deps.repos.products.findById(input.productId);
-  if (!product) throw validationError({ product_id: "unknown product" });
-  const plan = await deps.repos.plans.findById(input.planId);
-  if (!plan || plan.productId !== product.id) throw validationError({ plan_id: "unknown plan for this product" });
-  const addonIds = await productAddons(deps, product.id, input.addonIds ?? [], "addon_ids");
-  const now = deps.clock.now();
+/**
+ * The one place a new license row is built (admin issue, Stripe purchase): a fresh key, its lookup
+ * hash and sealed copy, and the plan's start status — trial plans start trialing and end after
+ * trial_days unless an expiry is given; `status` overrides it (a purchase in a Stripe trial). A
+ * trialing license without an expiry is refused (400).
+ */
+export function buildLicense(
+  deps: Pick<Deps, "config" | "secrets">,
+  plan: Pick<Plan, "id" | "licenseType" | "trialDays">,
+  input: Omit<IssueLicenseInput, "planId" | "addonIds"> & { status?: LicenseStatus },
+  now: Date,
+): { license: License; key: string } {
   const trial = plan.licenseType === "trial";
   const id = newId();
   const key = generateLicenseKey(deps.config.licenseKeyPrefix);
-  const status: LicenseStatus = trial ? "trialing" : "active";
-  // Trial plans start trialing and end after trial_days unless an explicit expiry is given.
+  const status: LicenseStatus = input.status ?? (trial ? "trialing" : "active");
   const validUntil = input.validUntil !== undefined ? input.validUntil : trial ? new Date(now.getTime() + plan.trialDays * DAY) : null;
   const expiryError = trialExpiryError({ status, priorStatus: null }, validUntil);
   if (expiryError) throw validationError({ valid_until: expiryError });
   const license: License = {
     id,
-    productId: product.id,
+    productId: input.productId,
     planId: plan.id,
     keyHash: licenseKeyHash(deps, key),
     keyEncrypted: seal(deps.secrets.subkey("licenseKeyEncryption"), key, id),
@@ -93,14 +97,35 @@ export async function issueLicense(deps: Deps, actor: Actor, input: IssueLicense
     createdAt: now,
     updatedAt: now,
   };
-  const created = await deps.repos.licenses.create(
-    license,
-    addonIds,
-    {
-      ...audit(deps, actor, "license.issue", license, createdChanges({ ...licenseAuditView(license), addon_ids: addonIds })),
-      events: [licenseCreated(license, now)],
+  return { license, key };
+}
+
+/** The effects of issuing `license` (audit row `license.issue`, event `license.created`). */
+export function issueEffects(actor: Actor, license: License, addonIds: string[], at: Date): Effects {
+  return {
+    audit: {
+      actor,
+      action: "license.issue",
+      entityType: "license",
+      entityId: license.id,
+      productId: license.productId,
+      changes: createdChanges({ ...licenseAuditView(license), addon_ids: addonIds }),
+      at,
     },
-  );
+    events: [licenseCreated(license, at)],
+  };
+}
+
+export async function issueLicense(deps: Deps, actor: Actor, input: IssueLicenseInput): Promise<{ license: License; key: string }> {
+  assertProductAccess(actor, input.productId);
+  const product = await deps.repos.products.findById(input.productId);
+  if (!product) throw validationError({ product_id: "unknown product" });
+  const plan = await deps.repos.plans.findById(input.planId);
+  if (!plan || plan.productId !== product.id) throw validationError({ plan_id: "unknown plan for this product" });
+  const addonIds = await productAddons(deps, product.id, input.addonIds ?? [], "addon_ids");
+  const now = deps.clock.now();
+  const { license, key } = buildLicense(deps, plan, { ...input, productId: product.id }, now);
+  const created = await deps.repos.licenses.create(license, addonIds, issueEffects(actor, license, addonIds, now));
   return { license: created, key };
 }
 

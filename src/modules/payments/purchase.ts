@@ -1,0 +1,192 @@
+// Selling licenses (docs/payments.md, "Selling licenses"): POST /license/checkout opens a Stripe
+// Checkout Session for a plan's purchase_price_id — a subscription for subscription plans, a
+// one-time payment for perpetual ones — and the paid session's checkout.session.completed issues
+// the license and emails its key. The issue runs in the webhook's transaction (after the event id
+// was claimed) and at most once per Checkout Session and per subscription: the billing link is
+// unique on both.
+import type { Deps } from "../../deps";
+import { AppError } from "../../shared/errors";
+import { DAY } from "../../shared/clock";
+import { newId } from "../../shared/ids";
+import { sealedEmail } from "../email/outbox";
+import { buildLicense, issueEffects } from "../licenses/service";
+import type { License } from "../licenses/repo";
+import type { Plan } from "../plans/repo";
+import type { BillingLink } from "./repo";
+import { PURCHASE_KIND, purchaseMetadata, readCheckoutSession } from "./stripe-objects";
+import { eventTime, stripeActor, type BillingEventContext } from "./billing-context";
+import { checkoutReturnUrls } from "./return-urls";
+
+export interface PurchaseCheckoutInput {
+  planId: string;
+  email: string;
+}
+
+/**
+ * POST /license/checkout: 404 PLAN_NOT_FOUND for an unknown plan; 503 PURCHASE_NOT_AVAILABLE for a
+ * plan without purchase_price_id or a trial plan; 503 PAYMENTS_NOT_CONFIGURED without Stripe; 502
+ * PAYMENT_PROVIDER_ERROR when Stripe cannot be reached. The Stripe call is outside any transaction.
+ */
+export async function createPurchaseCheckout(deps: Deps, input: PurchaseCheckoutInput): Promise<{ checkoutUrl: string }> {
+  const plan = await deps.repos.plans.findById(input.planId);
+  if (!plan) throw new AppError("PLAN_NOT_FOUND");
+  if (!plan.purchasePriceId || plan.licenseType === "trial") throw new AppError("PURCHASE_NOT_AVAILABLE");
+  if (!deps.stripe) throw new AppError("PAYMENTS_NOT_CONFIGURED");
+  const email = input.email.trim();
+  const metadata = { keyward_kind: PURCHASE_KIND, keyward_plan_id: plan.id };
+  const subscription = plan.licenseType === "subscription";
+  const urls = checkoutReturnUrls(deps.config.baseUrl);
+  let session;
+  try {
+    session = await deps.stripe.checkout.sessions.create({
+      mode: subscription ? "subscription" : "payment",
+      line_items: [{ price: plan.purchasePriceId, quantity: 1 }],
+      customer_email: email,
+      metadata,
+      success_url: urls.success,
+      cancel_url: urls.cancel,
+      ...(subscription
+        ? {
+            // On the subscription too: its own events (which may arrive before the session's) name the plan and buyer.
+            subscription_data: {
+              metadata: { ...metadata, keyward_email: email },
+              ...(plan.purchaseTrialDays > 0 ? { trial_period_days: plan.purchaseTrialDays } : {}),
+            },
+          }
+        : // A Customer for one-time payments too, so the billing link names who paid.
+          { customer_creation: "always" as const, payment_intent_data: { metadata } }),
+    });
+  } catch (e) {
+    deps.logger.warn("stripe.checkout_failed", { plan_id: plan.id, error: e instanceof Error ? e.message : String(e) });
+    throw new AppError("PAYMENT_PROVIDER_ERROR");
+  }
+  if (!session.url) throw new AppError("PAYMENT_PROVIDER_ERROR");
+  return { checkoutUrl: session.url };
+}
+
+export interface PurchaseIssue {
+  plan: Plan;
+  email: string;
+  status: "active" | "trialing";
+  validUntil: Date | null;
+  customerId: string | null;
+  subscriptionId: string | null;
+  checkoutSessionId: string | null;
+  subscriptionStatus: string | null;
+}
+
+/**
+ * Issues a purchased license in the webhook's transaction: the row (licenses/service.ts
+ * buildLicense, the path admin issue uses), audit `license.issue` by the Stripe actor, event
+ * `license.created`, the `license_purchased` email with the key sealed, and the billing link.
+ * Support: a perpetual purchase gets the plan's support_days from now; a subscription's license
+ * gets none (null: updates for as long as it is valid).
+ */
+export async function issuePurchasedLicense(ctx: BillingEventContext, p: PurchaseIssue): Promise<{ license: License; link: BillingLink }> {
+  const { deps, repos, at } = ctx;
+  const product = await repos.products.findById(p.plan.productId);
+  const supportUntil = p.plan.licenseType === "perpetual" && p.plan.supportDays > 0 ? new Date(at.getTime() + p.plan.supportDays * DAY) : null;
+  const { license, key } = buildLicense(
+    deps,
+    p.plan,
+    { productId: p.plan.productId, email: p.email, status: p.status, validUntil: p.validUntil, supportUntil },
+    at,
+  );
+  const email = sealedEmail(deps.secrets, {
+    template: "license_purchased",
+    to: license.email,
+    at,
+    data: {
+      license_id: license.id,
+      product_name: product?.name ?? "",
+      plan_name: p.plan.name,
+      key_hint: license.keyHint,
+      valid_until: license.validUntil?.toISOString() ?? null,
+      support_until: license.supportUntil?.toISOString() ?? null,
+    },
+    secret: { license_key: key },
+  });
+  const created = await repos.licenses.create(license, [], { ...issueEffects(stripeActor(ctx.event.id), license, [], at), emails: [email] });
+  const link = await repos.payments.upsertLink({
+    licenseId: created.id,
+    stripeCustomerId: p.customerId,
+    stripeSubscriptionId: p.subscriptionId,
+    stripeCheckoutSessionId: p.checkoutSessionId,
+    subscriptionStatus: p.subscriptionStatus,
+    createdAt: at,
+    // The Stripe time of the event that issued it: later subscription events compare against it.
+    updatedAt: eventTime(ctx),
+  });
+  return { license: created, link };
+}
+
+/**
+ * checkout.session.completed with metadata keyward_kind=purchase. Paid (or no_payment_required: a
+ * subscription that starts with a trial): issues the license, records the payment (the payment
+ * intent; for a subscription, its first invoice) and links the Stripe customer, subscription and
+ * session. A session already handled, or a subscription whose license an earlier subscription
+ * event issued, issues nothing more ("already_issued" / "linked").
+ */
+export async function purchaseCompleted(ctx: BillingEventContext): Promise<string> {
+  const { repos, at } = ctx;
+  const session = readCheckoutSession(ctx.event.data.object);
+  if (!session) return "ignored_malformed";
+  const meta = purchaseMetadata(session.metadata);
+  if (!meta) return "ignored_not_purchase";
+  if (session.paymentStatus !== "paid" && session.paymentStatus !== "no_payment_required") return "ignored_unpaid";
+  if (await repos.payments.findLinkByCheckoutSession(session.id)) return "already_issued";
+
+  const subscription = session.mode === "subscription";
+  const paid = session.paymentStatus === "paid" && (session.amount ?? 0) > 0;
+  const record = async (licenseId: string) => {
+    if (!paid) return;
+    await repos.payments.recordPayment({
+      id: newId(),
+      licenseId,
+      kind: "purchase",
+      stripeCheckoutSessionId: session.id,
+      stripeInvoiceId: subscription ? session.invoiceId : null,
+      stripePaymentIntentId: session.paymentIntentId,
+      amount: session.amount,
+      currency: session.currency,
+      paidAt: at,
+      refundState: null,
+      stripeRefundId: null,
+      refundedAt: null,
+      createdAt: at,
+    });
+  };
+
+  // A subscription event that came first may have issued the license already: link the session to it.
+  const existing = subscription && session.subscriptionId ? await repos.payments.findLinkBySubscription(session.subscriptionId) : null;
+  if (existing) {
+    await repos.payments.upsertLink({
+      ...existing,
+      stripeCustomerId: existing.stripeCustomerId ?? session.customerId,
+      stripeCheckoutSessionId: session.id,
+    });
+    await record(existing.licenseId);
+    return "linked";
+  }
+
+  const plan = await repos.plans.findById(meta.planId);
+  if (!plan) return "ignored_unknown_plan";
+  const email = session.email ?? meta.email;
+  if (!email) return "ignored_no_email";
+  // A subscription checkout that needed no payment starts the plan's trial; its end is refined by
+  // the subscription's own events (trial_end). A paid subscription's valid_until comes from the
+  // period end of invoice.paid / customer.subscription.* (null until then).
+  const trial = subscription && session.paymentStatus === "no_payment_required" && plan.purchaseTrialDays > 0;
+  const { license } = await issuePurchasedLicense(ctx, {
+    plan,
+    email,
+    status: trial ? "trialing" : "active",
+    validUntil: trial ? new Date(at.getTime() + plan.purchaseTrialDays * DAY) : null,
+    customerId: session.customerId,
+    subscriptionId: subscription ? session.subscriptionId : null,
+    checkoutSessionId: session.id,
+    subscriptionStatus: subscription ? (trial ? "trialing" : "active") : null,
+  });
+  await record(license.id);
+  return "issued";
+}
