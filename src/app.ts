@@ -53,6 +53,8 @@ import { emailAdminRoutes } from "./modules/email/admin";
 import { lifecycleAdminRoutes } from "./modules/lifecycle/admin";
 import { oauthRoutes } from "./modules/oauth";
 import { webhookAdminRoutes } from "./modules/webhooks/admin";
+import { STRIPE_WEBHOOK_PER_MINUTE } from "./modules/payments/domain";
+import { stripeWebhookRoutes } from "./modules/payments";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -100,6 +102,17 @@ export function createApp(deps: Deps) {
           perMinute: INVITE_ACCEPT_PER_MINUTE,
           prefixes: [`${API_PREFIX}/invites/`],
           bucket: "invite",
+        }),
+      )
+      // Stripe's webhook: its own generous counter (Stripe sends from a few addresses and bursts
+      // when it redelivers a backlog; a 429 only delays an event, Stripe retries it).
+      .use(
+        publicRateLimit({
+          limiter: deps.rateLimiter,
+          clock,
+          perMinute: STRIPE_WEBHOOK_PER_MINUTE,
+          prefixes: [`${API_PREFIX}/webhooks/stripe`],
+          bucket: "stripe",
         }),
       )
       // 3. Strict JSON bodies (400 VALIDATION_ERROR for malformed JSON or a wrong content type).
@@ -158,6 +171,8 @@ export function createApp(deps: Deps) {
           .use(feedRoutes(deps))
           .use(downloadRoutes(deps))
           .use(storageRoutes(deps))
+          // Stripe's webhook (the Stripe-Signature header over the raw body is the credential).
+          .use(stripeWebhookRoutes(deps))
           // Sign-in and sessions (cookie `session`).
           .use(signInRoutes(deps))
           // Sign-in with OAuth / OpenID Connect providers (sets the session cookie).
