@@ -55,6 +55,8 @@ import { oauthRoutes } from "./modules/oauth";
 import { webhookAdminRoutes } from "./modules/webhooks/admin";
 import { STRIPE_WEBHOOK_PER_MINUTE } from "./modules/payments/domain";
 import { stripeWebhookRoutes } from "./modules/payments";
+import { purchaseRoutes } from "./modules/payments/purchase-routes";
+import { billingAdminRoutes } from "./modules/payments/billing-admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -173,6 +175,8 @@ export function createApp(deps: Deps) {
           .use(storageRoutes(deps))
           // Stripe's webhook (the Stripe-Signature header over the raw body is the credential).
           .use(stripeWebhookRoutes(deps))
+          // Buying a license (POST /license/checkout; public rate limit of /license/).
+          .use(purchaseRoutes(deps))
           // Sign-in and sessions (cookie `session`).
           .use(signInRoutes(deps))
           // Sign-in with OAuth / OpenID Connect providers (sets the session cookie).
@@ -203,7 +207,8 @@ export function createApp(deps: Deps) {
           .use(sessionAdminRoutes(deps, guard))
           .use(emailAdminRoutes(deps, guard))
           .use(lifecycleAdminRoutes(deps, guard))
-          .use(webhookAdminRoutes(deps, guard)),
+          .use(webhookAdminRoutes(deps, guard))
+          .use(billingAdminRoutes(deps, guard)),
       )
   );
 }

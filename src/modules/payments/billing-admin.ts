@@ -1,6 +1,7 @@
 // GET /admin/licenses/{id}/billing: how a license is billed through Stripe (its billing link) and the
 // payments it received, newest first (docs/admin-api.md, "Billing").
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../http/schema";
 import type { Deps } from "../../deps";
 import type { AdminGuard } from "../../http/auth";
 import { Envelope, errors, ok } from "../../http/envelope";

@@ -18,12 +18,15 @@
 import type Stripe from "stripe";
 import { checkoutSession, type CheckoutKind, type StripeEventHandler } from "./event-context";
 import { applySupportRenewal } from "./renewal";
+import { purchaseCompleted } from "./purchase";
+import { SUBSCRIPTION_HANDLERS } from "./subscriptions";
 
 export { checkoutSession, STRIPE_ACTOR, type CheckoutKind, type StripeEventHandler, type StripeHandlerContext, type StripeHandlerFn } from "./event-context";
 
 /** Handlers of paid checkouts by `metadata.keyward_kind`. "purchase": the purchase checkout (sub). */
 export const CHECKOUT_KINDS: Partial<Record<CheckoutKind, StripeEventHandler<any>>> = {
   support_renewal: applySupportRenewal,
+  purchase: purchaseCompleted,
 };
 
 function checkoutKindHandler(event: Stripe.Event): StripeEventHandler<any> | null {
@@ -54,6 +57,8 @@ const checkoutDispatch: StripeEventHandler<any> = {
 export const STRIPE_EVENT_HANDLERS: Record<string, StripeEventHandler<any>> = {
   "checkout.session.completed": checkoutDispatch,
   "checkout.session.async_payment_succeeded": checkoutDispatch,
+  // Subscriptions sold through the purchase checkout (subscriptions.ts).
+  ...SUBSCRIPTION_HANDLERS,
 };
 
 /** The handler of an event type, or null (the event is acknowledged and ignored). */

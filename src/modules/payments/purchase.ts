@@ -14,7 +14,8 @@ import type { License } from "../licenses/repo";
 import type { Plan } from "../plans/repo";
 import type { BillingLink } from "./repo";
 import { PURCHASE_KIND, purchaseMetadata, readCheckoutSession } from "./stripe-objects";
-import { eventTime, stripeActor, type BillingEventContext } from "./billing-context";
+import { eventTime, type BillingEventContext } from "./billing-context";
+import { STRIPE_ACTOR } from "./event-context";
 import { checkoutReturnUrls } from "./return-urls";
 
 export interface PurchaseCheckoutInput {
@@ -24,14 +25,16 @@ export interface PurchaseCheckoutInput {
 
 /**
  * POST /license/checkout: 404 PLAN_NOT_FOUND for an unknown plan; 503 PURCHASE_NOT_AVAILABLE for a
- * plan without purchase_price_id or a trial plan; 503 PAYMENTS_NOT_CONFIGURED without Stripe; 502
+ * plan without purchase_price_id, a trial plan, or without Stripe (docs/configuration.md); 502
  * PAYMENT_PROVIDER_ERROR when Stripe cannot be reached. The Stripe call is outside any transaction.
  */
 export async function createPurchaseCheckout(deps: Deps, input: PurchaseCheckoutInput): Promise<{ checkoutUrl: string }> {
   const plan = await deps.repos.plans.findById(input.planId);
   if (!plan) throw new AppError("PLAN_NOT_FOUND");
-  if (!plan.purchasePriceId || plan.licenseType === "trial") throw new AppError("PURCHASE_NOT_AVAILABLE");
-  if (!deps.stripe) throw new AppError("PAYMENTS_NOT_CONFIGURED");
+  if (!plan.purchasePriceId || plan.licenseType === "trial") {
+    throw new AppError("PURCHASE_NOT_AVAILABLE", { message: "This plan is not sold through checkout.", details: { plan_id: plan.id } });
+  }
+  if (!deps.stripe) throw new AppError("PURCHASE_NOT_AVAILABLE", { message: "Payments are not configured on this server." });
   const email = input.email.trim();
   const metadata = { keyward_kind: PURCHASE_KIND, keyward_plan_id: plan.id };
   const subscription = plan.licenseType === "subscription";
@@ -106,7 +109,7 @@ export async function issuePurchasedLicense(ctx: BillingEventContext, p: Purchas
     },
     secret: { license_key: key },
   });
-  const created = await repos.licenses.create(license, [], { ...issueEffects(stripeActor(ctx.event.id), license, [], at), emails: [email] });
+  const created = await repos.licenses.create(license, [], { ...issueEffects(STRIPE_ACTOR, license, [], at), emails: [email] });
   const link = await repos.payments.upsertLink({
     licenseId: created.id,
     stripeCustomerId: p.customerId,
@@ -125,7 +128,7 @@ export async function issuePurchasedLicense(ctx: BillingEventContext, p: Purchas
  * subscription that starts with a trial): issues the license, records the payment (the payment
  * intent; for a subscription, its first invoice) and links the Stripe customer, subscription and
  * session. A session already handled, or a subscription whose license an earlier subscription
- * event issued, issues nothing more ("already_issued" / "linked").
+ * event issued, issues nothing more ("ignored_already_issued" / "linked").
  */
 export async function purchaseCompleted(ctx: BillingEventContext): Promise<string> {
   const { repos, at } = ctx;
@@ -134,7 +137,7 @@ export async function purchaseCompleted(ctx: BillingEventContext): Promise<strin
   const meta = purchaseMetadata(session.metadata);
   if (!meta) return "ignored_not_purchase";
   if (session.paymentStatus !== "paid" && session.paymentStatus !== "no_payment_required") return "ignored_unpaid";
-  if (await repos.payments.findLinkByCheckoutSession(session.id)) return "already_issued";
+  if (await repos.payments.findLinkByCheckoutSession(session.id)) return "ignored_already_issued";
 
   const subscription = session.mode === "subscription";
   const paid = session.paymentStatus === "paid" && (session.amount ?? 0) > 0;

@@ -22,7 +22,8 @@ import type { OutboxEvent } from "../outbox/effects";
 import { diffChanges } from "../plans/changes";
 import type { BillingLink } from "./repo";
 import { issuePurchasedLicense } from "./purchase";
-import { eventTime, stripeActor, type BillingEventContext } from "./billing-context";
+import { eventTime, type BillingEventContext } from "./billing-context";
+import { STRIPE_ACTOR } from "./event-context";
 import { purchaseMetadata, readInvoice, readSubscription } from "./stripe-objects";
 
 export const UNKNOWN_SUBSCRIPTION = "ignored_unknown_subscription";
@@ -61,7 +62,7 @@ async function applyBilling(ctx: BillingEventContext, link: BillingLink, change:
   // Admin decisions win: a revoked license keeps everything; only the link records what Stripe said.
   if (locked.status === "revoked") return "ignored_revoked";
 
-  let outcome = stale ? "stale" : "unchanged";
+  let outcome = stale ? "ignored_stale" : "unchanged";
   await repos.licenses.mutate(
     locked.id,
     (license) => {
@@ -94,7 +95,7 @@ async function applyBilling(ctx: BillingEventContext, link: BillingLink, change:
       }
       return {
         audit: {
-          actor: stripeActor(ctx.event.id),
+          actor: STRIPE_ACTOR,
           action: change.action,
           entityType: "license",
           entityId: before.id,
