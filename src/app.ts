@@ -55,8 +55,8 @@ import { oauthRoutes } from "./modules/oauth";
 import { webhookAdminRoutes } from "./modules/webhooks/admin";
 import { STRIPE_WEBHOOK_PER_MINUTE } from "./modules/payments/domain";
 import { stripeWebhookRoutes } from "./modules/payments";
-import { purchaseRoutes } from "./modules/payments/purchase-routes";
-import { billingAdminRoutes } from "./modules/payments/billing-admin";
+import { purchaseRoutes } from "./modules/payments/checkout";
+import { billingAdminRoutes } from "./modules/payments/billing/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";

@@ -302,8 +302,8 @@ describe("subscriptions", () => {
       const types = (await eventsOf(license.id)).map((e) => e.type);
       expect({ order, created: types.filter((x) => x === "license.created").length }).toEqual({ order, created: 1 });
       expect(types).not.toContain("license.renewed");
-      const mails = await t.exec("SELECT id FROM outbox WHERE kind = 'email' AND topic = 'license_purchased' AND payload LIKE $1", [`%${s.email}%`]);
-      expect(mails).toHaveLength(1);
+      const mails = await t.exec<{ payload: unknown }>("SELECT payload FROM outbox WHERE kind = 'email' AND topic = 'license_purchased'");
+      expect(mails.filter((m) => JSON.stringify(m.payload).includes(s.email))).toHaveLength(1);
     }
   });
 

@@ -1,10 +1,10 @@
 // POST /license/checkout: buy a license of a plan through Stripe Checkout (purchase.ts). Public, under
 // the public per-address rate limit of every /license/ route.
 import { Elysia } from "elysia";
-import type { Deps } from "../../deps";
-import { Envelope, errors, ok } from "../../http/envelope";
-import { t } from "../../http/schema";
-import { createPurchaseCheckout } from "./purchase";
+import type { Deps } from "../../../deps";
+import { Envelope, errors, ok } from "../../../http/envelope";
+import { t } from "../../../http/schema";
+import { createPurchaseCheckout } from "../purchase";
 
 export const PurchaseCheckoutBody = t.Object(
   {
