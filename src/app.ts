@@ -55,7 +55,7 @@ import { oauthRoutes } from "./modules/oauth";
 import { webhookAdminRoutes } from "./modules/webhooks/admin";
 import { STRIPE_WEBHOOK_PER_MINUTE } from "./modules/payments/domain";
 import { stripeWebhookRoutes } from "./modules/payments";
-import { purchaseRoutes } from "./modules/payments/checkout";
+import { purchaseRoutes } from "./modules/payments/purchase-checkout";
 import { billingAdminRoutes } from "./modules/payments/billing/admin";
 
 export const API_PREFIX = "/api/v1";
