@@ -54,7 +54,7 @@ import { lifecycleAdminRoutes } from "./modules/lifecycle/admin";
 import { oauthRoutes } from "./modules/oauth";
 import { webhookAdminRoutes } from "./modules/webhooks/admin";
 import { STRIPE_WEBHOOK_PER_MINUTE } from "./modules/payments/domain";
-import { stripeWebhookRoutes } from "./modules/payments";
+import { checkoutPages, stripeWebhookRoutes, supportCheckoutRoutes } from "./modules/payments";
 import { purchaseRoutes } from "./modules/payments/purchase-checkout";
 import { billingAdminRoutes } from "./modules/payments/billing/admin";
 
@@ -160,6 +160,8 @@ export function createApp(deps: Deps) {
       )
       // The portal's invite page, outside /api/v1 like the docs page (see http/accept-invite-page.ts).
       .use(acceptInvitePage())
+      // Where Stripe Checkout returns the buyer (modules/payments/index.ts), outside /api/v1 too.
+      .use(checkoutPages())
       .group(API_PREFIX, (api) =>
         api
           // 6. Public routes (no credential at the route layer).
@@ -170,6 +172,7 @@ export function createApp(deps: Deps) {
           .use(entitlementRoutes(deps))
           .use(usageRoutes(deps))
           .use(floatingRoutes(deps))
+          .use(supportCheckoutRoutes(deps))
           .use(feedRoutes(deps))
           .use(downloadRoutes(deps))
           .use(storageRoutes(deps))

@@ -1,5 +1,6 @@
 // Schemas of the payment routes (index.ts).
 import { t } from "../../http/schema";
+import { LicenseKeyField, ProductIdField } from "../license-api/model";
 
 export const StripeEventBody = t.Object(
   {
@@ -25,3 +26,16 @@ export const StripeWebhookResult = t.Object(
   { additionalProperties: false, title: "StripeWebhookResult" },
 );
 
+
+export const SupportCheckoutBody = t.Object(
+  {
+    license_key: LicenseKeyField,
+    product_id: ProductIdField,
+  },
+  { additionalProperties: false },
+);
+
+export const SupportCheckoutResponse = t.Object(
+  { checkout_url: t.String({ format: "uri", description: "Stripe Checkout page: redirect the customer there to pay" }) },
+  { additionalProperties: false, title: "SupportCheckout" },
+);

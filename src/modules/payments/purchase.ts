@@ -4,11 +4,12 @@
 // the license and emails its key. The issue runs in the webhook's transaction (after the event id
 // was claimed) and at most once per Checkout Session and per subscription: the billing link is
 // unique on both.
+import { createHash } from "node:crypto";
+import type Stripe from "stripe";
 import type { Deps } from "../../deps";
 import { AppError } from "../../shared/errors";
 import { DAY } from "../../shared/clock";
 import { newId } from "../../shared/ids";
-import { sealedEmail } from "../email/outbox";
 import { buildLicense, issueEffects } from "../licenses/service";
 import type { License } from "../licenses/repo";
 import type { Plan } from "../plans/repo";
@@ -16,7 +17,8 @@ import type { BillingLink } from "./repo";
 import { PURCHASE_KIND, purchaseMetadata, readCheckoutSession } from "./stripe-objects";
 import { eventTime, type BillingEventContext } from "./billing-context";
 import { STRIPE_ACTOR } from "./event-context";
-import { checkoutReturnUrls } from "./return-urls";
+import { checkoutReturnUrls, paymentProviderError, CHECKOUT_REUSE_WINDOW_MS } from "./checkout";
+import { licensePurchasedEmail } from "./emails";
 
 export interface PurchaseCheckoutInput {
   planId: string;
@@ -38,32 +40,36 @@ export async function createPurchaseCheckout(deps: Deps, input: PurchaseCheckout
   const email = input.email.trim();
   const metadata = { keyward_kind: PURCHASE_KIND, keyward_plan_id: plan.id };
   const subscription = plan.licenseType === "subscription";
-  const urls = checkoutReturnUrls(deps.config.baseUrl);
-  let session;
+  const { successUrl, cancelUrl } = checkoutReturnUrls(deps.config.baseUrl);
+  const params: Stripe.Checkout.SessionCreateParams = {
+    mode: subscription ? "subscription" : "payment",
+    line_items: [{ price: plan.purchasePriceId, quantity: 1 }],
+    // Prefilled and fixed in Checkout: the license is issued to this address.
+    customer_email: email,
+    metadata,
+    success_url: successUrl,
+    cancel_url: cancelUrl,
+    ...(subscription
+      ? {
+          // On the subscription too: its own events (which may arrive before the session's) name the plan and buyer.
+          subscription_data: {
+            metadata: { ...metadata, keyward_email: email },
+            ...(plan.purchaseTrialDays > 0 ? { trial_period_days: plan.purchaseTrialDays } : {}),
+          },
+        }
+      : // A Customer for one-time payments too, so the billing link names who paid.
+        { customer_creation: "always", payment_intent_data: { metadata } }),
+  };
+  // A double click within the window opens one session (as the support checkout does).
+  const window = Math.floor(deps.clock.now().getTime() / CHECKOUT_REUSE_WINDOW_MS);
+  const idempotencyKey = `keyward-purchase-checkout:${createHash("sha256").update(JSON.stringify([window, params])).digest("hex")}`;
+  let session: Stripe.Checkout.Session;
   try {
-    session = await deps.stripe.checkout.sessions.create({
-      mode: subscription ? "subscription" : "payment",
-      line_items: [{ price: plan.purchasePriceId, quantity: 1 }],
-      customer_email: email,
-      metadata,
-      success_url: urls.success,
-      cancel_url: urls.cancel,
-      ...(subscription
-        ? {
-            // On the subscription too: its own events (which may arrive before the session's) name the plan and buyer.
-            subscription_data: {
-              metadata: { ...metadata, keyward_email: email },
-              ...(plan.purchaseTrialDays > 0 ? { trial_period_days: plan.purchaseTrialDays } : {}),
-            },
-          }
-        : // A Customer for one-time payments too, so the billing link names who paid.
-          { customer_creation: "always" as const, payment_intent_data: { metadata } }),
-    });
+    session = await deps.stripe.checkout.sessions.create(params, { idempotencyKey });
   } catch (e) {
-    deps.logger.warn("stripe.checkout_failed", { plan_id: plan.id, error: e instanceof Error ? e.message : String(e) });
-    throw new AppError("PAYMENT_PROVIDER_ERROR");
+    throw paymentProviderError(e);
   }
-  if (!session.url) throw new AppError("PAYMENT_PROVIDER_ERROR");
+  if (!session.url) throw paymentProviderError(null);
   return { checkoutUrl: session.url };
 }
 
@@ -95,20 +101,7 @@ export async function issuePurchasedLicense(ctx: BillingEventContext, p: Purchas
     { productId: p.plan.productId, email: p.email, status: p.status, validUntil: p.validUntil, supportUntil },
     at,
   );
-  const email = sealedEmail(deps.secrets, {
-    template: "license_purchased",
-    to: license.email,
-    at,
-    data: {
-      license_id: license.id,
-      product_name: product?.name ?? "",
-      plan_name: p.plan.name,
-      key_hint: license.keyHint,
-      valid_until: license.validUntil?.toISOString() ?? null,
-      support_until: license.supportUntil?.toISOString() ?? null,
-    },
-    secret: { license_key: key },
-  });
+  const email = licensePurchasedEmail(deps.secrets, { license, licenseKey: key, productName: product?.name ?? "", planName: p.plan.name, at });
   const created = await repos.licenses.create(license, [], { ...issueEffects(STRIPE_ACTOR, license, [], at), emails: [email] });
   const link = await repos.payments.upsertLink({
     licenseId: created.id,

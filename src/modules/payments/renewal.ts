@@ -6,11 +6,11 @@
 import type Stripe from "stripe";
 import { DAY } from "../../shared/clock";
 import { newId } from "../../shared/ids";
-import { sealedEmail } from "../email/outbox";
 import { licenseSupportRenewed } from "../licenses/events";
 import type { License } from "../licenses/repo";
 import type { Effects } from "../outbox/effects";
 import { isoOrNull } from "../outbox/events";
+import { supportRenewedEmail } from "./emails";
 import { checkoutSession, STRIPE_ACTOR, type StripeHandlerContext } from "./event-context";
 
 /**
@@ -111,21 +111,7 @@ export async function applySupportRenewal(ctx: StripeHandlerContext): Promise<st
       return {
         audit: audit(before, after.supportUntil, outcome),
         events: [licenseSupportRenewed(before, after, at)],
-        emails: [
-          sealedEmail(deps.secrets, {
-            template: "support_renewed",
-            to: before.email,
-            at,
-            data: {
-              license_id: before.id,
-              product_name: product?.name ?? "",
-              plan_name: plan?.name ?? "",
-              key_hint: before.keyHint,
-              support_until: isoOrNull(after.supportUntil),
-              previous_support_until: isoOrNull(before.supportUntil),
-            },
-          }),
-        ],
+        emails: [supportRenewedEmail(deps.secrets, { before, after, productName: product?.name ?? "", planName: plan?.name ?? "", at })],
       };
     },
   );

@@ -153,8 +153,12 @@ describe("POST /license/checkout", () => {
     expect(call.body.metadata).toEqual({ keyward_kind: "purchase", keyward_plan_id: plan.id });
     expect(call.body.subscription_data).toBeUndefined();
     const base = t.deps.config.baseUrl.replace(/\/+$/, "");
-    expect(call.body.success_url.startsWith(base)).toBe(true);
-    expect(call.body.cancel_url.startsWith(base)).toBe(true);
+    expect(call.body.success_url).toBe(`${base}/checkout/success?session_id={CHECKOUT_SESSION_ID}`);
+    expect(call.body.cancel_url).toBe(`${base}/checkout/cancel`);
+    expect(call.body.customer_creation).toBe("always");
+    // A double click opens one session: the same request within the minute gets the same URL.
+    const again = await t.request("POST", `${V1}/license/checkout`, { body: { plan_id: plan.id, email: "buyer@example.com" } });
+    expect(again.body.data.checkout_url).toBe(res.body.data.checkout_url);
   });
 
   test("a subscription plan: subscription mode with the plan's trial and the metadata on the subscription too", async () => {
