@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { assertNotRevoked, isUsable, transition, trialExpiryError, type LicenseAction } from "./domain";
+import { assertNotRevoked, billingStatusOf, billingTransition, isUsable, transition, trialExpiryError, type LicenseAction } from "./domain";
 import type { LicenseStatus } from "./repo";
 import { AppError } from "../../shared/errors";
 
@@ -74,5 +74,41 @@ describe("edit guards", () => {
     expect(trialExpiryError({ status: "trialing", priorStatus: null }, new Date(0))).toBeNull();
     expect(trialExpiryError({ status: "active", priorStatus: null }, null)).toBeNull();
     expect(trialExpiryError({ status: "suspended", priorStatus: "active" }, null)).toBeNull();
+  });
+});
+
+describe("billingTransition (payment-driven status changes)", () => {
+  const lic = (status: LicenseStatus, priorStatus: LicenseStatus | null = null) => ({ status, priorStatus });
+  test("usable states follow the subscription", () => {
+    expect(billingTransition(lic("trialing"), "active")).toEqual({ status: "active", priorStatus: null });
+    expect(billingTransition(lic("active"), "past_due")).toEqual({ status: "past_due", priorStatus: null });
+    expect(billingTransition(lic("past_due"), "active")).toEqual({ status: "active", priorStatus: null });
+    expect(billingTransition(lic("active"), "canceled")).toEqual({ status: "canceled", priorStatus: null });
+    expect(billingTransition(lic("active"), "active")).toBeNull();
+  });
+  test("admin decisions win: revoked untouched, suspended keeps its status and only its prior state follows", () => {
+    for (const to of ["active", "trialing", "past_due", "canceled"] as const) expect(billingTransition(lic("revoked"), to)).toBeNull();
+    expect(billingTransition(lic("suspended", "active"), "past_due")).toEqual({ priorStatus: "past_due" });
+    expect(billingTransition(lic("suspended", "past_due"), "past_due")).toBeNull();
+  });
+  test("canceled is final for billing; an expired license comes back only when paid (or is canceled)", () => {
+    for (const to of ["active", "trialing", "past_due"] as const) expect(billingTransition(lic("canceled"), to)).toBeNull();
+    expect(billingTransition(lic("expired"), "active")).toEqual({ status: "active", priorStatus: null });
+    expect(billingTransition(lic("expired"), "past_due")).toBeNull();
+    expect(billingTransition(lic("expired"), "trialing")).toBeNull();
+    expect(billingTransition(lic("expired"), "canceled")).toEqual({ status: "canceled", priorStatus: null });
+  });
+  test("Stripe subscription statuses map to license statuses", () => {
+    expect(["trialing", "active", "past_due", "unpaid", "canceled", "incomplete_expired", "incomplete", "paused", "weird"].map(billingStatusOf)).toEqual([
+      "trialing",
+      "active",
+      "past_due",
+      "past_due",
+      "canceled",
+      "canceled",
+      null,
+      null,
+      null,
+    ]);
   });
 });

@@ -15,7 +15,7 @@ import type { License } from "../licenses/repo";
 import type { Plan } from "../plans/repo";
 import type { BillingLink } from "./repo";
 import { PURCHASE_KIND, purchaseMetadata, readCheckoutSession } from "./stripe-objects";
-import { eventTime, type BillingEventContext } from "./billing-context";
+import { eventTime, lockLicense, type BillingEventContext } from "./billing-context";
 import { STRIPE_ACTOR } from "./event-context";
 import { checkoutReturnUrls, paymentProviderError, CHECKOUT_REUSE_WINDOW_MS } from "./checkout";
 import { licensePurchasedEmail } from "./emails";
@@ -117,6 +117,27 @@ export async function issuePurchasedLicense(ctx: BillingEventContext, p: Purchas
 }
 
 /**
+ * Serializes issuing one purchase across concurrent webhook transactions: Stripe sends a purchase's
+ * checkout, subscription and invoice events at about the same moment, often to several nodes. The
+ * transaction that first claims `key` (the subscription id, or a one-time purchase's Checkout
+ * Session id) issues. The claim is a stripe_events row under the synthetic id
+ * `keyward:purchase:<key>`, written in the transaction that issues the license: on PostgreSQL a
+ * concurrent claim waits for that transaction and then reads the billing link it committed (and if
+ * it rolled back, its claim went with it); SQLite runs one writer at a time anyway. Returns the link
+ * another transaction committed, or `mayIssue` for this one.
+ */
+export async function claimPurchaseIssue(
+  ctx: BillingEventContext,
+  key: string,
+  find: () => Promise<BillingLink | null>,
+): Promise<{ link: BillingLink | null; mayIssue: boolean }> {
+  const link = await find();
+  if (link) return { link, mayIssue: false };
+  if (await ctx.repos.payments.claimEvent(`keyward:purchase:${key}`, "keyward.purchase_issue", "issued", ctx.at)) return { link: null, mayIssue: true };
+  return { link: await find(), mayIssue: false };
+}
+
+/**
  * checkout.session.completed with metadata keyward_kind=purchase. Paid (or no_payment_required: a
  * subscription that starts with a trial): issues the license, records the payment (the payment
  * intent; for a subscription, its first invoice) and links the Stripe customer, subscription and
@@ -153,22 +174,30 @@ export async function purchaseCompleted(ctx: BillingEventContext): Promise<strin
     });
   };
 
-  // A subscription event that came first may have issued the license already: link the session to it.
-  const existing = subscription && session.subscriptionId ? await repos.payments.findLinkBySubscription(session.subscriptionId) : null;
-  if (existing) {
+  const subscriptionId = subscription ? session.subscriptionId : null;
+  const plan = await repos.plans.findById(meta.planId);
+  const email = session.email ?? meta.email;
+  const find = () => (subscriptionId ? repos.payments.findLinkBySubscription(subscriptionId) : repos.payments.findLinkByCheckoutSession(session.id));
+  // Checked before claiming: a claim commits even when this event ends ignored.
+  if (!(await find())) {
+    if (!plan) return "ignored_unknown_plan";
+    if (!email) return "ignored_no_email";
+  }
+  // A subscription event that came first (or concurrently) may have issued the license: link the session to it.
+  const claim = await claimPurchaseIssue(ctx, subscriptionId ?? session.id, find);
+  if (claim.link) {
+    if (claim.link.stripeCheckoutSessionId === session.id) return "ignored_already_issued";
+    await lockLicense(ctx, claim.link.licenseId);
+    const current = (await repos.payments.findLink(claim.link.licenseId)) ?? claim.link;
     await repos.payments.upsertLink({
-      ...existing,
-      stripeCustomerId: existing.stripeCustomerId ?? session.customerId,
+      ...current,
+      stripeCustomerId: current.stripeCustomerId ?? session.customerId,
       stripeCheckoutSessionId: session.id,
     });
-    await record(existing.licenseId);
+    await record(claim.link.licenseId);
     return "linked";
   }
-
-  const plan = await repos.plans.findById(meta.planId);
-  if (!plan) return "ignored_unknown_plan";
-  const email = session.email ?? meta.email;
-  if (!email) return "ignored_no_email";
+  if (!claim.mayIssue || !plan || !email) return "ignored_already_issued";
   // A subscription checkout that needed no payment starts the plan's trial; its end is refined by
   // the subscription's own events (trial_end). A paid subscription's valid_until comes from the
   // period end of invoice.paid / customer.subscription.* (null until then).
@@ -179,7 +208,7 @@ export async function purchaseCompleted(ctx: BillingEventContext): Promise<strin
     status: trial ? "trialing" : "active",
     validUntil: trial ? new Date(at.getTime() + plan.purchaseTrialDays * DAY) : null,
     customerId: session.customerId,
-    subscriptionId: subscription ? session.subscriptionId : null,
+    subscriptionId,
     checkoutSessionId: session.id,
     subscriptionStatus: subscription ? (trial ? "trialing" : "active") : null,
   });

@@ -21,8 +21,8 @@ import type { License, LicensePatch } from "../licenses/repo";
 import type { OutboxEvent } from "../outbox/effects";
 import { diffChanges } from "../plans/changes";
 import type { BillingLink } from "./repo";
-import { issuePurchasedLicense } from "./purchase";
-import { eventTime, type BillingEventContext } from "./billing-context";
+import { claimPurchaseIssue, issuePurchasedLicense } from "./purchase";
+import { eventTime, lockLicense, type BillingEventContext } from "./billing-context";
 import { STRIPE_ACTOR } from "./event-context";
 import { purchaseMetadata, readInvoice, readSubscription } from "./stripe-objects";
 
@@ -49,8 +49,8 @@ interface BillingChange {
 async function applyBilling(ctx: BillingEventContext, link: BillingLink, change: BillingChange): Promise<string> {
   const { repos, at } = ctx;
   const stamp = eventTime(ctx);
-  // A no-op mutate takes the license row lock for the rest of the transaction; the link is read after it.
-  const locked = await repos.licenses.mutate(link.licenseId, () => ({}), at, () => ({}));
+  // The license row lock first (lockLicense); the link is read after it.
+  const locked = await lockLicense(ctx, link.licenseId);
   const current = (await repos.payments.findLink(link.licenseId)) ?? link;
   if (!locked) return "ignored_license_missing";
   const stale = stamp.getTime() < current.updatedAt.getTime();
@@ -120,7 +120,8 @@ async function linkOrIssue(
   subscriptionId: string,
   issue: { metadata: Record<string, string>; email: string | null; customerId: string | null; status: BillingStatus | null; validUntil: Date | null; subscriptionStatus: string | null } | null,
 ): Promise<{ link: BillingLink; issued: boolean } | null> {
-  const link = await ctx.repos.payments.findLinkBySubscription(subscriptionId);
+  const find = () => ctx.repos.payments.findLinkBySubscription(subscriptionId);
+  const link = await find();
   if (link) return { link, issued: false };
   const meta = issue && purchaseMetadata(issue.metadata);
   if (!issue || !meta) return null;
@@ -129,6 +130,10 @@ async function linkOrIssue(
   if (!email) return null;
   const plan = await ctx.repos.plans.findById(meta.planId);
   if (!plan) return null;
+  // Another event of the same purchase may be issuing it right now (claimPurchaseIssue).
+  const claim = await claimPurchaseIssue(ctx, subscriptionId, find);
+  if (claim.link) return { link: claim.link, issued: false };
+  if (!claim.mayIssue) return null;
   // A trial needs its end; without one the license starts active until the period end arrives.
   const status = issue.status === "trialing" && issue.validUntil !== null ? "trialing" : "active";
   const issued = await issuePurchasedLicense(ctx, {
@@ -163,6 +168,7 @@ export async function invoicePaid(ctx: BillingEventContext): Promise<string> {
   const { link } = found;
   let recorded = false;
   if (paid) {
+    await lockLicense(ctx, link.licenseId);
     recorded = await ctx.repos.payments.recordPayment({
       id: newId(),
       licenseId: link.licenseId,

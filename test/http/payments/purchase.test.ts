@@ -342,6 +342,31 @@ describe("subscriptions", () => {
     }
   });
 
+  test("the three events arriving at once (concurrent transactions) issue one license and all apply (no 5xx)", async () => {
+    const plan = await makePlan(t.deps, product.id, { licenseType: "subscription", purchasePriceId: "price_monthly" });
+    const s = newSub(plan);
+    const periodEnd = nowS() + 30 * DAY_S;
+    const created = nowS() - 5;
+    const signed = await Promise.all([
+      fake.signedEvent("checkout.session.completed", subscriptionSession(s), { created: created + 1 }),
+      fake.signedEvent("customer.subscription.created", subscriptionObject(s, "active", periodEnd), { created }),
+      fake.signedEvent("invoice.paid", invoiceObject(s, { reason: "subscription_create", amount: 1500, periodEnd }), { created }),
+    ]);
+    const send = (ev: { payload: string; signature: string }) =>
+      t.request("POST", `${V1}/webhooks/stripe`, { body: ev.payload, raw: true, headers: { "stripe-signature": ev.signature } });
+    // Each transaction takes the license row before its link and payments, and the first to claim
+    // the purchase issues: no deadlock, no unique violation, so no 5xx for Stripe to retry.
+    const answers = await Promise.all(signed.map(send));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(answers.map((a) => a.body.data.outcome)).toContain("issued");
+    const licenses = await licensesOf(s.email);
+    expect(licenses).toHaveLength(1);
+    expect(licenses[0]).toMatchObject({ status: "active", valid_until: iso(periodEnd) });
+    const b = await billing(licenses[0].id);
+    expect(b.link).toMatchObject({ stripe_subscription_id: s.subscriptionId, stripe_checkout_session_id: s.sessionId });
+    expect(b.payments).toHaveLength(1);
+  });
+
   async function activeSubscription() {
     const plan = await makePlan(t.deps, product.id, { licenseType: "subscription", purchasePriceId: "price_monthly" });
     const s = newSub(plan);
