@@ -90,7 +90,7 @@ export interface EventData {
   "license.suspended": LicenseEventData & { previous_status: string };
   "license.reinstated": LicenseEventData & { previous_status: string };
   "license.plan_changed": LicenseEventData & { previous_plan_id: string };
-  /** Expiry or support window edited; `changed` names the fields. */
+  /** Expiry or support window edited, or a Stripe subscription event changed status / valid_until; `changed` names the fields. */
   "license.updated": LicenseEventData & { changed: string[] };
   /** The lifecycle pass expired the license. */
   "license.expired": LicenseEventData & { previous_status: string; reason: "trial_ended" | "grace_ended" | "past_due_limit" };

@@ -20,7 +20,7 @@ export const StripeWebhookResult = t.Object(
     duplicate: t.Boolean({ description: "The event id was already processed: this delivery changed nothing" }),
     outcome: t.String({
       description:
-        "What processing did, e.g. support_renewed, support_unlimited, ignored (an event type Keyward does not handle), ignored_unpaid, ignored_not_keyward_checkout, ignored_license_not_found, ignored_license_revoked, ignored_already_recorded (docs/payments.md)",
+        "What processing did, e.g. support_renewed, support_unlimited, ignored (an event type Keyward does not handle), ignored_unpaid, ignored_not_keyward_checkout, ignored_license_not_found, ignored_license_revoked, ignored_already_recorded; purchases and subscriptions: issued, linked, renewed, active, trialing, past_due, canceled, extended, updated, unchanged, ignored_already_issued, ignored_stale, ignored_revoked, ignored_unknown_subscription (docs/payments.md)",
     }),
   },
   { additionalProperties: false, title: "StripeWebhookResult" },
