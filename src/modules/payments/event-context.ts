@@ -13,6 +13,8 @@ export interface StripeHandlerContext<P = unknown> {
   at: Date;
   /** What `prepare` returned (undefined without one). */
   prepared: P;
+  /** The actor of audit rows: STRIPE_ACTOR with the delivery's request id. */
+  actor: Actor;
 }
 
 export type StripeHandlerFn<P = unknown> = (ctx: StripeHandlerContext<P>) => Promise<string>;

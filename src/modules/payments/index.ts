@@ -12,9 +12,9 @@ export function stripeWebhookRoutes(deps: Deps) {
   return new Elysia({ name: "keyward/payments/webhook" }).post(
     "/webhooks/stripe",
     async ({ request }) => {
-      const raw = requestContext(request).rawBody ?? "";
-      const event = await verifyStripeEvent(deps, raw, request.headers.get("stripe-signature"));
-      const result = await processStripeEvent(deps, event);
+      const { rawBody, requestId } = requestContext(request);
+      const event = await verifyStripeEvent(deps, rawBody ?? "", request.headers.get("stripe-signature"));
+      const result = await processStripeEvent(deps, event, { requestId });
       return ok({ received: true as const, duplicate: result.duplicate, outcome: result.outcome });
     },
     {

@@ -11,7 +11,7 @@ import type { License } from "../licenses/repo";
 import type { Effects } from "../outbox/effects";
 import { isoOrNull } from "../outbox/events";
 import { supportRenewedEmail } from "./emails";
-import { checkoutSession, STRIPE_ACTOR, type StripeHandlerContext } from "./event-context";
+import { checkoutSession, type StripeHandlerContext } from "./event-context";
 
 /**
  * The renewed window: max(now, support_until) + support_days, so an early renewer keeps the time
@@ -74,7 +74,7 @@ export async function applySupportRenewal(ctx: StripeHandlerContext): Promise<st
   const supportDays = plan?.supportDays ?? 365;
   let outcome = "support_renewed";
   const audit = (before: License, supportUntil: Date | null, result: string): Effects["audit"] => ({
-    actor: STRIPE_ACTOR,
+    actor: ctx.actor,
     action: "license.support_renew",
     entityType: "license",
     entityId: before.id,

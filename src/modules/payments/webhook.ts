@@ -13,7 +13,7 @@
 import type Stripe from "stripe";
 import type { Deps } from "../../deps";
 import { AppError } from "../../shared/errors";
-import { stripeEventHandler } from "./handlers";
+import { STRIPE_ACTOR, stripeEventHandler } from "./handlers";
 
 export interface StripeEventResult {
   /** The event id was already processed (this delivery changed nothing). */
@@ -41,7 +41,7 @@ export async function verifyStripeEvent(deps: Deps, raw: string, signature: stri
  * Applies one verified event exactly once. The event id is claimed and the handler's effect written
  * in ONE transaction; a claimed id answers duplicate with its recorded outcome.
  */
-export async function processStripeEvent(deps: Deps, event: Stripe.Event): Promise<StripeEventResult> {
+export async function processStripeEvent(deps: Deps, event: Stripe.Event, opts: { requestId?: string | null } = {}): Promise<StripeEventResult> {
   // Fast path for redeliveries: no Stripe reads (prepare) for an event already applied.
   const known = await deps.repos.payments.eventOutcome(event.id);
   if (known !== null) return { duplicate: true, outcome: known };
@@ -53,7 +53,7 @@ export async function processStripeEvent(deps: Deps, event: Stripe.Event): Promi
     if (!(await repos.payments.claimEvent(event.id, event.type, "processing", at))) {
       return { duplicate: true, outcome: (await repos.payments.eventOutcome(event.id)) ?? "processing" };
     }
-    const ctx = { deps, repos, event, at, prepared };
+    const ctx = { deps, repos, event, at, prepared, actor: { ...STRIPE_ACTOR, requestId: opts.requestId ?? null } };
     const outcome = handler === null ? "ignored" : typeof handler === "function" ? await handler(ctx) : await handler.apply(ctx);
     await repos.payments.setEventOutcome(event.id, outcome);
     return { duplicate: false, outcome };

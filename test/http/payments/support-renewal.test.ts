@@ -160,6 +160,16 @@ describe("POST /license/support/checkout", () => {
     expect(fake.callsTo("POST", "/v1/checkout/sessions").length).toBe(before);
   });
 
+  test("unknown keys feed the per-address lockout of activate: 429 LOCKED_OUT, then even a real key waits", async () => {
+    const t = await app({ ...fake.env(), BF_MAX_FAILS: "3" });
+    const { key } = await license(t);
+    for (let i = 0; i < 3; i++) expect((await checkout(t, { license_key: `KW-ABCDEFGH-JKLMNPQR-STUVWXYZ-2345678${i + 2}` })).status).toBe(404);
+    const locked = await checkout(t, { license_key: key });
+    expect(locked.status).toBe(429);
+    expect(locked.body.error.code).toBe("LOCKED_OUT");
+    expect(locked.headers.get("retry-after")).not.toBeNull();
+  });
+
   test("400 for a missing key or unknown fields", async () => {
     const t = await app();
     expect((await checkout(t, {})).status).toBe(400);
@@ -259,6 +269,14 @@ describe("renewal on checkout.session.completed", () => {
     expect((await supportUntil(a, l.id))!.getTime()).toBe(now.getTime() + 366 * DAY);
     expect(await a.deps.repos.payments.listPayments(l.id)).toHaveLength(1);
     expect(await outbox(a, "event", "license.support_renewed")).toHaveLength(1);
+  });
+
+  test("the webhook is not counted by the public API's per-address limit (it has its own, generous one)", async () => {
+    const t = await app({ ...fake.env(), RATE_LIMIT_PUBLIC_PER_MINUTE: "1" });
+    for (let i = 0; i < 3; i++) {
+      const ev = await fake.signedEvent("customer.created", { id: `cus_rl_${i}`, object: "customer" });
+      expect((await deliver(t, ev)).status).toBe(200);
+    }
   });
 
   test("a bad signature answers 400 and changes nothing", async () => {
