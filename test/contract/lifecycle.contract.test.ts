@@ -54,7 +54,20 @@ forEachEngine("LifecycleRepo", (engine, open) => {
     }
     expect(seen).toEqual([...ids].sort());
     const [first] = await repos.lifecycle.scan(scan, null, 1);
-    expect(first).toMatchObject({ graceDays: 2, productName: product.name, planName: plan.name });
+    expect(first).toMatchObject({ graceDays: 2, productName: product.name, planName: plan.name, subscriptionStatus: null });
+    // The Stripe subscription status of a license's billing link comes with it (no row: null).
+    const sorted = [...ids].sort();
+    await repos.payments.upsertLink({
+      licenseId: sorted[1]!,
+      stripeCustomerId: "cus_1",
+      stripeSubscriptionId: "sub_1",
+      stripeCheckoutSessionId: null,
+      subscriptionStatus: "active",
+      createdAt: SEED_TIME,
+      updatedAt: SEED_TIME,
+    });
+    const statuses = (await repos.lifecycle.scan(scan, null, 10)).map((c) => c.subscriptionStatus);
+    expect(statuses).toEqual([null, "active", null, null, null]);
   });
 
   test("expire is a compare-and-set; notices are inserted once; effects only for what took effect", async () => {

@@ -99,3 +99,12 @@ export const emptyCounts = (): LifecycleCounts => ({
   dunning_emails: 0,
   batches: 0,
 });
+
+/**
+ * A license billed through a live Stripe subscription (its link's last status active or trialing)
+ * renews by itself at valid_until: the pass sends it no expiry reminders (docs/payments.md,
+ * "Subscriptions"). Expiry itself still applies if the renewal never arrives.
+ */
+export function renewsAutomatically(subscriptionStatus: string | null): boolean {
+  return subscriptionStatus === "active" || subscriptionStatus === "trialing";
+}

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { isRetryableConflict } from "../../db/serializable.pg";
-import { licenses, lifecycleNotices, plans, products } from "../../db/schema-pg";
+import { billingLinks, licenses, lifecycleNotices, plans, products } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { License } from "../licenses/repo";
 import { noticeKey, type LifecycleColumn, type LifecycleRepo } from "./repo";
@@ -23,14 +23,22 @@ export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
       if (s.from) where.push(gt(col, s.from));
       if (cursor) where.push(or(gt(col, cursor.at), and(eq(col, cursor.at), sql`${idC} > ${cursor.id}`))!);
       const rows = await db
-        .select({ license: licenses, graceDays: plans.graceDays, productName: products.name, planName: plans.name })
+        .select({ license: licenses, graceDays: plans.graceDays, productName: products.name, planName: plans.name, subscriptionStatus: billingLinks.subscriptionStatus })
         .from(licenses)
         .innerJoin(plans, eq(plans.id, licenses.planId))
         .innerJoin(products, eq(products.id, licenses.productId))
+        // One row per license at most (billing_links is keyed by license_id).
+        .leftJoin(billingLinks, eq(billingLinks.licenseId, licenses.id))
         .where(and(...where))
         .orderBy(asc(col), asc(idC))
         .limit(limit);
-      return rows.map((r) => ({ license: { ...r.license } as License, graceDays: r.graceDays, productName: r.productName, planName: r.planName }));
+      return rows.map((r) => ({
+        license: { ...r.license } as License,
+        graceDays: r.graceDays,
+        productName: r.productName,
+        planName: r.planName,
+        subscriptionStatus: r.subscriptionStatus ?? null,
+      }));
     },
     async apply(ops, at) {
       const once = () =>

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, type SQL } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
-import { licenses, lifecycleNotices, plans, products } from "../../db/schema";
+import { billingLinks, licenses, lifecycleNotices, plans, products } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { License } from "../licenses/repo";
 import { noticeKey, type LifecycleColumn, type LifecycleRepo } from "./repo";
@@ -17,15 +17,23 @@ export function createLifecycleRepo(handle: DbHandle): LifecycleRepo {
       if (s.from) where.push(gt(col, s.from));
       if (cursor) where.push(or(gt(col, cursor.at), and(eq(col, cursor.at), gt(licenses.id, cursor.id)))!);
       const rows = db
-        .select({ license: licenses, graceDays: plans.graceDays, productName: products.name, planName: plans.name })
+        .select({ license: licenses, graceDays: plans.graceDays, productName: products.name, planName: plans.name, subscriptionStatus: billingLinks.subscriptionStatus })
         .from(licenses)
         .innerJoin(plans, eq(plans.id, licenses.planId))
         .innerJoin(products, eq(products.id, licenses.productId))
+        // One row per license at most (billing_links is keyed by license_id).
+        .leftJoin(billingLinks, eq(billingLinks.licenseId, licenses.id))
         .where(and(...where))
         .orderBy(asc(col), asc(licenses.id))
         .limit(limit)
         .all();
-      return rows.map((r) => ({ license: { ...r.license } as License, graceDays: r.graceDays, productName: r.productName, planName: r.planName }));
+      return rows.map((r) => ({
+        license: { ...r.license } as License,
+        graceDays: r.graceDays,
+        productName: r.productName,
+        planName: r.planName,
+        subscriptionStatus: r.subscriptionStatus ?? null,
+      }));
     },
     async apply(ops, at) {
       return immediate(handle, () =>

@@ -26,6 +26,11 @@ export interface LifecycleCandidate {
   graceDays: number;
   productName: string;
   planName: string;
+  /**
+   * The Stripe subscription status last seen for the license (its billing link; null without one).
+   * A live subscription (active, trialing) renews by itself: no expiry reminders.
+   */
+  subscriptionStatus: string | null;
 }
 
 /** What the license must still look like when the action is applied (compare-and-set). */

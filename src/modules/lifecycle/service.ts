@@ -29,6 +29,7 @@ import {
   LIFECYCLE_BATCH_SIZE,
   noticeKind,
   pastDueExpiresAt,
+  renewsAutomatically,
   SUPPORT_LAPSE_NOTICE_DAYS,
   USABLE_STATUSES,
   type ExpiryReason,
@@ -102,7 +103,7 @@ export async function runLifecycle(deps: LifecycleDeps, now: Date, opts: Lifecyc
     const reason = expiryReason(c.license, c.graceDays, now);
     if (reason) return [{ op: expire(c, reason), count: EXPIRED_COUNT[reason] }];
     const end = c.license.validUntil!;
-    const d = remindersOn(settings) ? dueReminder(end, settings.expiry_reminder_days, now) : null;
+    const d = remindersOn(settings) && !renewsAutomatically(c.subscriptionStatus) ? dueReminder(end, settings.expiry_reminder_days, now) : null;
     if (d === null) return [];
     const data = { valid_until: end.toISOString(), days_left: daysLeft(end, now), status: c.license.status };
     return [{ op: notice(c, noticeKind.expiryReminder(d), "validUntil", end, USABLE_STATUSES, { emails: [email("expiry_reminder", c, data)] }), count: "expiry_reminders" }];

@@ -37,6 +37,8 @@ interface BillingChange {
   renewal: boolean;
   /** The Stripe subscription status to record on the link (subscription events); undefined: keep. */
   subscriptionStatus?: string | null;
+  /** subscriptionStatus is what an invoice implies, not Stripe's word: it never replaces "canceled" (final at Stripe). */
+  statusInferred?: boolean;
   /** Audit action. */
   action: string;
 }
@@ -56,7 +58,10 @@ async function applyBilling(ctx: BillingEventContext, link: BillingLink, change:
   const stale = stamp.getTime() < current.updatedAt.getTime();
   await repos.payments.upsertLink({
     ...current,
-    subscriptionStatus: change.subscriptionStatus !== undefined && !stale ? change.subscriptionStatus : current.subscriptionStatus,
+    subscriptionStatus:
+      change.subscriptionStatus !== undefined && !stale && !(change.statusInferred && current.subscriptionStatus === "canceled")
+        ? change.subscriptionStatus
+        : current.subscriptionStatus,
     updatedAt: stale ? current.updatedAt : stamp,
   });
   // Admin decisions win: a revoked license keeps everything; only the link records what Stripe said.
@@ -162,7 +167,8 @@ export async function invoicePaid(ctx: BillingEventContext): Promise<string> {
     // A $0 first invoice is the start of a trial; a paid one an active subscription.
     status: paid || invoice.billingReason !== "subscription_create" ? "active" : "trialing",
     validUntil: invoice.periodEnd,
-    subscriptionStatus: null,
+    // What a paid (or $0 trial) invoice implies for the subscription; its own events refine it.
+    subscriptionStatus: paid || invoice.billingReason !== "subscription_create" ? "active" : "trialing",
   });
   if (!found) return UNKNOWN_SUBSCRIPTION;
   const { link } = found;
@@ -192,6 +198,8 @@ export async function invoicePaid(ctx: BillingEventContext): Promise<string> {
     to: (license) => (paid || license.status !== "trialing" ? "active" : null),
     paidUntil: invoice.periodEnd,
     renewal: recorded && invoice.billingReason === "subscription_cycle",
+    // A paid invoice leaves the subscription active (Stripe's own status follows in customer.subscription.updated).
+    ...(paid ? { subscriptionStatus: "active", statusInferred: true } : {}),
     action: "license.billing.invoice_paid",
   });
 }
@@ -203,7 +211,14 @@ export async function invoicePaymentFailed(ctx: BillingEventContext): Promise<st
   if (!invoice.subscriptionId) return "ignored_not_subscription_invoice";
   const link = await ctx.repos.payments.findLinkBySubscription(invoice.subscriptionId);
   if (!link) return UNKNOWN_SUBSCRIPTION;
-  return await applyBilling(ctx, link, { to: () => "past_due", paidUntil: null, renewal: false, action: "license.billing.payment_failed" });
+  return await applyBilling(ctx, link, {
+    to: () => "past_due",
+    paidUntil: null,
+    renewal: false,
+    subscriptionStatus: "past_due",
+    statusInferred: true,
+    action: "license.billing.payment_failed",
+  });
 }
 
 /** customer.subscription.created / .updated: the status mapping; trial end or period end as valid_until. */

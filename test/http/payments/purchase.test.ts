@@ -485,3 +485,31 @@ describe("GET /admin/licenses/{id}/billing", () => {
     expect((await t.request("GET", `${V1}/admin/licenses/${id}/billing`, { key: readKey })).status).toBe(200);
   });
 });
+
+describe("lifecycle pass and subscriptions", () => {
+  test("no expiry reminders for a license whose Stripe subscription renews by itself; a license without one still gets them", async () => {
+    const plan = await makePlan(t.deps, product.id, { licenseType: "subscription", purchasePriceId: "price_monthly" });
+    const s = newSub(plan);
+    const end = Math.floor(t.clock.now().getTime() / 1000) + 3 * DAY_S;
+    await deliver("checkout.session.completed", subscriptionSession(s));
+    await deliver("invoice.paid", invoiceObject(s, { reason: "subscription_create", amount: 1500, periodEnd: end }));
+    const [subscribed] = await licensesOf(s.email);
+    expect(subscribed.valid_until).toBe(iso(end));
+    const manual = await t.request("POST", `${V1}/admin/licenses`, {
+      body: { product_id: product.id, plan_id: plan.id, email: `manual-${uid()}@example.com`, valid_until: iso(end) },
+    });
+    expect(manual.status).toBe(201);
+    const manualId = manual.body.data.id;
+
+    expect((await t.request("POST", `${V1}/admin/system/run-expiry-checks`)).status).toBe(200);
+    const reminders = (await t.exec<{ payload: unknown }>("SELECT payload FROM outbox WHERE kind = 'email' AND topic = 'expiry_reminder'")).map(
+      (r) => ((typeof r.payload === "string" ? JSON.parse(r.payload) : r.payload) as { data: { license_id: string } }).data.license_id,
+    );
+    expect(reminders).toContain(manualId);
+    expect(reminders).not.toContain(subscribed.id);
+
+    // Once the subscription is past due, the license no longer renews by itself: dunning, not silence.
+    await deliver("invoice.payment_failed", invoiceObject(s, { id: `in_${uid()}`, reason: "subscription_cycle", amount: 0, periodEnd: end + 30 * DAY_S }));
+    expect((await billing(subscribed.id)).link.subscription_status).toBe("past_due");
+  });
+});
