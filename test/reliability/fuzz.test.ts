@@ -53,7 +53,7 @@ const UNENVELOPED_SUCCESS = [/\/feed\.json$/];
  * 503 answers the spec (or the docs) define for a feature this server is not configured for: the
  * route answered, nothing crashed. The fuzzed app has no Stripe, so payment routes say so.
  */
-const CONFIGURATION_503 = new Set(["RENEWAL_NOT_AVAILABLE", "PAYMENTS_NOT_CONFIGURED", "STORAGE_DISABLED"]);
+const CONFIGURATION_503 = new Set(["RENEWAL_NOT_AVAILABLE", "PURCHASE_NOT_AVAILABLE", "PAYMENTS_NOT_CONFIGURED", "STORAGE_DISABLED"]);
 
 function configuration503(res: Response, text: string): boolean {
   if (res.status !== 503) return false;
