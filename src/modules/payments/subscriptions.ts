@@ -53,8 +53,8 @@ async function applyBilling(ctx: BillingEventContext, link: BillingLink, change:
   const stamp = eventTime(ctx);
   // The license row lock first (lockLicense); the link is read after it.
   const locked = await lockLicense(ctx, link.licenseId);
-  const current = (await repos.payments.findLink(link.licenseId)) ?? link;
   if (!locked) return "ignored_license_missing";
+  const current = (await repos.payments.findLink(link.licenseId)) ?? link;
   const stale = stamp.getTime() < current.updatedAt.getTime();
   await repos.payments.upsertLink({
     ...current,
@@ -73,18 +73,23 @@ async function applyBilling(ctx: BillingEventContext, link: BillingLink, change:
     (license) => {
       const patch: LicensePatch = {};
       const to = stale ? null : change.to(license);
-      const statusPatch = to === null ? null : billingTransition(license, to);
-      if (statusPatch) Object.assign(patch, statusPatch);
       const until = change.paidUntil;
       if (until !== null && (license.validUntil === null || until.getTime() > license.validUntil.getTime())) patch.validUntil = until;
+      // A trial always has an end (licenses/domain.ts trialExpiryError): no trialing without one.
+      const statusPatch = to === null || (to === "trialing" && (patch.validUntil ?? license.validUntil) === null) ? null : billingTransition(license, to);
+      if (statusPatch) Object.assign(patch, statusPatch);
       return patch;
     },
     at,
     (before, patch) => {
       const after: License = { ...before, ...patch };
-      const audit = diffChanges(licenseAuditView(before), licenseAuditView(after));
-      const changed = Object.keys(audit.before ?? {}).length > 0 || "priorStatus" in patch;
-      if (!changed) return {};
+      const diff = diffChanges(licenseAuditView(before), licenseAuditView(after));
+      // A suspended license's status stays; what it returns to on reinstate is the change then.
+      const priorChanged = "priorStatus" in patch && patch.priorStatus !== before.priorStatus;
+      const changes = priorChanged
+        ? { before: { ...diff.before, prior_status: before.priorStatus }, after: { ...diff.after, prior_status: after.priorStatus } }
+        : diff;
+      if (Object.keys(changes.before ?? {}).length === 0) return {};
       const events: OutboxEvent[] = [];
       const extended = "validUntil" in patch;
       if (after.status === "canceled" && before.status !== "canceled") {
@@ -105,7 +110,7 @@ async function applyBilling(ctx: BillingEventContext, link: BillingLink, change:
           entityType: "license",
           entityId: before.id,
           productId: before.productId,
-          changes: audit,
+          changes,
           at,
         },
         events,
