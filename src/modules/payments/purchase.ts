@@ -16,7 +16,6 @@ import type { Plan } from "../plans/repo";
 import type { BillingLink } from "./repo";
 import { PURCHASE_KIND, purchaseMetadata, readCheckoutSession } from "./stripe-objects";
 import { eventTime, lockLicense, type BillingEventContext } from "./billing-context";
-import { STRIPE_ACTOR } from "./event-context";
 import { checkoutReturnUrls, paymentProviderError, CHECKOUT_REUSE_WINDOW_MS } from "./checkout";
 import { licensePurchasedEmail } from "./emails";
 
@@ -102,7 +101,7 @@ export async function issuePurchasedLicense(ctx: BillingEventContext, p: Purchas
     at,
   );
   const email = licensePurchasedEmail(deps.secrets, { license, licenseKey: key, productName: product?.name ?? "", planName: p.plan.name, at });
-  const created = await repos.licenses.create(license, [], { ...issueEffects(STRIPE_ACTOR, license, [], at), emails: [email] });
+  const created = await repos.licenses.create(license, [], { ...issueEffects(ctx.actor, license, [], at), emails: [email] });
   const link = await repos.payments.upsertLink({
     licenseId: created.id,
     stripeCustomerId: p.customerId,

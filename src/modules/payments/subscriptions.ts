@@ -23,7 +23,6 @@ import { diffChanges } from "../plans/changes";
 import type { BillingLink } from "./repo";
 import { claimPurchaseIssue, issuePurchasedLicense } from "./purchase";
 import { eventTime, lockLicense, type BillingEventContext } from "./billing-context";
-import { STRIPE_ACTOR } from "./event-context";
 import { purchaseMetadata, readInvoice, readSubscription } from "./stripe-objects";
 
 export const UNKNOWN_SUBSCRIPTION = "ignored_unknown_subscription";
@@ -105,7 +104,7 @@ async function applyBilling(ctx: BillingEventContext, link: BillingLink, change:
       }
       return {
         audit: {
-          actor: STRIPE_ACTOR,
+          actor: ctx.actor,
           action: change.action,
           entityType: "license",
           entityId: before.id,
