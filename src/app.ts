@@ -53,6 +53,8 @@ import { emailAdminRoutes } from "./modules/email/admin";
 import { lifecycleAdminRoutes } from "./modules/lifecycle/admin";
 import { oauthRoutes } from "./modules/oauth";
 import { webhookAdminRoutes } from "./modules/webhooks/admin";
+import { STRIPE_WEBHOOK_PER_MINUTE } from "./modules/payments/domain";
+import { checkoutPages, stripeWebhookRoutes, supportCheckoutRoutes } from "./modules/payments";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -102,6 +104,17 @@ export function createApp(deps: Deps) {
           bucket: "invite",
         }),
       )
+      // Stripe's webhook: its own generous counter (Stripe sends from a few addresses and bursts
+      // when it redelivers a backlog; a 429 only delays an event, Stripe retries it).
+      .use(
+        publicRateLimit({
+          limiter: deps.rateLimiter,
+          clock,
+          perMinute: STRIPE_WEBHOOK_PER_MINUTE,
+          prefixes: [`${API_PREFIX}/webhooks/stripe`],
+          bucket: "stripe",
+        }),
+      )
       // 3. Strict JSON bodies (400 VALIDATION_ERROR for malformed JSON or a wrong content type).
       .use(jsonBodyParser(config.maxBodyBytes, [`${LOCAL_OBJECTS_PATH}/`]))
       // 4. Every failure leaves in the spec's envelope.
@@ -145,6 +158,8 @@ export function createApp(deps: Deps) {
       )
       // The portal's invite page, outside /api/v1 like the docs page (see http/accept-invite-page.ts).
       .use(acceptInvitePage())
+      // Where Stripe Checkout returns the buyer (modules/payments/index.ts), outside /api/v1 too.
+      .use(checkoutPages())
       .group(API_PREFIX, (api) =>
         api
           // 6. Public routes (no credential at the route layer).
@@ -155,9 +170,12 @@ export function createApp(deps: Deps) {
           .use(entitlementRoutes(deps))
           .use(usageRoutes(deps))
           .use(floatingRoutes(deps))
+          .use(supportCheckoutRoutes(deps))
           .use(feedRoutes(deps))
           .use(downloadRoutes(deps))
           .use(storageRoutes(deps))
+          // Stripe's webhook (the Stripe-Signature header over the raw body is the credential).
+          .use(stripeWebhookRoutes(deps))
           // Sign-in and sessions (cookie `session`).
           .use(signInRoutes(deps))
           // Sign-in with OAuth / OpenID Connect providers (sets the session cookie).

@@ -6,6 +6,7 @@ export const ERROR_CODES = {
   SIGN_IN_CODE_INVALID: 400,
   OAUTH_STATE_MISMATCH: 400,
   OAUTH_FAILED: 400,
+  STRIPE_SIGNATURE_INVALID: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   CROSS_SITE_REQUEST: 403,
@@ -34,7 +35,9 @@ export const ERROR_CODES = {
   QUOTA_EXCEEDED: 429,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
+  PAYMENT_PROVIDER_ERROR: 502,
   RENEWAL_NOT_AVAILABLE: 503,
+  PAYMENTS_NOT_CONFIGURED: 503,
   STORAGE_DISABLED: 503,
   NOT_READY: 503,
 } as const;
@@ -59,6 +62,10 @@ const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   WEBHOOK_DISABLED: "The webhook endpoint is disabled; enable it first.",
   INTERNAL_ERROR: "An internal error occurred.",
   STORAGE_DISABLED: "Object storage is not configured.",
+  STRIPE_SIGNATURE_INVALID: "The Stripe-Signature header does not verify against the request body.",
+  PAYMENTS_NOT_CONFIGURED: "Stripe payments are not configured on this server.",
+  PAYMENT_PROVIDER_ERROR: "The payment provider could not be reached; retry later.",
+  RENEWAL_NOT_AVAILABLE: "Support renewal is not available for this license.",
   NOT_READY: "The service is not ready.",
 };
 

@@ -16,7 +16,7 @@ export function emailAdminRoutes(deps: Deps, guard: AdminGuard) {
     .get("/admin/email-templates", async ({ actor }) => ok({ items: (await listEmailTemplates(deps, actor)).map(presentEmailTemplate) }), {
       scopes: ["admin"],
       response: { 200: Envelope(t.Object({ items: t.Array(EmailTemplateViewSchema) })), ...errors(401, 403) },
-      detail: templateDetail("The lifecycle email templates: subject and body in effect, defaults, placeholders"),
+      detail: templateDetail("The editable email templates (lifecycle and payment emails): subject and body in effect, defaults, placeholders"),
     })
     .put(
       "/admin/email-templates/:name",
@@ -27,7 +27,7 @@ export function emailAdminRoutes(deps: Deps, guard: AdminGuard) {
         body: PutEmailTemplateBody,
         response: { 200: Envelope(EmailTemplateViewSchema), ...errors(400, 401, 403, 404) },
         detail: templateDetail(
-          "Override a lifecycle email template's subject and body",
+          "Override the subject and body of an editable email template (lifecycle or payment)",
           "Placeholders are {{name}} with the names the template lists; an unknown placeholder, or a stray {{ or }}, is 400 VALIDATION_ERROR. The text is plain: the HTML part is generated from it, escaped. Applies to emails sent from now on, including ones already waiting in the outbox.",
         ),
       },
@@ -39,7 +39,7 @@ export function emailAdminRoutes(deps: Deps, guard: AdminGuard) {
         scopes: ["admin"],
         params: EmailTemplateNameParams,
         response: { 200: Envelope(EmailTemplateViewSchema), ...errors(401, 403, 404) },
-        detail: templateDetail("Reset a lifecycle email template to its default"),
+        detail: templateDetail("Reset an editable email template (lifecycle or payment) to its default"),
       },
     )
     .post(
@@ -51,7 +51,7 @@ export function emailAdminRoutes(deps: Deps, guard: AdminGuard) {
         body: PreviewEmailTemplateBody,
         response: { 200: Envelope(RenderedEmailSchema), ...errors(400, 401, 403, 404) },
         detail: templateDetail(
-          "Render a lifecycle email template with sample (or given) data and the current settings",
+          "Render an editable email template (lifecycle or payment) with sample (or given) data and the current settings",
           "Without subject/body it renders the template in effect; with them, that text (checked as a save would be). `data` replaces sample values.",
         ),
       },

@@ -1,5 +1,6 @@
-// The lifecycle email templates (sent by the lifecycle pass, modules/lifecycle): expiry reminder,
-// support reminder, support lapsed, dunning and expired notice. Each is a subject and a plain-text
+// The editable email templates: the lifecycle ones (sent by the lifecycle pass, modules/lifecycle):
+// expiry reminder, support reminder, support lapsed, dunning and expired notice; and the payment ones
+// (modules/payments): support renewal confirmation and the purchased license's key. Each is a subject and a plain-text
 // body in a small placeholder syntax, `{{product_name}}`: the default below, or an admin's override
 // (PUT /admin/email-templates/{name}). Rendering only substitutes known values — no expressions, no
 // code, no HTML from the template: the HTML part is the filled text, escaped, in paragraphs.
@@ -23,7 +24,15 @@ export interface TemplateText {
   body: string;
 }
 
-export const LIFECYCLE_TEMPLATES = ["expiry_reminder", "support_reminder", "support_ended", "dunning", "license_expired"] as const;
+export const LIFECYCLE_TEMPLATES = [
+  "expiry_reminder",
+  "support_reminder",
+  "support_ended",
+  "dunning",
+  "license_expired",
+  "support_renewed",
+  "license_purchased",
+] as const;
 export type LifecycleTemplate = (typeof LIFECYCLE_TEMPLATES)[number];
 export const isLifecycleTemplate = (v: unknown): v is LifecycleTemplate => (LIFECYCLE_TEMPLATES as readonly unknown[]).includes(v);
 
@@ -32,6 +41,12 @@ const COMMON = ["product_name", "plan_name", "license_id", "key_hint", "vendor_n
 interface Definition {
   description: string;
   placeholders: readonly string[];
+  /**
+   * Placeholders filled from the email's sealed values (modules/email/outbox.ts sealedEmail), e.g. a
+   * license key: allowed in the body only, since the subject is rendered from the clear values and
+   * listed by GET /admin/emails.
+   */
+  secretPlaceholders?: readonly string[];
   /** Values of the email's stored data that must be present (else the message cannot render). */
   required: readonly string[];
   defaults: TemplateText;
@@ -124,6 +139,48 @@ export const LIFECYCLE_DEFINITIONS: Readonly<Record<LifecycleTemplate, Definitio
     },
     sample: { ...SAMPLE_BASE, expired_at: "2026-11-21T08:00:00.000Z", valid_until: "2026-11-14T00:00:00.000Z", reason: "grace_ended" },
   },
+  support_renewed: {
+    description: "Sent when a paid support renewal (Stripe checkout) extends support_until",
+    placeholders: [...COMMON, "support_until", "previous_support_until"],
+    required: ["product_name", "support_until"],
+    defaults: {
+      subject: "Support and updates for {{product_name}} renewed until {{support_until}}",
+      body: [
+        `Hello,`,
+        ``,
+        `thank you for renewing support and updates for ${LICENSE}.`,
+        ``,
+        `Your support window now ends on {{support_until}}. New releases published until then are available to your license.`,
+        ``,
+        FOOTER,
+      ].join("\n"),
+    },
+    sample: { ...SAMPLE_BASE, support_until: "2027-11-20T00:00:00.000Z", previous_support_until: "2026-11-20T00:00:00.000Z" },
+  },
+  license_purchased: {
+    description: "Sent when a purchase (Stripe checkout) issues a license; carries the license key (sealed in the outbox, body only)",
+    placeholders: [...COMMON, "license_key", "valid_until", "support_until"],
+    secretPlaceholders: ["license_key"],
+    required: ["product_name", "license_key"],
+    defaults: {
+      subject: "Your {{product_name}} license",
+      body: [
+        `Hello,`,
+        ``,
+        `thank you for your purchase of {{product_name}} ({{plan_name}}). Your license key is:`,
+        ``,
+        `{{license_key}}`,
+        ``,
+        `Enter it in {{product_name}} to activate it. Keep this email: the key is your proof of purchase.`,
+        ``,
+        `Valid until: {{valid_until}}`,
+        `Support and updates until: {{support_until}}`,
+        ``,
+        FOOTER,
+      ].join("\n"),
+    },
+    sample: { ...SAMPLE_BASE, license_key: "ACME-7H2QX9KD-M4TRZ8WP-B6NC3VYE-LQ5GJ7Q7ZK", valid_until: "2027-11-20T00:00:00.000Z", support_until: "2027-11-20T00:00:00.000Z" },
+  },
 };
 
 export const SUBJECT_MAX = 200;
@@ -137,6 +194,7 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]*)\s*\}\}/g;
 export function templateTextErrors(template: LifecycleTemplate, text: TemplateText): Record<string, string> {
   const errors: Record<string, string> = {};
   const known = new Set(LIFECYCLE_DEFINITIONS[template].placeholders);
+  const secrets = new Set(LIFECYCLE_DEFINITIONS[template].secretPlaceholders ?? []);
   for (const field of ["subject", "body"] as const) {
     const value = text[field];
     if (value.trim() === "") {
@@ -152,9 +210,15 @@ export function templateTextErrors(template: LifecycleTemplate, text: TemplateTe
       errors[field] = "must be one line";
       continue;
     }
-    const unknown = [...value.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((n) => !known.has(n));
+    const used = [...value.matchAll(PLACEHOLDER)].map((m) => m[1]!);
+    const unknown = used.filter((n) => !known.has(n));
     if (unknown.length) {
       errors[field] = `unknown placeholder ${[...new Set(unknown)].map((n) => `{{${n}}}`).join(", ")}; known: ${[...known].join(", ")}`;
+      continue;
+    }
+    const secret = field === "subject" ? used.filter((n) => secrets.has(n)) : [];
+    if (secret.length) {
+      errors[field] = `${[...new Set(secret)].map((n) => `{{${n}}}`).join(", ")} may only appear in the body (the subject is stored and listed in the clear)`;
       continue;
     }
     if (/\{\{|\}\}/.test(value.replace(PLACEHOLDER, ""))) errors[field] = "a {{ or }} that is not a placeholder {{name}}";
@@ -208,6 +272,8 @@ export function placeholderValues(data: Readonly<Record<string, unknown>>, setti
     portal_url: text(settings.portal_url),
     valid_until: when(data.valid_until),
     support_until: when(data.support_until),
+    previous_support_until: when(data.previous_support_until),
+    license_key: text(data.license_key),
     days_left: days(data.days_left),
     past_due_since: when(data.past_due_since),
     dunning_day: text(data.dunning_day),

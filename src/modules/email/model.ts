@@ -16,6 +16,8 @@ export const EmailTemplateSchema = t.Union([
   t.Literal("support_ended"),
   t.Literal("dunning"),
   t.Literal("license_expired"),
+  t.Literal("support_renewed"),
+  t.Literal("license_purchased"),
 ]);
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 const statusesMatch: Same<typeof EmailStatusSchema.static, OutboxStatus> = true;
@@ -34,9 +36,9 @@ export const EmailListQuery = t.Object({
 export const EmailSchema = t.Object(
   {
     id: t.String(),
-    template: t.String({ description: "sign_in_code, seat_invite, webhook_disabled, or a lifecycle template (expiry_reminder, support_reminder, support_ended, dunning, license_expired)" }),
+    template: t.String({ description: "sign_in_code, seat_invite, webhook_disabled, or a editable template (expiry_reminder, support_reminder, support_ended, dunning, license_expired, support_renewed, license_purchased)" }),
     to: t.Union([t.String(), t.Null()]),
-    subject: t.Union([t.String(), t.Null()], { description: "The subject as rendered now from the stored values (and, for lifecycle emails, the current settings and template override); null for an unknown template" }),
+    subject: t.Union([t.String(), t.Null()], { description: "The subject as rendered now from the stored values (and, for editable templates, the current settings and template override); null for an unknown template" }),
     status: EmailStatusSchema,
     attempts: t.Integer({ description: "Failed delivery attempts so far" }),
     last_error: t.Union([t.String(), t.Null()], { description: "The last failure, e.g. the SMTP server's answer" }),
@@ -47,7 +49,7 @@ export const EmailSchema = t.Object(
 );
 
 export const EmailTemplateNameParams = t.Object({
-  name: t.String({ minLength: 1, maxLength: 64, description: "expiry_reminder, support_reminder, support_ended, dunning or license_expired" }),
+  name: t.String({ minLength: 1, maxLength: 64, description: "expiry_reminder, support_reminder, support_ended, dunning, license_expired, support_renewed or license_purchased" }),
 });
 
 const TemplateTextSchema = t.Object(
@@ -61,7 +63,7 @@ const TemplateTextSchema = t.Object(
 export const EmailTemplateViewSchema = t.Object(
   {
     name: t.String(),
-    description: t.String({ description: "When the lifecycle pass sends it" }),
+    description: t.String({ description: "When it is sent" }),
     placeholders: t.Array(t.String(), { description: "The names this template accepts as {{name}}" }),
     subject: t.String({ description: "In effect: the override, or the default" }),
     body: t.String({ description: "In effect: the override, or the default" }),

@@ -60,7 +60,8 @@ export function emailSubject(template: EmailTemplate, data: Record<string, unkno
 }
 
 export function renderEmail(email: OpenedEmail, ctx: EmailRenderContext = DEFAULT_RENDER_CONTEXT): RenderedEmail {
-  if (isLifecycleTemplate(email.template)) return renderLifecycle(email.template, email.data, ctx);
+  // Sealed values (a purchased license's key) fill the template's secret placeholders, body only.
+  if (isLifecycleTemplate(email.template)) return renderLifecycle(email.template, { ...email.data, ...email.secret }, ctx);
   switch (email.template) {
     case "sign_in_code":
       return signInCode(email);

@@ -39,6 +39,21 @@ export function licenseSupportEnded(license: License, at: Date): OutboxEvent {
   return event("license.support_ended", at, licenseData(license));
 }
 
+/** A paid support renewal moved support_until from `before` to `after`. */
+export function licenseSupportRenewed(before: License, after: License, at: Date): OutboxEvent {
+  return event("license.support_renewed", at, { ...licenseData(after), previous_support_until: isoOrNull(before.supportUntil) });
+}
+
+/** A paid renewal (a subscription invoice) extended valid_until; `before` is the license as it was. */
+export function licenseRenewed(before: License, after: License, at: Date): OutboxEvent {
+  return event("license.renewed", at, { ...licenseData(after), previous_valid_until: isoOrNull(before.validUntil), previous_status: before.status });
+}
+
+/** The license's subscription ended: `after` has status canceled. */
+export function licenseCanceled(before: License, after: License, at: Date): OutboxEvent {
+  return event("license.canceled", at, { ...licenseData(after), previous_status: before.status });
+}
+
 const EDITABLE = { validUntil: "valid_until", supportUntil: "support_until" } as const;
 const sameInstant = (a: Date | null, b: Date | null) => (a === null || b === null ? a === b : a.getTime() === b.getTime());
 

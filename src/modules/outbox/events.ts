@@ -96,6 +96,12 @@ export interface EventData {
   "license.expired": LicenseEventData & { previous_status: string; reason: "trial_ended" | "grace_ended" | "past_due_limit" };
   /** support_until passed on a usable license (once per support_until value). */
   "license.support_ended": LicenseEventData;
+  /** A paid support renewal (Stripe checkout) advanced support_until. */
+  "license.support_renewed": LicenseEventData & { previous_support_until: string | null };
+  /** A subscription payment (or another paid renewal) extended valid_until. */
+  "license.renewed": LicenseEventData & { previous_valid_until: string | null; previous_status: string };
+  /** The license's subscription ended (status canceled). */
+  "license.canceled": LicenseEventData & { previous_status: string };
   "release.published": ReleaseEventData;
   "release.yanked": ReleaseEventData & { reason: string | null };
   "release.unyanked": ReleaseEventData;
@@ -130,6 +136,9 @@ export const EVENT_TYPES = [
   "license.updated",
   "license.expired",
   "license.support_ended",
+  "license.support_renewed",
+  "license.renewed",
+  "license.canceled",
   "release.published",
   "release.yanked",
   "release.unyanked",

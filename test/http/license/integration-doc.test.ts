@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { createTestApp, type TestApp, type TestResponse, testEngine } from "../../support/app";
 import { freshPgDatabase } from "../../support/pg";
 import { makeLicense, makePlan, makeProduct } from "../../support/factories";
+import { startFakeStripe, type FakeStripe } from "../../support/fake-stripe";
 import { attachAddon, catalog, feature, patchLicense, post, quota } from "../../support/license-api";
 import { differences, docExamples } from "../../support/doc-examples";
 import { fingerprint as serverFingerprint } from "../../../src/crypto/fingerprint";
@@ -174,18 +175,21 @@ describe("docs/integration.md: every documented response is the real one", () =>
   let ex: TestApp;
   let exDir: string;
   let exPg: Awaited<ReturnType<typeof freshPgDatabase>> | null = null;
+  let stripe: FakeStripe;
 
   beforeAll(async () => {
+    stripe = await startFakeStripe();
     // The page's keys: b2… created 2026-01-10 and retired when a1… became the active key.
     exDir = mkdtempSync(join(tmpdir(), "keyward-doc-"));
     // Two starts on one database: the same data directory (SQLite) or the same database (PostgreSQL).
     exPg = testEngine() === "postgres" ? await freshPgDatabase("integration_doc") : null;
-    const env = (seed: string) => ({ RELEASE_KEY_ENCRYPTION_KEY: MASTER, LICENSE_SIGNING_KEY: seed, ...(exPg ? { DATABASE_URL: exPg.url } : {}) });
+    const env = (seed: string) => ({ RELEASE_KEY_ENCRYPTION_KEY: MASTER, LICENSE_SIGNING_KEY: seed, ...stripe.env(), ...(exPg ? { DATABASE_URL: exPg.url } : {}) });
     await (await createTestApp({ dataDir: exDir, env: env(SEED_RETIRED), clock: fixedClock("2026-01-10T09:00:00.000Z") })).deps.db.close(); // keeps exDir
     ex = await createTestApp({ dataDir: exDir, env: env(SEED_ACTIVE) });
   });
   afterAll(async () => {
     await ex.close();
+    await stripe.stop();
     await exPg?.drop();
     rmSync(exDir, { recursive: true, force: true });
   });
@@ -263,6 +267,12 @@ describe("docs/integration.md: every documented response is the real one", () =>
       } finally {
         ex.clock.advance(-10 * 60_000);
       }
+    },
+    "POST /license/support/checkout": async () => {
+      const product = await makeProduct(ex.deps);
+      const plan = await makePlan(ex.deps, product.id, { name: "Pro", supportRenewalPriceId: "price_support" });
+      const { key } = await makeLicense(ex.deps, { productId: product.id, planId: plan.id, supportUntil: new Date("2027-11-21T08:00:00.000Z") });
+      return post(ex, "/license/support/checkout", { license_key: key });
     },
     "POST /license/floating/checkin": async () => {
       const key = await floating();

@@ -340,7 +340,7 @@ describe("email template admin routes", () => {
     const t = await app();
     const list = await t.request("GET", `${V1}/admin/email-templates`);
     expect(list.status).toBe(200);
-    expect(list.body.data.items.map((i: any) => i.name)).toEqual(["expiry_reminder", "support_reminder", "support_ended", "dunning", "license_expired"]);
+    expect(list.body.data.items.map((i: any) => i.name)).toEqual(["expiry_reminder", "support_reminder", "support_ended", "dunning", "license_expired", "support_renewed", "license_purchased"]);
     expect(list.body.data.items.every((i: any) => i.customized === false && i.updated_at === null)).toBe(true);
 
     const bad = await t.request("PUT", `${V1}/admin/email-templates/dunning`, { body: { subject: "Pay {{product_name}}", body: "Hi {{customer_password}} {{constructor}}" } });
