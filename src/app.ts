@@ -53,6 +53,7 @@ import { emailAdminRoutes } from "./modules/email/admin";
 import { lifecycleAdminRoutes } from "./modules/lifecycle/admin";
 import { oauthRoutes } from "./modules/oauth";
 import { webhookAdminRoutes } from "./modules/webhooks/admin";
+import { meteringAdminRoutes } from "./modules/metering/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -188,6 +189,7 @@ export function createApp(deps: Deps) {
           .use(sessionAdminRoutes(deps, guard))
           .use(emailAdminRoutes(deps, guard))
           .use(lifecycleAdminRoutes(deps, guard))
+          .use(meteringAdminRoutes(deps, guard))
           .use(webhookAdminRoutes(deps, guard)),
       )
   );

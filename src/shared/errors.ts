@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   USER_MANAGED_BY_CONFIG: 409,
   LAST_ADMIN: 409,
   WEBHOOK_DISABLED: 409,
+  NOTHING_TO_REFUND: 409,
+  REFUND_FAILED: 409,
   RELEASE_YANKED: 410,
   PAYLOAD_TOO_LARGE: 413,
   IDEMPOTENCY_KEY_CONFLICT: 422,
@@ -34,9 +36,11 @@ export const ERROR_CODES = {
   QUOTA_EXCEEDED: 429,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
+  PAYMENT_PROVIDER_ERROR: 502,
   RENEWAL_NOT_AVAILABLE: 503,
   STORAGE_DISABLED: 503,
   NOT_READY: 503,
+  PAYMENTS_NOT_CONFIGURED: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -60,6 +64,8 @@ const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   INTERNAL_ERROR: "An internal error occurred.",
   STORAGE_DISABLED: "Object storage is not configured.",
   NOT_READY: "The service is not ready.",
+  NOTHING_TO_REFUND: "The license has no payment to refund.",
+  PAYMENTS_NOT_CONFIGURED: "Stripe is not configured (STRIPE_SECRET_KEY).",
 };
 
 export interface AppErrorOptions {
