@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { meterQueue } from "../../db/schema-pg";
 import type { MeterEvent, MeterQueueRepo } from "./repo";
@@ -13,22 +13,24 @@ export function createMeterQueueRepoPg(handle: PgHandle): MeterQueueRepo {
       await db.insert(meterQueue).values(event);
     },
     async claimDue(now, claimUntil, limit) {
-      // One statement: the due rows are locked by the subquery (rows another drainer's claim holds are
-      // skipped, not waited for) and claimed by the UPDATE. The outer condition is re-checked on the
-      // latest row version, so a row claimed and committed meanwhile is not claimed again.
-      const due = db
-        .select({ id: meterQueue.id })
-        .from(meterQueue)
-        .where(and(eq(meterQueue.status, "pending"), lte(meterQueue.nextAttemptAt, now)))
-        .orderBy(asc(meterQueue.nextAttemptAt), asc(meterQueue.id))
-        .limit(limit)
-        .for("update", { skipLocked: true });
-      const claimed = (await db
-        .update(meterQueue)
-        .set({ attempts: sql`${meterQueue.attempts} + 1`, nextAttemptAt: claimUntil })
-        .where(and(inArray(meterQueue.id, due), eq(meterQueue.status, "pending"), lte(meterQueue.nextAttemptAt, now)))
-        .returning()) as MeterEvent[];
-      return claimed.sort(byOccurrence);
+      // One statement. The due rows are locked in a MATERIALIZED CTE (rows another drainer's claim is
+      // locking are skipped, not waited for): as a plain `IN (subquery … LIMIT)` PostgreSQL may rescan
+      // the subquery while updating, and each rescan — the rows it just claimed no longer due — would
+      // claim more than `limit`. The status is re-checked on the latest row version.
+      const claimed = await handle.sql<{ id: string }[]>`
+        WITH due AS MATERIALIZED (
+          SELECT id FROM meter_queue
+           WHERE status = 'pending' AND next_attempt_at <= ${now.toISOString()}::timestamptz
+           ORDER BY next_attempt_at, id
+           LIMIT ${limit}
+             FOR UPDATE SKIP LOCKED)
+        UPDATE meter_queue q SET attempts = q.attempts + 1, next_attempt_at = ${claimUntil.toISOString()}::timestamptz
+          FROM due
+         WHERE q.id = due.id AND q.status = 'pending'
+        RETURNING q.id`;
+      if (claimed.length === 0) return [];
+      const rows = (await db.select().from(meterQueue).where(inArray(meterQueue.id, claimed.map((r) => r.id)))) as MeterEvent[];
+      return rows.sort(byOccurrence);
     },
     async markSent(id, attempts, at) {
       return (await db.update(meterQueue).set({ status: "sent", sentAt: at, lastError: null }).where(mine(id, attempts)).returning({ id: meterQueue.id })).length === 1;
