@@ -1,5 +1,6 @@
 // UsageRepo on every engine: the guarded counter (limit, unlimited, oversize), the usage event, the
-// license re-check, the Idempotency outcome, used() and the audited reset; and on PostgreSQL 300
+// license re-check, the Idempotency outcome, used() and the audited reset; the meter event an
+// accepted report of a metered feature queues in the same transaction; and on PostgreSQL 300
 // reports of 1 from 3 nodes against a quota of 100.
 import { afterEach, expect, test } from "bun:test";
 import type { ConsumeChange, ConsumeInput, UsageRepo } from "../../src/modules/usage/repo";
@@ -11,6 +12,8 @@ import { AppError } from "../../src/shared/errors";
 import { forEachEngine, type Opened } from "./harness";
 import { seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
+import { withPgTransaction } from "../../src/db/transaction.pg";
+import { createPgRepos } from "../../src/repos.pg";
 import { audited, auditRows, claimState, completion, countRows, outboxRows, pgNodes, seedClaim, usageEvents } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
@@ -263,6 +266,21 @@ forEachEngine("UsageRepo", (engine, open) => {
   });
 
   if (engine === "postgres") {
+    test("inside a caller's transaction (no batching): the metered report is queued and rolls back with it", async () => {
+      await setup();
+      const { license } = await seedCatalog(o);
+      await withPgTransaction(o.pg!, async (tx) => {
+        expect(await createPgRepos(tx).usage.consume(input(license.id, { quantity: 2, meter: "api_calls" }), mustBeActive)).toEqual({ accepted: true, used: 2 });
+      });
+      await expect(
+        withPgTransaction(o.pg!, async (tx) => {
+          await createPgRepos(tx).usage.consume(input(license.id, { quantity: 3, meter: "api_calls" }), mustBeActive);
+          throw new Error("caller failed");
+        }),
+      ).rejects.toThrow("caller failed");
+      expect((await repoFor(o).meterQueue.listByLicense(license.id)).map((r) => r.quantity)).toEqual([2]);
+    });
+
     test("metered reports at once from 3 nodes (batched per counter): one queued event per accepted report", async () => {
       await setup();
       const { license } = await seedCatalog(o);
