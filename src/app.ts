@@ -55,6 +55,7 @@ import { oauthRoutes } from "./modules/oauth";
 import { webhookAdminRoutes } from "./modules/webhooks/admin";
 import { STRIPE_WEBHOOK_PER_MINUTE } from "./modules/payments/domain";
 import { checkoutPages, stripeWebhookRoutes, supportCheckoutRoutes } from "./modules/payments";
+import { meteringAdminRoutes } from "./modules/metering/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -206,6 +207,7 @@ export function createApp(deps: Deps) {
           .use(sessionAdminRoutes(deps, guard))
           .use(emailAdminRoutes(deps, guard))
           .use(lifecycleAdminRoutes(deps, guard))
+          .use(meteringAdminRoutes(deps, guard))
           .use(webhookAdminRoutes(deps, guard)),
       )
   );

@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   USER_MANAGED_BY_CONFIG: 409,
   LAST_ADMIN: 409,
   WEBHOOK_DISABLED: 409,
+  NOTHING_TO_REFUND: 409,
+  REFUND_FAILED: 409,
   RELEASE_YANKED: 410,
   PAYLOAD_TOO_LARGE: 413,
   IDEMPOTENCY_KEY_CONFLICT: 422,
@@ -40,6 +42,7 @@ export const ERROR_CODES = {
   PAYMENTS_NOT_CONFIGURED: 503,
   STORAGE_DISABLED: 503,
   NOT_READY: 503,
+  PAYMENTS_NOT_CONFIGURED: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -67,6 +70,8 @@ const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   PAYMENT_PROVIDER_ERROR: "The payment provider could not be reached; retry later.",
   RENEWAL_NOT_AVAILABLE: "Support renewal is not available for this license.",
   NOT_READY: "The service is not ready.",
+  NOTHING_TO_REFUND: "The license has no payment to refund.",
+  PAYMENTS_NOT_CONFIGURED: "Stripe is not configured (STRIPE_SECRET_KEY).",
 };
 
 export interface AppErrorOptions {
