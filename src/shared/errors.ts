@@ -42,7 +42,6 @@ export const ERROR_CODES = {
   PAYMENTS_NOT_CONFIGURED: 503,
   STORAGE_DISABLED: 503,
   NOT_READY: 503,
-  PAYMENTS_NOT_CONFIGURED: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -71,7 +70,6 @@ const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   RENEWAL_NOT_AVAILABLE: "Support renewal is not available for this license.",
   NOT_READY: "The service is not ready.",
   NOTHING_TO_REFUND: "The license has no payment to refund.",
-  PAYMENTS_NOT_CONFIGURED: "Stripe is not configured (STRIPE_SECRET_KEY).",
 };
 
 export interface AppErrorOptions {
