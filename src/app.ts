@@ -57,6 +57,7 @@ import { STRIPE_WEBHOOK_PER_MINUTE } from "./modules/payments/domain";
 import { checkoutPages, stripeWebhookRoutes, supportCheckoutRoutes } from "./modules/payments";
 import { purchaseRoutes } from "./modules/payments/purchase-checkout";
 import { billingAdminRoutes } from "./modules/payments/billing/admin";
+import { meteringAdminRoutes } from "./modules/metering/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
@@ -210,6 +211,7 @@ export function createApp(deps: Deps) {
           .use(sessionAdminRoutes(deps, guard))
           .use(emailAdminRoutes(deps, guard))
           .use(lifecycleAdminRoutes(deps, guard))
+          .use(meteringAdminRoutes(deps, guard))
           .use(webhookAdminRoutes(deps, guard))
           .use(billingAdminRoutes(deps, guard)),
       )

@@ -50,6 +50,7 @@ import { createWebhookFanOut } from "./modules/webhooks/handler";
 import { systemResolver } from "./modules/webhooks/ssrf";
 import { createStripeClient } from "./modules/payments/stripe";
 import { createPaymentRepo } from "./modules/payments/repo.sqlite";
+import { createMeterQueueRepo } from "./modules/metering/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   return {
@@ -80,6 +81,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     emailTemplates: createEmailTemplateRepo(handle),
     webhooks: createWebhookRepo(handle),
     payments: createPaymentRepo(handle),
+    meterQueue: createMeterQueueRepo(handle),
   };
 }
 

@@ -38,6 +38,7 @@ import type { WebhookRepo } from "./modules/webhooks/repo";
 import type { HostResolver } from "./modules/webhooks/ssrf";
 import type { StripeClient } from "./modules/payments/stripe";
 import type { PaymentRepo } from "./modules/payments/repo";
+import type { MeterQueueRepo } from "./modules/metering/repo";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
 export interface Repos {
@@ -68,6 +69,7 @@ export interface Repos {
   emailTemplates: EmailTemplateRepo;
   webhooks: WebhookRepo;
   payments: PaymentRepo;
+  meterQueue: MeterQueueRepo;
 }
 
 export interface Deps {

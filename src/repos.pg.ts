@@ -29,6 +29,7 @@ import { createLifecycleRepoPg } from "./modules/lifecycle/repo.pg";
 import { createEmailTemplateRepoPg } from "./modules/email/repo.pg";
 import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
 import { createPaymentRepoPg } from "./modules/payments/repo.pg";
+import { createMeterQueueRepoPg } from "./modules/metering/repo.pg";
 
 /** The public rate limiter on PostgreSQL (exact across nodes); container.ts wires it as `rateLimiter`. */
 export { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
@@ -62,5 +63,6 @@ export function createPgRepos(handle: PgHandle): Repos {
     emailTemplates: createEmailTemplateRepoPg(handle),
     webhooks: createWebhookRepoPg(handle),
     payments: createPaymentRepoPg(handle),
+    meterQueue: createMeterQueueRepoPg(handle),
   };
 }

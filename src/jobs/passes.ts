@@ -10,10 +10,14 @@ import { RATE_LIMIT_WINDOW_MS } from "../shared/rate-limiter";
 import { deliverOutbox } from "../modules/outbox/service";
 import { expireFloatingSessions } from "../modules/floating/service";
 import { runLifecycle } from "../modules/lifecycle/service";
+import { runMeteredSyncJob } from "../modules/metering/service";
 
 /** The lifecycle pass (expiries, reminders, dunning); also POST /admin/system/run-expiry-checks. */
 export const LIFECYCLE = "lifecycle";
 import { deliverWebhooks } from "../modules/webhooks/deliver";
+
+/** The metered-billing drain (Stripe meter events); also POST /admin/system/run-metered-sync. */
+export const METERED_SYNC = "metered-sync";
 
 /** schedule: a cron slot; admin: POST /admin/system/jobs/{name}/run; nudge: prompt outbox delivery (outbox/nudge.ts). */
 export type JobTrigger = "schedule" | "admin" | "nudge";
@@ -76,6 +80,15 @@ export const JOB_PASSES: readonly JobPass[] = [
     description:
       "Expires trials past valid_until, active/past_due licenses past valid_until + grace_days and past_due licenses unpaid for more than 30 days; sends expiry and support reminders, support-lapse notices and dunning emails, each once per license and end date.",
     run: async (deps, { now }) => ({ ...(await runLifecycle(deps, now)) }),
+  },
+  {
+    name: METERED_SYNC,
+    schedule: "* * * * *",
+    // Up to 20 batches of 25 Stripe calls; each claim of a batch lasts METER_CLAIM_MS on its own.
+    leaseMs: 15 * MINUTE,
+    description:
+      "Sends queued usage of metered features to Stripe as meter events (stable identifiers, so none is counted twice); retries failures with backoff. Does nothing while Stripe is not configured. Also POST /admin/system/run-metered-sync.",
+    run: async (deps) => await runMeteredSyncJob(deps),
   },
   {
     name: "prune-abuse",

@@ -29,6 +29,8 @@ export const ERROR_CODES = {
   USER_MANAGED_BY_CONFIG: 409,
   LAST_ADMIN: 409,
   WEBHOOK_DISABLED: 409,
+  NOTHING_TO_REFUND: 409,
+  REFUND_FAILED: 409,
   RELEASE_YANKED: 410,
   PAYLOAD_TOO_LARGE: 413,
   IDEMPOTENCY_KEY_CONFLICT: 422,
@@ -71,6 +73,7 @@ const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   PAYMENT_PROVIDER_ERROR: "The payment provider could not be reached; retry later.",
   RENEWAL_NOT_AVAILABLE: "Support renewal is not available for this license.",
   NOT_READY: "The service is not ready.",
+  NOTHING_TO_REFUND: "The license has no payment to refund.",
 };
 
 export interface AppErrorOptions {

@@ -2,7 +2,7 @@
 // the add-on id breaking ties; only the given license's add-ons; and findWithGrants (license, plan
 // and grants by key hash, for usage reports).
 import { afterEach, expect, test } from "bun:test";
-import type { EntitlementRepo } from "../../src/modules/entitlements/repo";
+import type { EntitlementRepo, FeatureGrant } from "../../src/modules/entitlements/repo";
 import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, seedPlan, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
@@ -87,5 +87,21 @@ forEachEngine("EntitlementRepo", (_engine, open) => {
     expect(found!.grants.map((g) => `${g.source}:${g.name}`)).toEqual(["plan:Alpha", "plan:beta", ...tied, "addon:beta"]);
     expect(await repo.findWithGrants(bare.keyHash)).toEqual({ access: (await access.findByKeyHash(bare.keyHash))!, grants: await repo.grants(plan.id, bare.id) });
     expect(await repo.findWithGrants("nope")).toBeNull();
+  });
+
+  test("a plan quota's stripe_meter is read with the grants (set only where named), by grants() and findWithGrants()", async () => {
+    await setup();
+    const { license, plan } = await seedCatalog(o, {}, [
+      { name: "api", valueType: "quota", value: "", quotaLimit: 100, quotaPeriod: null, stripeMeter: "api_calls" },
+      { name: "exports", valueType: "quota", value: "", quotaLimit: 5, quotaPeriod: null },
+    ]);
+    const expected: FeatureGrant[] = [
+      { source: "plan", name: "api", valueType: "quota", value: "", quotaLimit: 100, quotaPeriod: null, stripeMeter: "api_calls" },
+      { source: "plan", name: "exports", valueType: "quota", value: "", quotaLimit: 5, quotaPeriod: null },
+    ];
+    const grants = await repo.grants(plan.id, license.id);
+    expect(grants).toEqual(expected);
+    expect("stripeMeter" in grants[1]!).toBe(false);
+    expect((await repo.findWithGrants(license.keyHash))!.grants).toEqual(expected);
   });
 });

@@ -11,6 +11,7 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { seedCatalog, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
+import { pgNodes } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 
@@ -109,6 +110,55 @@ forEachEngine("PaymentRepo", (engine, open) => {
         expect(wins.filter(Boolean)).toHaveLength(1);
       } finally {
         await Promise.all(nodes.map((n) => n.close()));
+      }
+    });
+  }
+
+  test("refund claims: null → pending once; complete records the refund once; release gives a pending claim back", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    const p = payment(license.id, { stripePaymentIntentId: "pi_r" });
+    await repo.recordPayment(p);
+    const state = async () => (await repo.listPayments(license.id))[0]!;
+
+    expect(await repo.releaseRefund(p.id)).toBe(false); // nothing to give back
+    expect(await repo.claimRefund(p.id)).toBe(true);
+    expect(await repo.claimRefund(p.id)).toBe(false);
+    expect((await state()).refundState).toBe("pending");
+    expect(await repo.releaseRefund(p.id)).toBe(true);
+    expect(await state()).toMatchObject({ refundState: null, stripeRefundId: null, refundedAt: null });
+
+    expect(await repo.claimRefund(p.id)).toBe(true);
+    expect(await repo.completeRefund(p.id, "re_1", later(60))).toBe(true);
+    expect(await state()).toMatchObject({ refundState: "refunded", stripeRefundId: "re_1", refundedAt: later(60) });
+    // Done is done: no second record, no claim, no release.
+    expect(await repo.completeRefund(p.id, "re_2", later(70))).toBe(false);
+    expect(await repo.claimRefund(p.id)).toBe(false);
+    expect(await repo.releaseRefund(p.id)).toBe(false);
+    expect((await state()).stripeRefundId).toBe("re_1");
+
+    // Stripe's answer wins over a claim given back meanwhile; an unknown refund id is kept as null.
+    const q = payment(license.id, { stripePaymentIntentId: "pi_q", paidAt: later(1) });
+    await repo.recordPayment(q);
+    expect(await repo.completeRefund(q.id, null, later(80))).toBe(true);
+    expect((await repo.listPayments(license.id))[0]).toMatchObject({ id: q.id, refundState: "refunded", stripeRefundId: null, refundedAt: later(80) });
+    expect(await repo.claimRefund(newId())).toBe(false);
+  });
+
+  if (engine === "postgres") {
+    test("three nodes claiming one refund at once: exactly one wins", async () => {
+      await setup();
+      const { license } = await seedCatalog(o);
+      const p = payment(license.id, { stripePaymentIntentId: "pi_race" });
+      await repo.recordPayment(p);
+      const nodes = await pgNodes(o, 3);
+      try {
+        const wins = await Promise.all(Array.from({ length: 9 }, (_, i) => nodes.repos[i % 3]!.payments.claimRefund(p.id)));
+        expect(wins.filter(Boolean)).toHaveLength(1);
+        const done = await Promise.all(Array.from({ length: 9 }, (_, i) => nodes.repos[i % 3]!.payments.completeRefund(p.id, `re_${i}`, later(i))));
+        expect(done.filter(Boolean)).toHaveLength(1);
+      } finally {
+        await nodes.close();
       }
     });
   }

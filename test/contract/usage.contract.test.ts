@@ -1,5 +1,6 @@
 // UsageRepo on every engine: the guarded counter (limit, unlimited, oversize), the usage event, the
-// license re-check, the Idempotency outcome, used() and the audited reset; and on PostgreSQL 300
+// license re-check, the Idempotency outcome, used() and the audited reset; the meter event an
+// accepted report of a metered feature queues in the same transaction; and on PostgreSQL 300
 // reports of 1 from 3 nodes against a quota of 100.
 import { afterEach, expect, test } from "bun:test";
 import type { ConsumeChange, ConsumeInput, UsageRepo } from "../../src/modules/usage/repo";
@@ -11,6 +12,8 @@ import { AppError } from "../../src/shared/errors";
 import { forEachEngine, type Opened } from "./harness";
 import { seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
+import { withPgTransaction } from "../../src/db/transaction.pg";
+import { createPgRepos } from "../../src/repos.pg";
 import { audited, auditRows, claimState, completion, countRows, outboxRows, pgNodes, seedClaim, usageEvents } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
@@ -228,6 +231,69 @@ forEachEngine("UsageRepo", (engine, open) => {
         );
         expect(firsts.length).toBe(60);
         expect(firsts.filter(Boolean).length).toBe(1);
+      } finally {
+        await nodes.close();
+      }
+    });
+  }
+
+  // Metered billing (docs/payments.md): the meter event is queued by the usage write itself.
+  test("a metered report queues one meter event with the accepted write; refused or unmetered reports queue none", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    const queue = repoFor(o).meterQueue;
+    expect(await repo.consume(input(license.id, { quantity: 4, meter: "api_calls" }), mustBeActive)).toEqual({ accepted: true, used: 4 });
+    expect(await repo.consume(input(license.id, { quantity: 7, meter: "api_calls" }), mustBeActive)).toEqual({ accepted: false, used: 4 });
+    expect(await repo.consume(input(license.id, { quantity: 2 }), mustBeActive)).toEqual({ accepted: true, used: 6 });
+    expect(await repo.consume(input(license.id, { quantity: 1, meter: null, at: later(3000) }), mustBeActive)).toEqual({ accepted: true, used: 7 });
+    await expect(repo.consume(input(license.id, { meter: "api_calls" }), () => { throw new AppError("LICENSE_INACTIVE"); })).rejects.toBeInstanceOf(AppError);
+    const rows = await queue.listByLicense(license.id);
+    expect(rows).toEqual([
+      { id: expect.any(String), licenseId: license.id, feature: "api", eventName: "api_calls", quantity: 4, occurredAt: later(1000), status: "pending", attempts: 0, nextAttemptAt: later(1000), lastError: null, sentAt: null },
+    ]);
+  });
+
+  test("a metered report whose Idempotency outcome cannot be stored queues nothing (one transaction)", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    await expect(
+      repo.consume(input(license.id, { meter: "api_calls" }), mustBeActive, () => {
+        throw new ClaimLostError();
+      }),
+    ).rejects.toBeInstanceOf(ClaimLostError);
+    expect(await repoFor(o).meterQueue.listByLicense(license.id)).toEqual([]);
+    expect(await repo.used(license.id, "api", "2026-11")).toBe(0);
+  });
+
+  if (engine === "postgres") {
+    test("inside a caller's transaction (no batching): the metered report is queued and rolls back with it", async () => {
+      await setup();
+      const { license } = await seedCatalog(o);
+      await withPgTransaction(o.pg!, async (tx) => {
+        expect(await createPgRepos(tx).usage.consume(input(license.id, { quantity: 2, meter: "api_calls" }), mustBeActive)).toEqual({ accepted: true, used: 2 });
+      });
+      await expect(
+        withPgTransaction(o.pg!, async (tx) => {
+          await createPgRepos(tx).usage.consume(input(license.id, { quantity: 3, meter: "api_calls" }), mustBeActive);
+          throw new Error("caller failed");
+        }),
+      ).rejects.toThrow("caller failed");
+      expect((await repoFor(o).meterQueue.listByLicense(license.id)).map((r) => r.quantity)).toEqual([2]);
+    });
+
+    test("metered reports at once from 3 nodes (batched per counter): one queued event per accepted report", async () => {
+      await setup();
+      const { license } = await seedCatalog(o);
+      const nodes = await pgNodes(o, 3);
+      try {
+        const results = await Promise.all(
+          Array.from({ length: 45 }, (_, i) => nodes.repos[i % 3]!.usage.consume(input(license.id, { limit: 30, meter: "api_calls", at: later(i) }), mustBeActive)),
+        );
+        expect(results.filter((r) => r.accepted).length).toBe(30);
+        const rows = await repoFor(o).meterQueue.listByLicense(license.id);
+        expect(rows.length).toBe(30);
+        expect(new Set(rows.map((r) => r.id)).size).toBe(30);
+        expect(await countRows(o, "usageEvents", license.id)).toBe(30);
       } finally {
         await nodes.close();
       }

@@ -35,6 +35,8 @@ const BIGINT = [
   "artifacts.file_size",
   "usage_counters.used",
   "usage_events.quantity",
+  "payments.amount",
+  "meter_queue.quantity",
   "rate_limit_counters.window_start",
   "job_leases.fence",
   "generations.value",

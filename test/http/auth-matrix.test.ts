@@ -14,6 +14,7 @@
 //   signed-in user without a role          → 403 INSUFFICIENT_SCOPE
 import { afterAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestResponse } from "../support/app";
+import { startFakeStripe } from "../support/fake-stripe";
 import { adminRoutes, buildRequest, freshContext, loadRouteFixtures } from "../support/route-fixtures";
 import type { RouteFixtureContext } from "../support/route-fixtures/types";
 import { makeProduct } from "../support/factories";
@@ -21,8 +22,13 @@ import { acceptedScopes, SCOPES, type Scope } from "../../src/shared/actor";
 import { ROLE_SCOPES } from "../../src/modules/users/domain";
 import type { AdminRole } from "../../src/modules/users/repo";
 
-const t = await createTestApp();
-afterAll(() => t.close());
+// Stripe points at a local fake: the refund and metered-sync routes need it to answer 2xx.
+const stripe = await startFakeStripe();
+const t = await createTestApp({ env: stripe.env() });
+afterAll(async () => {
+  await t.close();
+  await stripe.stop();
+});
 
 const fixtures = await loadRouteFixtures();
 const routes = adminRoutes(t.app);

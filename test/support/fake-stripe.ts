@@ -56,6 +56,8 @@ export class FakeStripe {
   /** Objects the fake keeps, by id (checkout sessions, refunds, meter events, …). */
   readonly objects = new Map<string, any>();
   private readonly handlers = new Map<string, Handler>();
+  /** Routes with an id in the path (`DELETE /v1/subscriptions/sub_…`): method, pattern, handler. */
+  private readonly patternHandlers: { method: string; path: RegExp; handler: Handler }[] = [];
   private readonly failures: Failure[] = [];
   private readonly replays = new Map<string, { status: number; body: unknown }>();
   private counter = 0;
@@ -109,6 +111,16 @@ export class FakeStripe {
       const data = [...this.objects.values()].filter((o) => o.object === "invoice_payment" && (!invoice || o.invoice === invoice));
       return { body: { object: "list", url: "/v1/invoice_payments", has_more: false, data } };
     });
+    // DELETE /v1/subscriptions/{id}: cancel now. A subscription the test planted in `objects` is
+    // canceled; any other id is unknown, as at Stripe.
+    this.routePattern("DELETE", /^\/v1\/subscriptions\/([^/]+)$/, (call) => {
+      const id = decodeURIComponent(call.path.split("/").pop()!);
+      const sub = this.objects.get(id);
+      if (!sub || sub.object !== "subscription") return stripeError(404, `No such subscription: '${id}'`, "resource_missing");
+      if (sub.status === "canceled") return stripeError(400, "This subscription has already been canceled.", "subscription_canceled");
+      Object.assign(sub, { status: "canceled", canceled_at: Math.floor(Date.now() / 1000), ended_at: Math.floor(Date.now() / 1000) });
+      return { body: sub };
+    });
     this.route("POST", "/v1/billing/meter_events", (call) => {
       const identifier: string = call.body.identifier ?? this.nextId("mev");
       const duplicate = [...this.objects.values()].some((o) => o.object === "billing.meter_event" && o.identifier === identifier);
@@ -131,6 +143,12 @@ export class FakeStripe {
   /** Adds or replaces the answer for `method path` (exact path, or a RegExp source starting with ^). */
   route(method: string, path: string, handler: Handler): this {
     this.handlers.set(`${method} ${path}`, handler);
+    return this;
+  }
+
+  /** Adds an answer for `method` on every path matching `path` (paths with ids). */
+  routePattern(method: string, path: RegExp, handler: Handler): this {
+    this.patternHandlers.push({ method, path, handler });
     return this;
   }
 
@@ -239,7 +257,9 @@ export class FakeStripe {
       // Stripe does not store an idempotent result for a 5xx: a retry runs the call again.
       return Response.json(failure.body, { status: failure.status });
     }
-    const handler = this.handlers.get(`${call.method} ${call.path}`);
+    const handler =
+      this.handlers.get(`${call.method} ${call.path}`) ??
+      this.patternHandlers.find((h) => h.method === call.method && h.path.test(call.path))?.handler;
     const answer = handler ? await handler(call, this) : stripeError(404, `Unrecognized request URL (${call.method}: ${call.path}).`);
     call.status = answer.status ?? 200;
     this.calls.push(call);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { featureValues, mergeGrants } from "./domain";
+import { featureValues, mergeGrants, quotaMeter } from "./domain";
 import type { FeatureGrant } from "./repo";
 
 const g = (over: Partial<FeatureGrant> & Pick<FeatureGrant, "name">): FeatureGrant => ({
@@ -84,3 +84,18 @@ describe("feature values for verify and tokens", () => {
     expect(Object.keys(v)).toEqual(["a", "m", "q", "z"]);
   });
 });
+
+describe("the Stripe meter of a quota", () => {
+  const api = g({ name: "api", valueType: "quota", quotaLimit: 10, stripeMeter: "api_calls" });
+  test("the plan quota's meter; add-on units keep it", () => {
+    expect(quotaMeter([api], "api")).toBe("api_calls");
+    expect(quotaMeter([api, g({ source: "addon", name: "api", valueType: "quota", quotaLimit: 5 })], "api")).toBe("api_calls");
+  });
+  test("none for an unmetered quota, an add-on-only quota, a feature replaced by another type, or an unknown name", () => {
+    expect(quotaMeter([g({ name: "api", valueType: "quota", quotaLimit: 10 })], "api")).toBeNull();
+    expect(quotaMeter([g({ source: "addon", name: "api", valueType: "quota", quotaLimit: 5 })], "api")).toBeNull();
+    expect(quotaMeter([api, g({ source: "addon", name: "api", valueType: "bool" })], "api")).toBeNull();
+    expect(quotaMeter([api], "other")).toBeNull();
+  });
+});
+

@@ -92,3 +92,18 @@ export function featureValues(entitlements: ReadonlyMap<string, Entitlement>): R
   }
   return out;
 }
+
+/**
+ * The Stripe meter that usage of quota `name` reports to (docs/payments.md "Metered billing"): the
+ * plan's quota feature's `stripe_meter`. Add-ons that add units to that quota keep it; an add-on that
+ * replaces the feature with another type, or a quota granted by add-ons alone, has none.
+ */
+export function quotaMeter(grants: readonly FeatureGrant[], name: string): string | null {
+  let meter: string | null = null;
+  for (const g of grants) {
+    if (g.name !== name) continue;
+    if (g.source === "plan") meter = g.valueType === "quota" ? (g.stripeMeter ?? null) : null;
+    else if (g.valueType !== "quota") meter = null;
+  }
+  return meter;
+}

@@ -24,6 +24,21 @@ export function createGrantReaders(handle: DbHandle) {
       .where(eq(planFeatures.planId, sql.placeholder("planId")))
       .prepare(),
   );
+  // The same read with the Stripe meter, for usage reports (verify does not need it).
+  const meteredPlanGrants = lazyStatement(() =>
+    db
+      .select({
+        name: planFeatures.name,
+        valueType: planFeatures.valueType,
+        value: planFeatures.value,
+        quotaLimit: planFeatures.quotaLimit,
+        quotaPeriod: planFeatures.quotaPeriod,
+        stripeMeter: planFeatures.stripeMeter,
+      })
+      .from(planFeatures)
+      .where(eq(planFeatures.planId, sql.placeholder("planId")))
+      .prepare(),
+  );
   const attached = lazyStatement(() =>
     db
       .select({ addonId: licenseAddons.addonId, attachedAt: licenseAddons.createdAt })
@@ -49,6 +64,12 @@ export function createGrantReaders(handle: DbHandle) {
     planGrants(planId: string): FeatureGrant[] {
       return planGrants().all({ planId }).map((r) => ({ source: "plan" as const, ...r }));
     },
+    /** planGrants with `stripeMeter` on the features that name one. */
+    meteredPlanGrants(planId: string): FeatureGrant[] {
+      return meteredPlanGrants()
+        .all({ planId })
+        .map(({ stripeMeter, ...r }) => (stripeMeter === null ? { source: "plan" as const, ...r } : { source: "plan" as const, ...r, stripeMeter }));
+    },
     /** The license's add-on grants in attach order (then add-on id). */
     addonGrants(licenseId: string): FeatureGrant[] {
       const out: FeatureGrant[] = [];
@@ -70,11 +91,11 @@ export function createEntitlementRepo(handle: DbHandle): EntitlementRepo {
   const readers = createGrantReaders(handle);
   const access = createLicenseAccessReaders(handle);
   return {
-    grants: async (planId, licenseId) => [...readers.planGrants(planId), ...readers.addonGrants(licenseId)],
+    grants: async (planId, licenseId) => [...readers.meteredPlanGrants(planId), ...readers.addonGrants(licenseId)],
     async findWithGrants(keyHash) {
       const found = access.findByKeyHash(keyHash);
       if (!found) return null;
-      return { access: found, grants: [...readers.planGrants(found.plan.id), ...readers.addonGrants(found.license.id)] };
+      return { access: found, grants: [...readers.meteredPlanGrants(found.plan.id), ...readers.addonGrants(found.license.id)] };
     },
   };
 }

@@ -9,6 +9,11 @@ export interface FeatureGrant {
   value: string;
   quotaLimit: number | null;
   quotaPeriod: QuotaPeriod | null;
+  /**
+   * The Stripe meter (event name) a plan quota feature reports usage to (docs/payments.md "Metered
+   * billing"). Read by EntitlementRepo only, and present only when set: verify's readers leave it out.
+   */
+  stripeMeter?: string;
 }
 
 export interface EntitlementRepo {

@@ -12,11 +12,13 @@ import {
   LicenseIdParams,
   LicensePageSchema,
   ListLicensesQuery,
+  RefundedLicenseSchema,
   SupportUntilBody,
   ValidUntilBody,
   toInstant,
 } from "./model";
-import { presentLicenseDetail } from "./present";
+import { presentLicenseDetail, presentRefundedLicense } from "./present";
+import { refundLicense } from "../payments/refund";
 import { presentLicenseSummary } from "../licenses/present";
 import { createLicense, detailOf, getLicenseDetail } from "./service";
 import {
@@ -103,6 +105,23 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
       response: { 200: One, ...errors(401, 403, 404, 409) },
       detail: detail(ACTIONS.revoke),
     })
+    .post(
+      "/admin/licenses/:id/refund",
+      async ({ actor, params }) => {
+        const refunded = await refundLicense(deps, actor, params.id);
+        return ok(presentRefundedLicense(await detailOf(deps, refunded.license), refunded));
+      },
+      {
+        scopes: WRITE,
+        params: LicenseIdParams,
+        response: { 200: Envelope(RefundedLicenseSchema), ...errors(401, 403, 404, 409, 502, 503) },
+        detail: {
+          ...detail("Refund the license's last payment through Stripe, then revoke the license"),
+          description:
+            "Refunds the license's most recent payment in full through Stripe and revokes the license (its activations and floating sessions are dropped) in one step; audit action `license.refund`, event `license.revoked`. A subscription license's Stripe subscription is canceled too. Safe to retry and to send twice at once: Stripe is asked with one idempotency key per payment, so a payment is refunded at most once; a retry after success answers 200 with the same refund (`refunded_now: false`). 409 `NOTHING_TO_REFUND` when the license has no recorded payment; 409 `REFUND_FAILED` when Stripe refuses (nothing changed); 502 `PAYMENT_PROVIDER_ERROR` when Stripe gave no definite answer (retry); 503 `PAYMENTS_NOT_CONFIGURED` without `STRIPE_SECRET_KEY`. See docs/payments.md (Refunds).",
+        },
+      },
+    )
     .post("/admin/licenses/:id/suspend", async ({ actor, params }) => ok(presentLicenseDetail(await detailOf(deps, await applyLicenseAction(deps, actor, params.id, "suspend")))), {
       scopes: WRITE,
       params: LicenseIdParams,

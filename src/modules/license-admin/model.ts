@@ -147,3 +147,21 @@ export const LicensePageSchema = t.Object({
   items: t.Array(LicenseSummarySchema),
   next_cursor: Nullable(t.String()),
 });
+
+export const RefundSchema = t.Object(
+  {
+    payment_id: t.String({ description: "Keyward's id of the refunded payment (the license's last one)" }),
+    kind: t.Union([t.Literal("purchase"), t.Literal("support_renewal"), t.Literal("subscription")]),
+    stripe_refund_id: Nullable(t.String({ description: "Stripe's refund (re_…); null when Stripe reported the payment as already refunded without naming the refund" })),
+    amount: Nullable(t.Integer({ description: "The payment's amount in minor currency units (refunded in full)" })),
+    currency: Nullable(t.String()),
+    refunded_at: t.String({ format: "date-time" }),
+    refunded_now: t.Boolean({ description: "false when an earlier request had already refunded this payment: nothing was sent to Stripe again" }),
+    subscription_canceled: Nullable(
+      t.Boolean({ description: "The license's Stripe subscription was canceled (true) or could not be canceled now (false: retry the route); null without a subscription" }),
+    ),
+  },
+  { title: "Refund" },
+);
+
+export const RefundedLicenseSchema = t.Object({ ...LicenseDetailSchema.properties, refund: RefundSchema }, { title: "RefundedLicense" });

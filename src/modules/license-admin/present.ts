@@ -6,6 +6,7 @@ import { presentActivation } from "../activations/present";
 import { presentFloatingSession } from "../floating/present";
 import { presentLicenseSummary } from "../licenses/present";
 import type { LicenseDetail } from "./service";
+import type { RefundOutcome } from "../payments/refund";
 
 function presentFeature(f: EffectiveFeature) {
   return { name: f.name, value_type: f.valueType, value: f.value, quota_limit: f.quotaLimit, quota_period: f.quotaPeriod, sources: f.sources };
@@ -21,5 +22,22 @@ export function presentLicenseDetail(d: LicenseDetail) {
     features: d.features.map(presentFeature),
     activations: d.activations.map(presentActivation),
     floating_sessions: d.floatingSessions.map(presentFloatingSession),
+  };
+}
+
+/** POST /admin/licenses/{id}/refund: the license as the refund left it, and the refund. */
+export function presentRefundedLicense(d: LicenseDetail, r: RefundOutcome) {
+  return {
+    ...presentLicenseDetail(d),
+    refund: {
+      payment_id: r.payment.id,
+      kind: r.payment.kind,
+      stripe_refund_id: r.payment.stripeRefundId,
+      amount: r.payment.amount,
+      currency: r.payment.currency,
+      refunded_at: (r.payment.refundedAt ?? r.license.updatedAt).toISOString(),
+      refunded_now: r.refundedNow,
+      subscription_canceled: r.subscriptionCanceled,
+    },
   };
 }

@@ -1,4 +1,4 @@
-import { desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, ne, or, sql } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { billingLinks, payments, stripeEvents } from "../../db/schema-pg";
 import type { BillingLink, Payment, PaymentRepo } from "./repo";
@@ -44,6 +44,32 @@ export function createPaymentRepoPg(handle: PgHandle): PaymentRepo {
       const { licenseId, createdAt, ...rest } = link;
       const [row] = await db.insert(billingLinks).values(link).onConflictDoUpdate({ target: billingLinks.licenseId, set: rest }).returning();
       return row as BillingLink;
+    },
+    // Each a single conditional UPDATE: under READ COMMITTED a concurrent writer of the same row waits
+    // for the first to commit and then re-checks the condition, so exactly one caller's write takes.
+    async claimRefund(paymentId) {
+      const claimed = await db
+        .update(payments)
+        .set({ refundState: "pending" })
+        .where(and(eq(payments.id, paymentId), isNull(payments.refundState)))
+        .returning({ id: payments.id });
+      return claimed.length === 1;
+    },
+    async completeRefund(paymentId, stripeRefundId, at) {
+      const done = await db
+        .update(payments)
+        .set({ refundState: "refunded", stripeRefundId, refundedAt: at })
+        .where(and(eq(payments.id, paymentId), or(isNull(payments.refundState), ne(payments.refundState, "refunded"))))
+        .returning({ id: payments.id });
+      return done.length === 1;
+    },
+    async releaseRefund(paymentId) {
+      const released = await db
+        .update(payments)
+        .set({ refundState: null })
+        .where(and(eq(payments.id, paymentId), eq(payments.refundState, "pending")))
+        .returning({ id: payments.id });
+      return released.length === 1;
     },
   };
 }

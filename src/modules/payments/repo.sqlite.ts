@@ -1,4 +1,4 @@
-import { desc, eq } from "drizzle-orm";
+import { and, desc, eq, isNull, ne, or } from "drizzle-orm";
 import type { DbHandle } from "../../db/client";
 import { billingLinks, payments, stripeEvents } from "../../db/schema";
 import type { BillingLink, Payment, PaymentRepo } from "./repo";
@@ -40,6 +40,33 @@ export function createPaymentRepo(handle: DbHandle): PaymentRepo {
         .returning()
         .all();
       return row as BillingLink;
+    },
+    async claimRefund(paymentId) {
+      const claimed = db
+        .update(payments)
+        .set({ refundState: "pending" })
+        .where(and(eq(payments.id, paymentId), isNull(payments.refundState)))
+        .returning({ id: payments.id })
+        .all();
+      return claimed.length === 1;
+    },
+    async completeRefund(paymentId, stripeRefundId, at) {
+      const done = db
+        .update(payments)
+        .set({ refundState: "refunded", stripeRefundId, refundedAt: at })
+        .where(and(eq(payments.id, paymentId), or(isNull(payments.refundState), ne(payments.refundState, "refunded"))))
+        .returning({ id: payments.id })
+        .all();
+      return done.length === 1;
+    },
+    async releaseRefund(paymentId) {
+      const released = db
+        .update(payments)
+        .set({ refundState: null })
+        .where(and(eq(payments.id, paymentId), eq(payments.refundState, "pending")))
+        .returning({ id: payments.id })
+        .all();
+      return released.length === 1;
     },
   };
 }

@@ -53,4 +53,19 @@ export interface PaymentRepo {
   findLinkByCheckoutSession(stripeCheckoutSessionId: string): Promise<BillingLink | null>;
   /** Inserts or replaces the license's link (created_at kept on replace). */
   upsertLink(link: BillingLink): Promise<BillingLink>;
+  /**
+   * Claims a payment for a refund (POST /admin/licenses/{id}/refund): refund_state null → "pending"
+   * in one conditional write; false when it was not null (a refund is under way, was cut off, or is
+   * done). Only the claimer calls Stripe first; see refund.ts for what a later caller does.
+   */
+  claimRefund(paymentId: string): Promise<boolean>;
+  /**
+   * Records a refund Stripe made: → "refunded" with Stripe's refund id (null when Stripe said the
+   * payment was already refunded and did not name the refund) and `at`, from "pending" (or null:
+   * Stripe's answer wins over a claim given back meanwhile). False, with nothing written, when it
+   * was already "refunded" (another caller recorded it first).
+   */
+  completeRefund(paymentId: string, stripeRefundId: string | null, at: Date): Promise<boolean>;
+  /** Gives a claim back after Stripe definitely refused the refund: "pending" → null; false when it was not pending. */
+  releaseRefund(paymentId: string): Promise<boolean>;
 }

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { PgHandle, PgExecutor, PgSql } from "../../db/pg";
-import { auditLog, outbox, quotaExceededMarks, usageCounters, usageEvents } from "../../db/schema-pg";
+import { auditLog, meterQueue, outbox, quotaExceededMarks, usageCounters, usageEvents } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import { auditRow, outboxMessages, outboxRow, type Effects } from "../outbox/effects";
 import { rawAccess, readLicenseAccess, type RawLicenseRow, type RawPlanRow } from "../license-api/repo.pg";
@@ -76,6 +76,8 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
         let used = start;
         let marked: boolean | null = null;
         const events = { id: [] as string[], quantity: [] as string[], metadata: [] as (string | null)[], at: [] as string[] };
+        // Accepted reports of a metered feature: one meter event each (docs/payments.md "Metered billing").
+        const metered = { id: [] as string[], eventName: [] as string[], quantity: [] as string[], at: [] as string[] };
         const effects: Effects[] = [];
         const completions: ReturnType<Recorder<ConsumeResult>>[] = [];
         for (const p of batch) {
@@ -108,6 +110,12 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
           events.quantity.push(String(quantity));
           events.metadata.push(p.input.metadata == null ? null : JSON.stringify(p.input.metadata));
           events.at.push(at.toISOString());
+          if (p.input.meter) {
+            metered.id.push(newId());
+            metered.eventName.push(p.input.meter);
+            metered.quantity.push(String(quantity));
+            metered.at.push(at.toISOString());
+          }
           const result = { accepted: true, used };
           if (p.effects) effects.push(p.effects({ accepted: true, before, used }));
           if (p.record) completions.push(p.record(result));
@@ -127,6 +135,13 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
             SELECT e.id, ${licenseId}, ${feature}, ${periodKey}, e.quantity::int8, e.metadata::jsonb, e.created_at::timestamptz
               FROM unnest(${events.id}::text[], ${events.quantity}::text[], ${events.metadata}::text[], ${events.at}::text[])
                    AS e(id, quantity, metadata, created_at)`);
+        }
+        if (metered.id.length > 0) {
+          writes.push(raw`
+            INSERT INTO meter_queue (id, license_id, feature, event_name, quantity, occurred_at, status, attempts, next_attempt_at)
+            SELECT m.id, ${licenseId}, ${feature}, m.event_name, m.quantity::int8, m.at::timestamptz, 'pending', 0, m.at::timestamptz
+              FROM unnest(${metered.id}::text[], ${metered.eventName}::text[], ${metered.quantity}::text[], ${metered.at}::text[])
+                   AS m(id, event_name, quantity, at)`);
         }
         const audits = effects.flatMap((e) => (e.audit ? [auditRow(e.audit)] : []));
         if (audits.length > 0) writes.push(tx.insert(auditLog).values(audits));
@@ -209,6 +224,9 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
           set: { used: next, updatedAt: at },
         });
       await tx.insert(usageEvents).values({ id: newId(), licenseId, feature, periodKey, quantity, metadata: input.metadata ?? null, createdAt: at });
+      if (input.meter) {
+        await tx.insert(meterQueue).values({ id: newId(), licenseId, feature, eventName: input.meter, quantity, occurredAt: at, status: "pending", attempts: 0, nextAttemptAt: at });
+      }
       const result = { accepted: true, used: next };
       if (effects) await writeEffectsPg(tx, effects({ accepted: true, before: used, used: next }));
       if (record) await storeOutcomePg(tx, record(result));

@@ -42,6 +42,13 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
       `INSERT INTO usage_events (id, license_id, feature, period_key, quantity, metadata, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`,
     ),
   );
+  // Metered features only (docs/payments.md "Metered billing"): the meter event to send to Stripe.
+  const queueMeterEvent = lazyStatement(() =>
+    handle.sqlite.prepare<unknown, [string, string, string, string, number, number]>(
+      `INSERT INTO meter_queue (id, license_id, feature, event_name, quantity, occurred_at, status, attempts, next_attempt_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', 0, ?6)`,
+    ),
+  );
 
   return {
     async consume(input, check, record, effects) {
@@ -59,6 +66,7 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
         const next = used + input.quantity;
         bump().run(input.licenseId, input.feature, input.periodKey, next, at);
         event().run(newId(), input.licenseId, input.feature, input.periodKey, input.quantity, input.metadata == null ? null : JSON.stringify(input.metadata), at);
+        if (input.meter) queueMeterEvent().run(newId(), input.licenseId, input.feature, input.meter, input.quantity, at);
         const result = { accepted: true, used: next };
         if (effects) writeEffects(db, effects({ accepted: true, before: used, used: next }));
         if (record) storeOutcome(handle, record(result));

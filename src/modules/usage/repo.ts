@@ -19,6 +19,12 @@ export interface ConsumeInput {
   limit: number | null;
   metadata: Record<string, unknown> | null;
   at: Date;
+  /**
+   * The feature's Stripe meter (event name), or null/absent: an accepted report of a metered feature
+   * also queues one meter event (meter_queue, drained by the metered-sync pass) in the same write
+   * transaction; a refused report queues nothing.
+   */
+  meter?: string | null;
 }
 
 /** `used` is the counter after the report when accepted, the unchanged counter when refused. */

@@ -8,7 +8,7 @@ import { getLicense } from "../licenses/service";
 import { isUsableAccess, licenseNotFound, requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
 import type { LicenseAccess } from "../license-api/repo";
 import { featureView, licenseEntitlements, requireUsableLicenseWithGrants, viewOf, type FeatureView } from "../entitlements/service";
-import { mergeGrants, type Entitlement } from "../entitlements/domain";
+import { mergeGrants, quotaMeter, type Entitlement } from "../entitlements/domain";
 import type { FeatureGrant } from "../entitlements/repo";
 import { periodKey } from "../entitlements/quota";
 import { quotaEvents } from "./events";
@@ -71,6 +71,7 @@ export async function recordUsage(deps: Deps, input: RecordUsageInput, record?: 
     limit: quota.limit,
     metadata,
     at: now,
+    meter: quotaMeter(grants, quota.name),
   }, (current) => {
     if (!current || !isUsableAccess(current, now)) throw licenseNotFound();
   }, record && ((r) => record((view = viewAt(r.used)))), (change) => ({

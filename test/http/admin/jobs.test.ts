@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const NAMES = ["deliver-outbox", "deliver-webhooks", "expire-floating", "lifecycle", "prune-abuse", "prune-idempotency", "prune-sessions"];
+const NAMES = ["deliver-outbox", "deliver-webhooks", "expire-floating", "lifecycle", "metered-sync", "prune-abuse", "prune-idempotency", "prune-sessions"];
 
 describe("job passes", () => {
   test("the status view lists every pass, never run yet", async () => {
