@@ -513,3 +513,46 @@ describe("lifecycle pass and subscriptions", () => {
     expect((await billing(subscribed.id)).link.subscription_status).toBe("past_due");
   });
 });
+
+describe("purchase, then refund", () => {
+  test("a one-time purchase is refunded through its payment intent and revoked", async () => {
+    const plan = await makePlan(t.deps, product.id, { purchasePriceId: "price_pro" });
+    const email = `refund-${uid()}@example.com`;
+    const session = paymentSession(plan, email);
+    expect((await deliver("checkout.session.completed", session)).outcome).toBe("issued");
+    const [license] = await licensesOf(email);
+    const res = await t.request("POST", `${V1}/admin/licenses/${license.id}/refund`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe("revoked");
+    expect(fake.callsTo("POST", "/v1/refunds").filter((c) => c.body.payment_intent === session.payment_intent && !c.replayed)).toHaveLength(1);
+    expect((await billing(license.id)).payments[0]).toMatchObject({ kind: "purchase", refund_state: "refunded" });
+  });
+
+  test("a subscription purchase: the first invoice is refunded, the subscription canceled, and its deletion event leaves the license revoked", async () => {
+    const plan = await makePlan(t.deps, product.id, { licenseType: "subscription", purchasePriceId: "price_monthly" });
+    const s = newSub(plan);
+    const periodEnd = nowS() + 30 * DAY_S;
+    await deliver("checkout.session.completed", subscriptionSession(s));
+    await deliver("invoice.paid", invoiceObject(s, { reason: "subscription_create", amount: 1500, periodEnd }));
+    fake.objects.set(s.subscriptionId, subscriptionObject(s, "active", periodEnd));
+    fake.objects.set(`inpay_${s.invoiceId}`, {
+      id: `inpay_${s.invoiceId}`,
+      object: "invoice_payment",
+      invoice: s.invoiceId,
+      status: "paid",
+      is_default: true,
+      amount_paid: 1500,
+      currency: "usd",
+      payment: { type: "payment_intent", payment_intent: `pi_for_${s.invoiceId}` },
+    });
+    const [license] = await licensesOf(s.email);
+    const res = await t.request("POST", `${V1}/admin/licenses/${license.id}/refund`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.refund).toMatchObject({ kind: "purchase", amount: 1500, subscription_canceled: true });
+    expect(fake.callsTo("POST", "/v1/refunds").some((c) => c.body.payment_intent === `pi_for_${s.invoiceId}`)).toBe(true);
+    // Stripe then reports the cancellation: the license stays revoked, the link records it.
+    expect((await deliver("customer.subscription.deleted", fake.objects.get(s.subscriptionId))).outcome).toBe("ignored_revoked");
+    expect((await licensesOf(s.email))[0].status).toBe("revoked");
+    expect((await billing(license.id)).link.subscription_status).toBe("canceled");
+  });
+});
