@@ -11,30 +11,20 @@ export function createGrantReaders(handle: DbHandle) {
   // indexed read costs ~2 µs, while any multi-table statement (UNION or JOIN) or an ORDER BY adds
   // ~5 µs per execution even when it returns no rows. So: single-table statements only, add-ons
   // fetched by id (most licenses have none: one ~2 µs read), ordering done in JS.
+  const grantColumns = {
+    name: planFeatures.name,
+    valueType: planFeatures.valueType,
+    value: planFeatures.value,
+    quotaLimit: planFeatures.quotaLimit,
+    quotaPeriod: planFeatures.quotaPeriod,
+  };
   const planGrants = lazyStatement(() =>
-    db
-      .select({
-        name: planFeatures.name,
-        valueType: planFeatures.valueType,
-        value: planFeatures.value,
-        quotaLimit: planFeatures.quotaLimit,
-        quotaPeriod: planFeatures.quotaPeriod,
-      })
-      .from(planFeatures)
-      .where(eq(planFeatures.planId, sql.placeholder("planId")))
-      .prepare(),
+    db.select(grantColumns).from(planFeatures).where(eq(planFeatures.planId, sql.placeholder("planId"))).prepare(),
   );
   // The same read with the Stripe meter, for usage reports (verify does not need it).
   const meteredPlanGrants = lazyStatement(() =>
     db
-      .select({
-        name: planFeatures.name,
-        valueType: planFeatures.valueType,
-        value: planFeatures.value,
-        quotaLimit: planFeatures.quotaLimit,
-        quotaPeriod: planFeatures.quotaPeriod,
-        stripeMeter: planFeatures.stripeMeter,
-      })
+      .select({ ...grantColumns, stripeMeter: planFeatures.stripeMeter })
       .from(planFeatures)
       .where(eq(planFeatures.planId, sql.placeholder("planId")))
       .prepare(),
