@@ -118,6 +118,17 @@ export function createApp(deps: Deps) {
           bucket: "stripe",
         }),
       )
+      // Opening a Stripe Checkout costs a call to Stripe's API (its rate limit is the whole
+      // service's): a tighter counter per address for the two checkout routes.
+      .use(
+        publicRateLimit({
+          limiter: deps.rateLimiter,
+          clock,
+          perMinute: config.rateLimitCheckoutPerMinute,
+          prefixes: [`${API_PREFIX}/license/checkout`, `${API_PREFIX}/license/support/checkout`],
+          bucket: "checkout",
+        }),
+      )
       // 3. Strict JSON bodies (400 VALIDATION_ERROR for malformed JSON or a wrong content type).
       .use(jsonBodyParser(config.maxBodyBytes, [`${LOCAL_OBJECTS_PATH}/`]))
       // 4. Every failure leaves in the spec's envelope.

@@ -39,6 +39,8 @@ export interface Config {
   allowInsecureBaseUrl: boolean;
   /** Requests per minute per client IP on public routes; 0 disables the limit. */
   rateLimitPublicPerMinute: number;
+  /** Stripe Checkout sessions per minute per client IP (POST /license/checkout and /license/support/checkout); 0 disables. */
+  rateLimitCheckoutPerMinute: number;
   storage: {
     driver: StorageDriver;
     endpoint: string | null;
@@ -254,6 +256,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     maxBodyBytes: int(env, "MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     allowInsecureBaseUrl: bool(env, "ALLOW_INSECURE_BASE_URL", false),
     rateLimitPublicPerMinute: int(env, "RATE_LIMIT_PUBLIC_PER_MINUTE", 1200, 0, 100_000_000),
+    rateLimitCheckoutPerMinute: int(env, "RATE_LIMIT_CHECKOUT_PER_MINUTE", 20, 0, 100_000),
     storage,
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
     // Tests start servers of their own and drive the passes directly; a scheduler firing in the

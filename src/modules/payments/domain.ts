@@ -6,3 +6,4 @@
  * Stripe retries later. The signature check is an HMAC, so a flood costs little before it is refused.
  */
 export const STRIPE_WEBHOOK_PER_MINUTE = 1200;
+
