@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { DAY, HOUR } from "../../shared/clock";
-import { dueDunningDay, dueReminder, expiryReason } from "./domain";
+import { dueDunningDay, dueReminder, expiryJudgedAt, expiryReason } from "./domain";
 
 const T = new Date("2026-11-21T08:00:00.000Z");
 const at = (ms: number) => new Date(T.getTime() + ms);
@@ -35,4 +35,13 @@ test("dueDunningDay: day 1 from the start, 7 after six days, 14 after thirteen, 
   expect(dueDunningDay(T, at(6 * DAY))).toBe(7);
   expect(dueDunningDay(T, at(13 * DAY))).toBe(14);
   expect(dueDunningDay(T, at(30 * DAY + 1))).toBeNull();
+});
+
+describe("expiryJudgedAt", () => {
+  const now = new Date("2026-11-23T12:00:00.000Z");
+  test("a live Stripe subscription (active, trialing) is judged 2 days back; anything else at now", () => {
+    expect(expiryJudgedAt(now, "active").toISOString()).toBe("2026-11-21T12:00:00.000Z");
+    expect(expiryJudgedAt(now, "trialing").toISOString()).toBe("2026-11-21T12:00:00.000Z");
+    for (const status of [null, "past_due", "canceled", "unpaid", "incomplete"]) expect(expiryJudgedAt(now, status)).toEqual(now);
+  });
 });

@@ -108,3 +108,18 @@ export const emptyCounts = (): LifecycleCounts => ({
 export function renewsAutomatically(subscriptionStatus: string | null): boolean {
   return subscriptionStatus === "active" || subscriptionStatus === "trialing";
 }
+
+/**
+ * How long past its end (valid_until, plus grace) a license on a live Stripe subscription waits for
+ * Stripe's word before the pass expires it. At a period or trial end Stripe invoices and charges
+ * within hours, and its webhook then extends the license (invoice.paid) or starts past_due
+ * (invoice.payment_failed, with dunning); expiring it in between would send a customer who pays on
+ * time an expiry notice. If neither ever arrives (webhooks broken, subscription gone unnoticed), the
+ * license still expires, this much later.
+ */
+export const RENEWAL_SETTLEMENT_MS = 2 * DAY;
+
+/** The instant expiryReason is judged at: `now`, or `now` minus the settlement window for a live subscription. */
+export function expiryJudgedAt(now: Date, subscriptionStatus: string | null): Date {
+  return renewsAutomatically(subscriptionStatus) ? new Date(now.getTime() - RENEWAL_SETTLEMENT_MS) : now;
+}

@@ -26,6 +26,7 @@ import {
   dueReminder,
   emptyCounts,
   expiryReason,
+  expiryJudgedAt,
   LIFECYCLE_BATCH_SIZE,
   noticeKind,
   pastDueExpiresAt,
@@ -100,7 +101,7 @@ export async function runLifecycle(deps: LifecycleDeps, now: Date, opts: Lifecyc
   // 1. valid_until: expire trials and ended grace periods; expiry reminders.
   const maxExpiryLead = Math.max(0, ...settings.expiry_reminder_days);
   await walk(deps, { column: "validUntil", statuses: USABLE_STATUSES, from: null, to: new Date(now.getTime() + maxExpiryLead * DAY) }, batchSize, counts, now, (c) => {
-    const reason = expiryReason(c.license, c.graceDays, now);
+    const reason = expiryReason(c.license, c.graceDays, expiryJudgedAt(now, c.subscriptionStatus));
     if (reason) return [{ op: expire(c, reason), count: EXPIRED_COUNT[reason] }];
     const end = c.license.validUntil!;
     const d = remindersOn(settings) && !renewsAutomatically(c.subscriptionStatus) ? dueReminder(end, settings.expiry_reminder_days, now) : null;
@@ -111,7 +112,7 @@ export async function runLifecycle(deps: LifecycleDeps, now: Date, opts: Lifecyc
 
   // 2. past_due_since: the 30-day limit; dunning on day 1/7/14.
   await walk(deps, { column: "pastDueSince", statuses: ["past_due"], from: null, to: now }, batchSize, counts, now, (c) => {
-    const reason = expiryReason(c.license, c.graceDays, now);
+    const reason = expiryReason(c.license, c.graceDays, expiryJudgedAt(now, c.subscriptionStatus));
     if (reason) return [{ op: expire(c, reason), count: EXPIRED_COUNT[reason] }];
     const since = c.license.pastDueSince!;
     const day = dueDunningDay(since, now);

@@ -514,6 +514,42 @@ describe("lifecycle pass and subscriptions", () => {
   });
 });
 
+describe("lifecycle pass and a live subscription past its end", () => {
+  test("the pass waits 2 days for Stripe's word (invoice.paid or payment_failed) before it expires the license", async () => {
+    const plan = await makePlan(t.deps, product.id, { licenseType: "subscription", purchasePriceId: "price_monthly", purchaseTrialDays: 14 });
+    const s = newSub(plan);
+    const start = t.clock.nowMs();
+    const trialEnd = Math.floor(start / 1000) + 14 * DAY_S;
+    const runPass = async () => expect((await t.request("POST", `${V1}/admin/system/run-expiry-checks`)).status).toBe(200);
+    try {
+      await deliver("checkout.session.completed", subscriptionSession(s, { payment_status: "no_payment_required", amount_total: 0 }));
+      await deliver("customer.subscription.created", subscriptionObject(s, "trialing", trialEnd, { trial_end: trialEnd }));
+      const [license] = await licensesOf(s.email);
+      expect(license).toMatchObject({ status: "trialing", valid_until: iso(trialEnd) });
+
+      // An hour past the trial's end Stripe is still charging the first period: no expiry yet.
+      t.clock.set((trialEnd + 3600) * 1000);
+      await runPass();
+      expect((await licensesOf(s.email))[0]).toMatchObject({ status: "trialing" });
+      const periodEnd = trialEnd + 30 * DAY_S;
+      await deliver("invoice.paid", invoiceObject(s, { id: `in_${uid()}`, reason: "subscription_cycle", amount: 1500, periodEnd }));
+      expect((await licensesOf(s.email))[0]).toMatchObject({ status: "active", valid_until: iso(periodEnd) });
+      expect((await eventsOf(license.id)).map((e) => e.type)).not.toContain("license.expired");
+
+      // The next renewal never arrives (webhooks lost): the license still expires, 2 days late.
+      t.clock.set((periodEnd + 2 * DAY_S - 60) * 1000);
+      await runPass();
+      expect((await licensesOf(s.email))[0]).toMatchObject({ status: "active" });
+      t.clock.set((periodEnd + 2 * DAY_S + 60) * 1000);
+      await runPass();
+      expect((await licensesOf(s.email))[0]).toMatchObject({ status: "expired" });
+      expect((await eventsOf(license.id)).filter((e) => e.type === "license.expired")).toHaveLength(1);
+    } finally {
+      t.clock.set(start);
+    }
+  });
+});
+
 describe("purchase, then refund", () => {
   test("a one-time purchase is refunded through its payment intent and revoked", async () => {
     const plan = await makePlan(t.deps, product.id, { purchasePriceId: "price_pro" });
