@@ -4,7 +4,9 @@ import { withHeaders } from "@elysiajs/openapi";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { requestContext } from "../../http/request-context";
-import { cookieValue, FLOW_COOKIE } from "./domain";
+import { errorResponse } from "../../http/error-handler";
+import { isAppError } from "../../shared/errors";
+import { clearFlowCookie, cookieValue, FLOW_COOKIE, flowCookieScope } from "./domain";
 import { CallbackQuery, ProviderList, ProviderParams, StartQuery } from "./model";
 import { createProviders } from "./providers";
 import { finishSignIn, listProviders, startSignIn } from "./service";
@@ -20,7 +22,7 @@ function redirect(location: string, cookies: string[]): Response {
 const Redirect = (description: string, location: string) =>
   withHeaders(t.Void({ description }), {
     Location: t.String({ description: location }),
-    "Set-Cookie": t.String({ description: "The sealed flow cookie `oauth_flow` (set at start; cleared after the callback)" }),
+    "Set-Cookie": t.String({ description: "The sealed flow cookie `oauth_flow` (set at start; cleared by the callback, whether it succeeds or fails)" }),
   });
 
 export function oauthRoutes(deps: Deps) {
@@ -54,17 +56,24 @@ export function oauthRoutes(deps: Deps) {
     .get(
       "/auth/oauth/:provider/callback",
       async ({ params, query, request }) => {
-        const { location, setCookies } = await finishSignIn(deps, providers, {
-          provider: params.provider,
-          code: query.code,
-          state: query.state,
-          error: query.error,
-          iss: query.iss,
-          flowCookie: cookieValue(request.headers.get("cookie"), FLOW_COOKIE),
-          ip: requestContext(request).ip,
-          userAgent: request.headers.get("user-agent"),
-        });
-        return redirect(location, setCookies);
+        try {
+          const { location, setCookies } = await finishSignIn(deps, providers, {
+            provider: params.provider,
+            code: query.code,
+            state: query.state,
+            error: query.error,
+            iss: query.iss,
+            flowCookie: cookieValue(request.headers.get("cookie"), FLOW_COOKIE),
+            ip: requestContext(request).ip,
+            userAgent: request.headers.get("user-agent"),
+          });
+          return redirect(location, setCookies);
+        } catch (e) {
+          // A callback that fails ends its flow too: the browser drops the flow cookie, and a new
+          // sign-in starts from scratch.
+          if (!isAppError(e)) throw e;
+          return errorResponse(request, e.code, e.message, e.details, { "set-cookie": clearFlowCookie(flowCookieScope(deps.config.baseUrl)) });
+        }
       },
       {
         params: ProviderParams,

@@ -351,6 +351,18 @@ describe("other provider failures are 4xx, never a session", () => {
     const res = await callback(t, await authorize(s.authorizeUrl), s.flowCookie);
     expectRefused(res, 400, "OAUTH_FAILED");
     expect(res.body.error.details).toEqual({ reason: "provider_error", error: "access_denied" });
+    // The failed callback ends the flow: the browser drops its cookie.
+    expect(cookies(res).get("oauth_flow")).toMatchObject({ value: "" });
+    expect(cookies(res).get("oauth_flow")!.attrs).toContain("Max-Age=0");
+  });
+
+  test("a callback without this browser's flow → 400 OAUTH_STATE_MISMATCH, and the flow cookie is cleared", async () => {
+    const s = await start(t, "google");
+    const back = new URL(await authorize(s.authorizeUrl), "http://x");
+    back.searchParams.set("state", "forged-state-value");
+    const res = await callback(t, back.pathname + back.search, s.flowCookie);
+    expectRefused(res, 400, "OAUTH_STATE_MISMATCH");
+    expect(cookies(res).get("oauth_flow")!.attrs).toContain("Max-Age=0");
   });
 
   test("a replayed callback (the code is spent) → 400 OAUTH_FAILED", async () => {
