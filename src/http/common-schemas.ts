@@ -36,9 +36,3 @@ export const FeedText = (options: Omit<NonNullable<Parameters<typeof t.String>[0
       .filter(Boolean)
       .join(". "),
   });
-
-/**
- * Description of a field that is stored and returned but that nothing acts on until a later version
- * adds `feature` (test/arch/stored-fields.test.ts keeps the list honest).
- */
-export const storedUntil = (feature: string, effect: string): string => `Stored; takes effect from the version that adds ${feature}: ${effect}`;

@@ -18,11 +18,9 @@ const PREFIX = "Stored; takes effect from the version that adds";
 const STORED_ONLY = {
   // Every plan field is acted on now (support_days and support_renewal_price_id by payments).
   plans: {},
-  // vendor_name, support_email, portal_url and the reminder settings are read by the lifecycle
-  // emails and pass (modules/email, modules/lifecycle).
-  settings: {
-    email_from: ["email_from"],
-  },
+  // Every setting is acted on now: vendor_name, support_email, portal_url and the reminder settings
+  // by the lifecycle emails and pass, email_from as the From header (modules/email).
+  settings: {},
 } as const;
 const FIELDS = [...Object.keys(STORED_ONLY.plans), ...Object.keys(STORED_ONLY.settings)].sort();
 

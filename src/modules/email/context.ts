@@ -11,5 +11,5 @@ export async function loadEmailRenderContext(repos: Pick<Repos, "settings" | "em
   const s = resolveSettings(stored);
   const overrides: Partial<Record<LifecycleTemplate, TemplateText>> = {};
   for (const r of rows) if (isLifecycleTemplate(r.name)) overrides[r.name] = { subject: r.subject, body: r.body };
-  return { settings: { vendor_name: s.vendor_name, support_email: s.support_email, portal_url: s.portal_url }, overrides };
+  return { settings: { vendor_name: s.vendor_name, support_email: s.support_email, portal_url: s.portal_url }, overrides, from: s.email_from };
 }

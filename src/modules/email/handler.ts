@@ -46,7 +46,8 @@ export function createEmailHandler(deps: EmailDeps): OutboxHandler {
     }
     try {
       await transport.sendMail({
-        from: config.mailFrom ?? undefined,
+        // The admin's email_from setting, else MAIL_FROM (required with SMTP_URL).
+        from: ctx.from ?? config.mailFrom ?? undefined,
         to: email.to,
         subject: rendered.subject,
         text: rendered.text,

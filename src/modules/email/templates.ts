@@ -12,9 +12,11 @@ import { isLifecycleTemplate, lifecycleBody, lifecycleSubject, missingValues, NO
 export interface EmailRenderContext {
   settings: EmailSettings;
   overrides: Partial<Record<LifecycleTemplate, TemplateText>>;
+  /** The From header the admin set (setting email_from); null: MAIL_FROM. */
+  from: string | null;
 }
 
-export const DEFAULT_RENDER_CONTEXT: EmailRenderContext = { settings: NO_EMAIL_SETTINGS, overrides: {} };
+export const DEFAULT_RENDER_CONTEXT: EmailRenderContext = { settings: NO_EMAIL_SETTINGS, overrides: {}, from: null };
 
 export interface RenderedEmail {
   subject: string;

@@ -1,5 +1,4 @@
 import { t } from "../../http/schema";
-import { storedUntil } from "../../http/common-schemas";
 
 const DayList = t.Array(t.Integer({ minimum: 1, maximum: 365 }), {
   maxItems: 10,
@@ -11,7 +10,7 @@ const DayList = t.Array(t.Integer({ minimum: 1, maximum: 365 }), {
 const D = {
   vendor_name: "The vendor name lifecycle emails show ({{vendor_name}}); a line showing it is left out while it is unset",
   support_email: "The support address lifecycle emails show ({{support_email}}); a line showing it is left out while it is unset",
-  email_from: storedUntil("emails", 'their From header, "addr" or "Name <addr>"'),
+  email_from: 'The From header of every email, "addr@example.com" or "Name <addr@example.com>"; null: the MAIL_FROM configuration. The address should be one the SMTP server may send as',
   portal_url: "The customer portal's base URL, linked from lifecycle emails ({{portal_url}}); a trailing / is removed",
   reminders_enabled: "The lifecycle pass sends expiry and support reminders (default true); expiry notices, support-lapse notices and dunning emails are sent either way",
   expiry_reminder_days: "Days before valid_until at which the lifecycle pass sends an expiry reminder (default [7, 3, 1]); only the most urgent due one is sent",

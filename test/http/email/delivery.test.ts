@@ -75,6 +75,21 @@ function capture() {
 }
 
 describe("delivery over SMTP", () => {
+  test("the admin's email_from setting replaces MAIL_FROM for every email sent from then on; null goes back", async () => {
+    const smtp = await smtpServer();
+    const t = await app({ SMTP_URL: smtp.url, MAIL_FROM: FROM });
+    const set = async (email_from: string | null) => expect((await t.request("PATCH", `${V1}/admin/settings`, { body: { email_from } })).status).toBe(200);
+    await set("Acme Billing <billing@acme.example>");
+    await signIn(t, "dana@example.com");
+    expect((await deliver(t)).sent).toBe(1);
+    expect(smtp.received.at(-1)!.from).toBe("Acme Billing <billing@acme.example>");
+    expect(smtp.received.at(-1)!.envelope.from).toBe("billing@acme.example");
+    await set(null);
+    await signIn(t, "erin@example.com");
+    expect((await deliver(t)).sent).toBe(1);
+    expect(smtp.received.at(-1)!.from).toBe(FROM);
+  });
+
   test("both templates reach the SMTP server with the code and the link, escaped HTML, the configured From and login", async () => {
     const smtp = await smtpServer();
     const t = await app({ SMTP_URL: smtp.url, MAIL_FROM: FROM });
