@@ -126,8 +126,8 @@ describe("job passes", () => {
       // still pending, a delivered and a retrying webhook delivery, a processed Stripe event, a
       // purchase claim, a sent and a pending metered-billing row.
       await u.request("POST", `${V1}/admin/system/jobs/deliver-outbox/run`);
-      const [{ n: finished }] = await u.exec<{ n: number | string }>("SELECT count(*) AS n FROM outbox WHERE status <> 'pending'");
-      const sent = Number(finished);
+      const [counted] = await u.exec<{ n: number | string }>("SELECT count(*) AS n FROM outbox WHERE status <> 'pending'");
+      const sent = Number(counted!.n);
       expect(sent).toBeGreaterThan(0);
       await repos.outbox.enqueue({ kind: "event", topic: "license.revoked", payload: {}, at });
       await repos.webhooks.createEndpoint(
