@@ -12,7 +12,9 @@ import type { MeterEvent } from "../../src/modules/metering/repo";
 import type { OutboxStatus } from "../../src/modules/outbox/repo";
 import type { DeliveryStatus, WebhookDelivery } from "../../src/modules/webhooks/repo";
 import { newId } from "../../src/shared/ids";
+import { createWebhookRepoPg } from "../../src/modules/webhooks/repo.pg";
 import { forEachEngine, type Opened } from "./harness";
+import { morePools } from "./support-pg";
 import { repoFor } from "./repos";
 import { readRows } from "./rows";
 import { insertRows, seedCatalog } from "./seed";
@@ -145,6 +147,34 @@ forEachEngine("prune-history batches", (engine, open) => {
     for (const d of [pending, recent, redelivered]) expect(await repos.webhooks.getDelivery(d.id)).not.toBeNull();
     // The delivery log still lists what is left.
     expect((await repos.webhooks.listDeliveries({ endpointId: e, limit: 10 })).items.map((d) => d.id).sort()).toEqual([pending.id, recent.id, redelivered.id].sort());
+  });
+
+  // SQLite has one writer: a batch is one statement nothing interleaves with.
+  (engine === "postgres" ? test : test.skip)("WebhookRepo.pruneFinishedDeliveries (PostgreSQL): a redelivery committed while a batch waits for its row keeps the delivery", async () => {
+    await setup();
+    const e = await newEndpoint(repos);
+    const target = deliveryRow(e, "failed", daysAgo(60));
+    const others = [deliveryRow(e, "delivered", daysAgo(40)), deliveryRow(e, "failed", daysAgo(50))];
+    await repos.webhooks.addDeliveries([target, ...others]);
+    const [node] = await morePools(o, 1);
+    try {
+      let pruned: number | null = null;
+      await o.pg!.sql.begin(async (tx) => {
+        // An admin's redelivery, not committed yet: it holds the row.
+        await tx`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${NOW.toISOString()}::timestamptz WHERE id = ${target.id}`;
+        const pruning = createWebhookRepoPg(node!).pruneFinishedDeliveries(CUT, 10).then((n) => (pruned = n));
+        await Bun.sleep(300);
+        expect(pruned).toBeNull(); // waiting for the row
+        void pruning;
+      });
+      // The batch re-checked the row after the redelivery committed: pending now, so it stays.
+      for (let i = 0; i < 50 && pruned === null; i++) await Bun.sleep(20);
+      expect(pruned).toBe(2);
+      expect((await repos.webhooks.getDelivery(target.id))?.status).toBe("pending");
+      for (const d of others) expect(await repos.webhooks.getDelivery(d.id)).toBeNull();
+    } finally {
+      await node!.close();
+    }
   });
 
   test("PaymentRepo.pruneEvents: processed Stripe event ids before the cut-off go; recent ones and Keyward's purchase claims stay", async () => {
