@@ -158,7 +158,7 @@ forEachEngine("prune-history batches", (engine, open) => {
     await repos.webhooks.addDeliveries([target, ...others]);
     const [node] = await morePools(o, 1);
     try {
-      let pruned: number | null = null;
+      let pruned = null as number | null;
       await o.pg!.sql.begin(async (tx) => {
         // An admin's redelivery, not committed yet: it holds the row.
         await tx`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${NOW.toISOString()}::timestamptz WHERE id = ${target.id}`;
