@@ -46,7 +46,7 @@ export interface MeterQueueRepo {
    * One batch of the prune-history pass: deletes up to `limit` finished rows (sent or skipped) whose
    * next_attempt_at is before `before`, by primary key, in one short statement; returns how many went.
    * For a finished row next_attempt_at is the end of its last claim (about when it was sent or
-   * skipped). Pending rows are never deleted: the deleting statement checks the status again.
+   * skipped). Pending rows are never deleted.
    */
   pruneFinished(before: Date, limit: number): Promise<number>;
 }

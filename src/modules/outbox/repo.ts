@@ -76,8 +76,7 @@ export interface OutboxRepo {
    * One batch of the prune-history pass: deletes up to `limit` finished messages (FINISHED_OUTBOX_STATUSES)
    * whose next_attempt_at is before `before`, by primary key, in one short statement; returns how many
    * went. For a finished message next_attempt_at is the end of its last claim, so it says when the
-   * message finished (a few minutes late at most). Pending messages are never deleted, also when one
-   * stays pending meanwhile: the status is checked again by the deleting statement.
+   * message finished (a few minutes late at most). Pending messages are never deleted.
    */
   pruneFinished(before: Date, limit: number): Promise<number>;
 }

@@ -161,7 +161,8 @@ export interface WebhookRepo {
    * how many went. For a finished delivery next_attempt_at is the end of its last claim (about its
    * last attempt); a redelivery makes it pending again and due now, so a delivery redelivered
    * recently is never old. Pending deliveries (due, retrying, or waiting for a disabled endpoint) are
-   * never deleted: the deleting statement checks the status again.
+   * never deleted, also when a redelivery commits while the batch runs (on PostgreSQL the DELETE
+   * re-checks status and age on the row it waited for; SQLite runs the batch as one atomic statement).
    */
   pruneFinishedDeliveries(before: Date, limit: number): Promise<number>;
 }
