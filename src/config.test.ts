@@ -35,6 +35,7 @@ describe("defaults (DECISIONS: Service basics)", () => {
     expect(c.shutdownGraceMs).toBe(10_000);
     expect(c.jobs).toBe(true);
     expect(c.webhookRetryBaseSeconds).toBe(30);
+    expect(c.historyRetentionDays).toBe(30);
   });
 
   test("the result is frozen", () => {
@@ -100,6 +101,9 @@ describe("a bad value is refused with an error naming the variable", () => {
     ["JOBS", "sometimes"],
     ["WEBHOOK_RETRY_BASE_SECONDS", "0"],
     ["WEBHOOK_RETRY_BASE_SECONDS", "3601"],
+    ["HISTORY_RETENTION_DAYS", "6"],
+    ["HISTORY_RETENTION_DAYS", "3651"],
+    ["HISTORY_RETENTION_DAYS", "30.5"],
     ["PORT", "65536"],
     ["PORT", "80.5"],
     ["BASE_URL", "not a url"],

@@ -60,6 +60,11 @@ export interface Config {
   /** Base of the outbox retry backoff (WEBHOOK_RETRY_BASE_SECONDS): the n-th retry waits up to base × 2^(n−1). */
   webhookRetryBaseSeconds: number;
   /**
+   * HISTORY_RETENTION_DAYS: how long the prune-history pass keeps finished outbox messages, webhook
+   * deliveries and metered-billing rows (processed Stripe event ids: at least 30 days whatever this says).
+   */
+  historyRetentionDays: number;
+  /**
    * WEBHOOK_ALLOW_PRIVATE: webhook endpoints may target private, loopback and link-local addresses
    * (and http:// URLs in production). Off by default (SSRF guard, modules/webhooks/ssrf.ts).
    */
@@ -263,6 +268,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     // middle of a test would change its data.
     jobs: bool(env, "JOBS", nodeEnv !== "test"),
     webhookRetryBaseSeconds: int(env, "WEBHOOK_RETRY_BASE_SECONDS", 30, 1, 3600),
+    historyRetentionDays: int(env, "HISTORY_RETENTION_DAYS", 30, 7, 3650),
     webhookAllowPrivate: bool(env, "WEBHOOK_ALLOW_PRIVATE", false),
     smtpUrl: smtpUrl(env, "SMTP_URL"),
     mailFrom: mailFrom(env, "MAIL_FROM"),

@@ -11,6 +11,7 @@ import { deliverOutbox } from "../modules/outbox/service";
 import { expireFloatingSessions } from "../modules/floating/service";
 import { runLifecycle } from "../modules/lifecycle/service";
 import { runMeteredSyncJob } from "../modules/metering/service";
+import { pruneHistory } from "./prune-history";
 
 /** The lifecycle pass (expiries, reminders, dunning); also POST /admin/system/run-expiry-checks. */
 export const LIFECYCLE = "lifecycle";
@@ -116,5 +117,14 @@ export const JOB_PASSES: readonly JobPass[] = [
       sessions: await deps.repos.sessions.pruneExpired(now),
       sign_in_codes: await deps.repos.signInCodes.pruneExpired(now),
     }),
+  },
+  {
+    name: "prune-history",
+    schedule: "41 * * * *",
+    // At most 50 batches of 1,000 rows per table (prune-history.ts), each one short statement.
+    leaseMs: 15 * MINUTE,
+    description:
+      "Deletes finished outbox messages (sent, failed, logged), webhook deliveries (delivered, failed) and metered-billing rows (sent, skipped) older than HISTORY_RETENTION_DAYS, and processed Stripe event ids older than that or 30 days, whichever is longer; never a pending row. In batches of 1,000, at most 50 per table and run.",
+    run: async (deps, { now }) => ({ ...(await pruneHistory(deps, now)) }),
   },
 ];

@@ -1,7 +1,7 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, lt } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { meterQueue } from "../../db/schema-pg";
-import type { MeterEvent, MeterQueueRepo } from "./repo";
+import { FINISHED_METER_STATUSES, type MeterEvent, type MeterQueueRepo } from "./repo";
 
 const byOccurrence = (a: MeterEvent, b: MeterEvent) => a.occurredAt.getTime() - b.occurredAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -43,6 +43,14 @@ export function createMeterQueueRepoPg(handle: PgHandle): MeterQueueRepo {
     },
     async listByLicense(licenseId) {
       return ((await db.select().from(meterQueue).where(eq(meterQueue.licenseId, licenseId))) as MeterEvent[]).sort(byOccurrence);
+    },
+    async pruneFinished(before, limit) {
+      if (limit <= 0) return 0;
+      // The conditions are repeated on the DELETE itself: PostgreSQL re-checks them against a row
+      // another transaction changed meanwhile.
+      const finished = and(inArray(meterQueue.status, [...FINISHED_METER_STATUSES]), lt(meterQueue.nextAttemptAt, before));
+      const batch = db.select({ id: meterQueue.id }).from(meterQueue).where(finished).limit(limit);
+      return (await db.delete(meterQueue).where(and(inArray(meterQueue.id, batch), finished)).returning({ id: meterQueue.id })).length;
     },
   };
 }

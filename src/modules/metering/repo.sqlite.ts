@@ -1,7 +1,7 @@
-import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
 import { meterQueue } from "../../db/schema";
-import type { MeterEvent, MeterQueueRepo } from "./repo";
+import { FINISHED_METER_STATUSES, type MeterEvent, type MeterQueueRepo } from "./repo";
 
 const byOccurrence = (a: MeterEvent, b: MeterEvent) => a.occurredAt.getTime() - b.occurredAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -45,6 +45,14 @@ export function createMeterQueueRepo(handle: DbHandle): MeterQueueRepo {
     },
     async listByLicense(licenseId) {
       return (db.select().from(meterQueue).where(eq(meterQueue.licenseId, licenseId)).all() as MeterEvent[]).sort(byOccurrence);
+    },
+    async pruneFinished(before, limit) {
+      if (limit <= 0) return 0;
+      // One statement, so one short write transaction: other writers wait for a batch at most. The
+      // rows are deleted by primary key (SQLite has one writer: nothing changes them in between).
+      const finished = and(inArray(meterQueue.status, [...FINISHED_METER_STATUSES]), lt(meterQueue.nextAttemptAt, before));
+      const batch = db.select({ id: meterQueue.id }).from(meterQueue).where(finished).limit(limit);
+      return db.delete(meterQueue).where(inArray(meterQueue.id, batch)).returning({ id: meterQueue.id }).all().length;
     },
   };
 }

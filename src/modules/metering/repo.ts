@@ -42,4 +42,14 @@ export interface MeterQueueRepo {
   retryLater(id: string, attempts: number, nextAttemptAt: Date, error: string): Promise<boolean>;
   /** A license's rows, oldest occurrence first (then id). */
   listByLicense(licenseId: string): Promise<MeterEvent[]>;
+  /**
+   * One batch of the prune-history pass: deletes up to `limit` finished rows (sent or skipped) whose
+   * next_attempt_at is before `before`, by primary key, in one short statement; returns how many went.
+   * For a finished row next_attempt_at is the end of its last claim (about when it was sent or
+   * skipped). Pending rows are never deleted.
+   */
+  pruneFinished(before: Date, limit: number): Promise<number>;
 }
+
+/** Statuses a row never leaves (the ones prune-history may delete). */
+export const FINISHED_METER_STATUSES = ["sent", "skipped"] as const satisfies readonly MeterEventStatus[];

@@ -2,7 +2,7 @@ import { and, asc, eq, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-
 import type { PgHandle } from "../../db/pg";
 import { decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema-pg";
-import type { OutboxMessage, OutboxRepo } from "./repo";
+import { FINISHED_OUTBOX_STATUSES, type OutboxMessage, type OutboxRepo } from "./repo";
 import { writeOutboxPg } from "./write.pg";
 
 /** The id in byte order (SQLite's text comparison), whatever the database collation. */
@@ -93,6 +93,14 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
         .orderBy(sql`${outbox.createdAt} DESC`, sql`${idBytes} DESC`)
         .limit(f.limit + 1)) as OutboxMessage[];
       return keysetPage(rows, f.limit);
+    },
+    async pruneFinished(before, limit) {
+      if (limit <= 0) return 0;
+      // The conditions are repeated on the DELETE itself: PostgreSQL re-checks them against a row
+      // another transaction changed meanwhile, so a row that is no longer finished stays.
+      const finished = and(inArray(outbox.status, [...FINISHED_OUTBOX_STATUSES]), lt(outbox.nextAttemptAt, before));
+      const batch = db.select({ id: outbox.id }).from(outbox).where(finished).limit(limit);
+      return (await db.delete(outbox).where(and(inArray(outbox.id, batch), finished)).returning({ id: outbox.id })).length;
     },
   };
 }

@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from "dr
 import { immediate, lift, type DbHandle } from "../../db/client";
 import { decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema";
-import type { OutboxMessage, OutboxRepo } from "./repo";
+import { FINISHED_OUTBOX_STATUSES, type OutboxMessage, type OutboxRepo } from "./repo";
 import { writeOutbox } from "./write.sqlite";
 
 export function createOutboxRepo(handle: DbHandle): OutboxRepo {
@@ -92,6 +92,14 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
         .limit(f.limit + 1)
         .all() as OutboxMessage[];
       return keysetPage(rows, f.limit);
+    },
+    async pruneFinished(before, limit) {
+      if (limit <= 0) return 0;
+      // One statement, so one short write transaction: other writers wait for a batch at most. The
+      // rows are deleted by primary key (SQLite has one writer: nothing changes them in between).
+      const finished = and(inArray(outbox.status, [...FINISHED_OUTBOX_STATUSES]), lt(outbox.nextAttemptAt, before));
+      const batch = db.select({ id: outbox.id }).from(outbox).where(finished).limit(limit);
+      return db.delete(outbox).where(inArray(outbox.id, batch)).returning({ id: outbox.id }).all().length;
     },
   };
 }

@@ -72,7 +72,17 @@ export interface OutboxRepo {
    * on created_at; `productId` the payload's data.product_id.
    */
   listEvents(filter: EventFilter): Promise<{ items: OutboxMessage[]; nextCursor: string | null }>;
+  /**
+   * One batch of the prune-history pass: deletes up to `limit` finished messages (FINISHED_OUTBOX_STATUSES)
+   * whose next_attempt_at is before `before`, by primary key, in one short statement; returns how many
+   * went. For a finished message next_attempt_at is the end of its last claim, so it says when the
+   * message finished (a few minutes late at most). Pending messages are never deleted.
+   */
+  pruneFinished(before: Date, limit: number): Promise<number>;
 }
+
+/** Statuses a message never leaves (the ones prune-history may delete). */
+export const FINISHED_OUTBOX_STATUSES = ["sent", "failed", "logged"] as const satisfies readonly OutboxStatus[];
 
 export interface EventFilter {
   type?: string;

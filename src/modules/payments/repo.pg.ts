@@ -1,7 +1,7 @@
-import { and, desc, eq, isNull, ne, or, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { billingLinks, payments, stripeEvents } from "../../db/schema-pg";
-import type { BillingLink, Payment, PaymentRepo } from "./repo";
+import { KEYWARD_CLAIM_PREFIX, type BillingLink, type Payment, type PaymentRepo } from "./repo";
 
 export function createPaymentRepoPg(handle: PgHandle): PaymentRepo {
   const { db } = handle;
@@ -70,6 +70,13 @@ export function createPaymentRepoPg(handle: PgHandle): PaymentRepo {
         .where(and(eq(payments.id, paymentId), eq(payments.refundState, "pending")))
         .returning({ id: payments.id });
       return released.length === 1;
+    },
+    async pruneEvents(before, limit) {
+      if (limit <= 0) return 0;
+      // substr compares characters exactly (LIKE would treat _ as a wildcard), as on SQLite.
+      const old = and(lt(stripeEvents.processedAt, before), sql`substr(${stripeEvents.id}, 1, ${KEYWARD_CLAIM_PREFIX.length}) <> ${KEYWARD_CLAIM_PREFIX}`);
+      const batch = db.select({ id: stripeEvents.id }).from(stripeEvents).where(old).limit(limit);
+      return (await db.delete(stripeEvents).where(and(inArray(stripeEvents.id, batch), old)).returning({ id: stripeEvents.id })).length;
     },
   };
 }

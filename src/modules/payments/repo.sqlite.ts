@@ -1,7 +1,7 @@
-import { and, desc, eq, isNull, ne, or } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { DbHandle } from "../../db/client";
 import { billingLinks, payments, stripeEvents } from "../../db/schema";
-import type { BillingLink, Payment, PaymentRepo } from "./repo";
+import { KEYWARD_CLAIM_PREFIX, type BillingLink, type Payment, type PaymentRepo } from "./repo";
 
 export function createPaymentRepo(handle: DbHandle): PaymentRepo {
   const { db } = handle;
@@ -67,6 +67,15 @@ export function createPaymentRepo(handle: DbHandle): PaymentRepo {
         .returning({ id: payments.id })
         .all();
       return released.length === 1;
+    },
+    async pruneEvents(before, limit) {
+      if (limit <= 0) return 0;
+      // substr compares bytes exactly (LIKE would treat _ as a wildcard). One statement, so one short
+      // write transaction: other writers wait for a batch at most. The rows are deleted by primary
+      // key (SQLite has one writer: nothing changes them in between).
+      const old = and(lt(stripeEvents.processedAt, before), sql`substr(${stripeEvents.id}, 1, ${KEYWARD_CLAIM_PREFIX.length}) <> ${KEYWARD_CLAIM_PREFIX}`);
+      const batch = db.select({ id: stripeEvents.id }).from(stripeEvents).where(old).limit(limit);
+      return db.delete(stripeEvents).where(inArray(stripeEvents.id, batch)).returning({ id: stripeEvents.id }).all().length;
     },
   };
 }

@@ -68,4 +68,15 @@ export interface PaymentRepo {
   completeRefund(paymentId: string, stripeRefundId: string | null, at: Date): Promise<boolean>;
   /** Gives a claim back after Stripe definitely refused the refund: "pending" → null; false when it was not pending. */
   releaseRefund(paymentId: string): Promise<boolean>;
+  /**
+   * One batch of the prune-history pass: deletes up to `limit` processed Stripe event ids whose
+   * processed_at is before `before`, by primary key, in one short statement; returns how many went.
+   * Keyward's own claims (ids starting with `keyward:`, e.g. `keyward:purchase:<key>`, see
+   * purchase.ts claimPurchaseIssue) are never deleted: they stay what keeps a purchase from being
+   * issued twice, however late an event of that purchase arrives.
+   */
+  pruneEvents(before: Date, limit: number): Promise<number>;
 }
+
+/** Ids of claims Keyward makes itself in stripe_events (never pruned); Stripe's event ids start with `evt_`. */
+export const KEYWARD_CLAIM_PREFIX = "keyward:";

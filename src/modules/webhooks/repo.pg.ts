@@ -3,7 +3,7 @@ import type { PgExecutor, PgHandle } from "../../db/pg";
 import { decodeCursor, encodeCursor } from "../../db/cursor";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
-import type { DisabledReason, Page, WebhookDelivery, WebhookEndpoint, WebhookRepo } from "./repo";
+import { FINISHED_DELIVERY_STATUSES, type DisabledReason, type Page, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({ ...r, disabledReason: r.disabledReason as DisabledReason | null });
@@ -166,6 +166,14 @@ export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
         await writeEffectsPg(tx, effects);
         return toDelivery(row);
       });
+    },
+    async pruneFinishedDeliveries(before, limit) {
+      if (limit <= 0) return 0;
+      // The conditions are repeated on the DELETE itself: PostgreSQL re-checks them against a row
+      // another transaction changed meanwhile, so a delivery redelivered concurrently stays.
+      const finished = and(inArray(webhookDeliveries.status, [...FINISHED_DELIVERY_STATUSES]), lt(webhookDeliveries.nextAttemptAt, before));
+      const batch = db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(finished).limit(limit);
+      return (await db.delete(webhookDeliveries).where(and(inArray(webhookDeliveries.id, batch), finished)).returning({ id: webhookDeliveries.id })).length;
     },
   };
 }

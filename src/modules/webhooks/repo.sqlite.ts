@@ -3,7 +3,7 @@ import { immediate, lift, type DbHandle } from "../../db/client";
 import { decodeCursor, encodeCursor } from "../../db/cursor";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
-import type { DisabledReason, Page, WebhookDelivery, WebhookEndpoint, WebhookRepo } from "./repo";
+import { FINISHED_DELIVERY_STATUSES, type DisabledReason, type Page, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({ ...r, disabledReason: r.disabledReason as DisabledReason | null });
@@ -173,6 +173,14 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
         writeEffects(db, effects);
         return getDelivery(id);
       });
+    },
+    async pruneFinishedDeliveries(before, limit) {
+      if (limit <= 0) return 0;
+      // One statement, so one short write transaction: other writers wait for a batch at most. The
+      // rows are deleted by primary key (SQLite has one writer: nothing changes them in between).
+      const finished = and(inArray(webhookDeliveries.status, [...FINISHED_DELIVERY_STATUSES]), lt(webhookDeliveries.nextAttemptAt, before));
+      const batch = db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(finished).limit(limit);
+      return db.delete(webhookDeliveries).where(inArray(webhookDeliveries.id, batch)).returning({ id: webhookDeliveries.id }).all().length;
     },
   };
 }

@@ -155,4 +155,17 @@ export interface WebhookRepo {
   }): Promise<{ settled: boolean; disabled: DisabledReason | null }>;
   /** Makes a delivery pending and due at `now` again (keeping its id and attempts); null when missing. */
   redeliver(id: string, now: Date, effects: Effects): Promise<WebhookDelivery | null>;
+  /**
+   * One batch of the prune-history pass: deletes up to `limit` finished deliveries (delivered or
+   * failed) whose next_attempt_at is before `before`, by primary key, in one short statement; returns
+   * how many went. For a finished delivery next_attempt_at is the end of its last claim (about its
+   * last attempt); a redelivery makes it pending again and due now, so a delivery redelivered
+   * recently is never old. Pending deliveries (due, retrying, or waiting for a disabled endpoint) are
+   * never deleted, also when a redelivery commits while the batch runs (on PostgreSQL the DELETE
+   * re-checks status and age on the row it waited for; SQLite runs the batch as one atomic statement).
+   */
+  pruneFinishedDeliveries(before: Date, limit: number): Promise<number>;
 }
+
+/** Statuses a delivery leaves only through a redelivery (the ones prune-history may delete). */
+export const FINISHED_DELIVERY_STATUSES = ["delivered", "failed"] as const satisfies readonly DeliveryStatus[];

@@ -3,6 +3,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
 import { catalog, post } from "../../support/license-api";
 import { V1, expectError } from "./helpers";
+import { newId } from "../../../src/shared/ids";
+
+const DAY = 86_400_000;
 import type { SharedRateLimiter } from "../../../src/modules/abuse/rate-limit.sqlite";
 
 let t: TestApp;
@@ -11,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const NAMES = ["deliver-outbox", "deliver-webhooks", "expire-floating", "lifecycle", "metered-sync", "prune-abuse", "prune-idempotency", "prune-sessions"];
+const NAMES = ["deliver-outbox", "deliver-webhooks", "expire-floating", "lifecycle", "metered-sync", "prune-abuse", "prune-idempotency", "prune-sessions", "prune-history"];
 
 describe("job passes", () => {
   test("the status view lists every pass, never run yet", async () => {
@@ -107,6 +110,83 @@ describe("job passes", () => {
       expect(await run("prune-abuse")).toEqual({ lockouts: 1, rate_limit_counters: 0 });
       expect(await run("prune-idempotency")).toEqual({ deleted: 1 });
       expect(await run("prune-idempotency")).toEqual({ deleted: 0 });
+    } finally {
+      await u.close();
+    }
+  });
+
+  test("prune-history deletes finished history past the retention, never pending rows, and reports counts per table", async () => {
+    const u = await createTestApp();
+    try {
+      const run = async () => (await u.request("POST", `${V1}/admin/system/jobs/prune-history/run`)).body.data;
+      const { license } = await catalog(u);
+      const at = u.clock.now();
+      const repos = u.deps.repos;
+      // History written now: the catalog's events (handed over by deliver-outbox, so sent), an event
+      // still pending, a delivered and a retrying webhook delivery, a processed Stripe event, a
+      // purchase claim, a sent and a pending metered-billing row.
+      await u.request("POST", `${V1}/admin/system/jobs/deliver-outbox/run`);
+      const [counted] = await u.exec<{ n: number | string }>("SELECT count(*) AS n FROM outbox WHERE status <> 'pending'");
+      const sent = Number(counted!.n);
+      expect(sent).toBeGreaterThan(0);
+      await repos.outbox.enqueue({ kind: "event", topic: "license.revoked", payload: {}, at });
+      await repos.webhooks.createEndpoint(
+        {
+          id: newId(), url: "https://hooks.example.com/in", description: "", events: ["*"], enabled: true, productId: null,
+          secretEncrypted: "v1.sealed", previousSecretEncrypted: null, previousSecretExpiresAt: null, signingKeyEncrypted: null,
+          signingPublicKey: null, consecutiveFailures: 0, disabledReason: null, disabledAt: null, createdAt: at, updatedAt: at,
+        },
+        {},
+      );
+      const endpoint = (await repos.webhooks.listEndpoints({ limit: 1 })).items[0]!;
+      const delivery = (status: "delivered" | "pending") => ({
+        id: newId(),
+        endpointId: endpoint.id,
+        eventId: null,
+        eventType: "webhook.test",
+        body: "{}",
+        status,
+        attempts: 1,
+        nextAttemptAt: status === "pending" ? new Date(at.getTime() + 90 * DAY) : at,
+        lastAttemptAt: at,
+        lastResponseCode: status === "delivered" ? 200 : 503,
+        lastLatencyMs: 5,
+        lastResponseBody: null,
+        lastError: null,
+        createdAt: at,
+        deliveredAt: status === "delivered" ? at : null,
+      });
+      const done = delivery("delivered");
+      const retrying = delivery("pending");
+      expect(await repos.webhooks.addDeliveries([done, retrying])).toBe(2);
+      expect(await repos.payments.claimEvent("evt_http_1", "invoice.paid", "renewed", at)).toBe(true);
+      expect(await repos.payments.claimEvent("keyward:purchase:sub_http", "keyward.purchase_issue", "issued", at)).toBe(true);
+      const meter = (status: "sent" | "pending") => ({
+        id: newId(), licenseId: license.id, feature: "api", eventName: "api_calls", quantity: 1, occurredAt: at,
+        status, attempts: 1, nextAttemptAt: status === "pending" ? new Date(at.getTime() + 90 * DAY) : at, lastError: null, sentAt: status === "sent" ? at : null,
+      });
+      await repos.meterQueue.enqueue(meter("sent"));
+      await repos.meterQueue.enqueue(meter("pending"));
+
+      const none = { outbox: 0, webhook_deliveries: 0, stripe_events: 0, meter_queue: 0, capped: 0 };
+      // Inside the 30-day retention (the default) nothing goes.
+      u.clock.advance(29 * DAY);
+      expect(await run()).toMatchObject({ name: "prune-history", status: "ok", result: none });
+      // Past it, the finished rows go; the Stripe event id too (30 days is also its floor).
+      u.clock.advance(2 * DAY);
+      expect((await run()).result).toEqual({ outbox: sent, webhook_deliveries: 1, stripe_events: 1, meter_queue: 1, capped: 0 });
+      expect((await run()).result).toEqual(none);
+
+      // What stays: the pending event (the events log shows it), the retrying delivery (the delivery
+      // log shows it), the purchase claim (still refuses a second claim), the pending meter row.
+      const events = (await u.request("GET", `${V1}/admin/events?limit=100`)).body.data.items;
+      expect(events.map((e: { type: string }) => e.type)).toContain("license.revoked");
+      const log = (await u.request("GET", `${V1}/admin/webhooks/${endpoint.id}/deliveries`)).body.data.items;
+      expect(log.map((d: { id: string }) => d.id)).toEqual([retrying.id]);
+      expect(await repos.payments.claimEvent("keyward:purchase:sub_http", "keyward.purchase_issue", "issued", u.clock.now())).toBe(false);
+      expect((await repos.meterQueue.listByLicense(license.id)).map((r) => r.status)).toEqual(["pending"]);
+      const status = (await u.request("GET", `${V1}/admin/system/jobs`)).body.data.items.find((j: { name: string }) => j.name === "prune-history");
+      expect(status).toMatchObject({ schedule: "41 * * * *", last_result: { trigger: "admin", status: "ok", result: none } });
     } finally {
       await u.close();
     }
