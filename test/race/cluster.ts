@@ -27,7 +27,7 @@ export async function startCluster(engine: Engine, size: number, env: Record<str
   const dataDir = mkdtempSync(join(tmpdir(), "keyward-cluster-"));
   const pgDb = engine === "postgres" ? await freshPgDatabase("cluster") : null;
   const dbEnv: Record<string, string> = pgDb ? { DATABASE_URL: pgDb.url } : {};
-  const t = await createTestApp({ dataDir, env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey, ...dbEnv } });
+  const t = await createTestApp({ dataDir, engine, env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey, ...dbEnv } });
   const nodeEnv = {
     NODE_ENV: "test",
     DATA_DIR: dataDir,

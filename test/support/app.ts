@@ -104,12 +104,14 @@ export async function createTestApp(
     label?: string;
     /** A second node on another app's database: its data directory, and its DATABASE_URL if any. */
     sameDatabaseAs?: TestApp;
+    /** The engine, whatever KEYWARD_TEST_ENGINE says (tests that run each engine themselves). */
+    engine?: Engine;
   } = {},
 ): Promise<TestApp> {
   const other = opts.sameDatabaseAs;
   if (other?.deps.config.databaseUrl) opts = { ...opts, env: { DATABASE_URL: other.deps.config.databaseUrl, ...opts.env } };
   const dataDir = opts.dataDir ?? other?.dataDir ?? mkdtempSync(join(tmpdir(), "keyward-test-"));
-  const engine = testEngine();
+  const engine = opts.engine ?? testEngine();
   // A caller that passes DATABASE_URL itself (several nodes on one database) keeps it.
   const pgDb = engine === "postgres" && !opts.env?.DATABASE_URL ? await freshPgDatabase(opts.label ?? "http") : null;
   const config = loadConfig(testEnv(dataDir, { ...(pgDb ? { DATABASE_URL: pgDb.url } : {}), ...opts.env }));
