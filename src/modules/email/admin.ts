@@ -16,7 +16,7 @@ export function emailAdminRoutes(deps: Deps, guard: AdminGuard) {
     .get("/admin/email-templates", async ({ actor }) => ok({ items: (await listEmailTemplates(deps, actor)).map(presentEmailTemplate) }), {
       scopes: ["admin"],
       response: { 200: Envelope(t.Object({ items: t.Array(EmailTemplateViewSchema) })), ...errors(401, 403) },
-      detail: templateDetail("The editable email templates (lifecycle and payment emails): subject and body in effect, defaults, placeholders"),
+      detail: templateDetail("The editable email templates (lifecycle, payment, sign-in code and seat invite emails): subject and body in effect, defaults, placeholders"),
     })
     .put(
       "/admin/email-templates/:name",
@@ -27,8 +27,8 @@ export function emailAdminRoutes(deps: Deps, guard: AdminGuard) {
         body: PutEmailTemplateBody,
         response: { 200: Envelope(EmailTemplateViewSchema), ...errors(400, 401, 403, 404) },
         detail: templateDetail(
-          "Override the subject and body of an editable email template (lifecycle or payment)",
-          "Placeholders are {{name}} with the names the template lists; an unknown placeholder, or a stray {{ or }}, is 400 VALIDATION_ERROR. The text is plain: the HTML part is generated from it, escaped. Applies to emails sent from now on, including ones already waiting in the outbox.",
+          "Override the subject and body of an editable email template",
+          "Placeholders are {{name}} with the names the template lists; an unknown placeholder, or a stray {{ or }}, is 400 VALIDATION_ERROR. Secret placeholders (license_key, code, accept_url) are allowed in the body only; a sign_in_code body without {{code}}, or a seat_invite body without {{accept_url}}, is 400 VALIDATION_ERROR. The text is plain: the HTML part is generated from it, escaped. Applies to emails sent from now on, including ones already waiting in the outbox.",
         ),
       },
     )
@@ -39,7 +39,7 @@ export function emailAdminRoutes(deps: Deps, guard: AdminGuard) {
         scopes: ["admin"],
         params: EmailTemplateNameParams,
         response: { 200: Envelope(EmailTemplateViewSchema), ...errors(401, 403, 404) },
-        detail: templateDetail("Reset an editable email template (lifecycle or payment) to its default"),
+        detail: templateDetail("Reset an editable email template to its default"),
       },
     )
     .post(
@@ -51,8 +51,8 @@ export function emailAdminRoutes(deps: Deps, guard: AdminGuard) {
         body: PreviewEmailTemplateBody,
         response: { 200: Envelope(RenderedEmailSchema), ...errors(400, 401, 403, 404) },
         detail: templateDetail(
-          "Render an editable email template (lifecycle or payment) with sample (or given) data and the current settings",
-          "Without subject/body it renders the template in effect; with them, that text (checked as a save would be). `data` replaces sample values.",
+          "Render an editable email template with sample (or given) data and the current settings",
+          "Without subject/body it renders the template in effect (sign_in_code and seat_invite without an override: their designed default HTML, as sent); with them, that text (checked as a save would be). `data` replaces sample values.",
         ),
       },
     )
@@ -77,9 +77,9 @@ export function emailAdminRoutes(deps: Deps, guard: AdminGuard) {
       },
       detail: {
         tags: ["Admin: emails"],
-        summary: "Emails in the outbox (sign-in codes, invites), newest first, with their delivery status",
+        summary: "Emails in the outbox (sign-in codes, invites, lifecycle and payment emails), newest first, with their delivery status",
         description:
-          "Never shows the secret values (codes, links): they are stored sealed. Filters: status, template, to (exact, case-insensitive). Cursor pagination: pass next_cursor back as cursor.",
+          "Never shows the secret values (codes, links, license keys): they are stored sealed. Filters: status, template, to (exact, case-insensitive). Cursor pagination: pass next_cursor back as cursor.",
       },
     },
   );

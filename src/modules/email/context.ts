@@ -3,13 +3,13 @@
 // applies to every email not yet sent.
 import type { Repos } from "../../deps";
 import { resolveSettings } from "../settings/domain";
-import { isLifecycleTemplate, type LifecycleTemplate, type TemplateText } from "./lifecycle";
+import { isEditableTemplate, type EditableTemplate, type TemplateText } from "./lifecycle";
 import type { EmailRenderContext } from "./templates";
 
 export async function loadEmailRenderContext(repos: Pick<Repos, "settings" | "emailTemplates">): Promise<EmailRenderContext> {
   const [stored, rows] = await Promise.all([repos.settings.all(), repos.emailTemplates.list()]);
   const s = resolveSettings(stored);
-  const overrides: Partial<Record<LifecycleTemplate, TemplateText>> = {};
-  for (const r of rows) if (isLifecycleTemplate(r.name)) overrides[r.name] = { subject: r.subject, body: r.body };
+  const overrides: Partial<Record<EditableTemplate, TemplateText>> = {};
+  for (const r of rows) if (isEditableTemplate(r.name)) overrides[r.name] = { subject: r.subject, body: r.body };
   return { settings: { vendor_name: s.vendor_name, support_email: s.support_email, portal_url: s.portal_url }, overrides, from: s.email_from };
 }

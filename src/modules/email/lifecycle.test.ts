@@ -1,8 +1,35 @@
 import { expect, test } from "bun:test";
-import { fillTemplate, lifecycleBody, LIFECYCLE_DEFINITIONS, LIFECYCLE_TEMPLATES, templateTextErrors } from "./lifecycle";
+import { ACCOUNT_TEMPLATES, EDITABLE_DEFINITIONS, EDITABLE_TEMPLATES, fillTemplate, lifecycleBody, templateTextErrors } from "./lifecycle";
+import { DEFAULT_RENDER_CONTEXT, renderEmail, renderLifecycle } from "./templates";
 
 test("the defaults use only their own placeholders", () => {
-  for (const name of LIFECYCLE_TEMPLATES) expect(templateTextErrors(name, LIFECYCLE_DEFINITIONS[name].defaults)).toEqual({});
+  for (const name of EDITABLE_TEMPLATES) expect(templateTextErrors(name, EDITABLE_DEFINITIONS[name].defaults)).toEqual({});
+});
+
+test("sign_in_code and seat_invite: the default text fills to exactly the designed email's subject and plain text", () => {
+  for (const name of ACCOUNT_TEMPLATES) {
+    const def = EDITABLE_DEFINITIONS[name];
+    const secrets = def.secretPlaceholders ?? [];
+    const data = Object.fromEntries(Object.entries(def.sample).filter(([k]) => !secrets.includes(k)));
+    const secret = Object.fromEntries(Object.entries(def.sample).filter(([k]) => secrets.includes(k)).map(([k, v]) => [k, String(v)]));
+    const designed = renderEmail({ template: name, to: "x@example.com", data, secret }, DEFAULT_RENDER_CONTEXT);
+    const generic = renderLifecycle(name, def.sample, DEFAULT_RENDER_CONTEXT, def.defaults);
+    expect(generic.subject).toBe(designed.subject);
+    expect(generic.text).toBe(designed.text);
+  }
+});
+
+test("an override of sign_in_code / seat_invite must carry the secret in its body, and never in its subject", () => {
+  expect(templateTextErrors("sign_in_code", { subject: "Code", body: "Hello, your code expires in {{ttl_minutes}} minutes." })).toEqual({
+    body: "must contain {{code}}: this email is useless without it",
+  });
+  expect(Object.keys(templateTextErrors("sign_in_code", { subject: "Code {{code}}", body: "{{ code }}" }))).toEqual(["subject"]);
+  expect(templateTextErrors("sign_in_code", { subject: "Code", body: "{{ code }}" })).toEqual({});
+  expect(templateTextErrors("seat_invite", { subject: "Join {{product_name}}", body: "Join {{product_name}}." })).toEqual({
+    body: "must contain {{accept_url}}: this email is useless without it",
+  });
+  // license_purchased keeps its rule: the key is body-only, not required.
+  expect(templateTextErrors("license_purchased", { subject: "Thanks", body: "Thanks for buying {{product_name}}." })).toEqual({});
 });
 
 test("unknown placeholders, stray braces, multi-line subjects are refused", () => {

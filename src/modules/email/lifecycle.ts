@@ -1,6 +1,7 @@
 // The editable email templates: the lifecycle ones (sent by the lifecycle pass, modules/lifecycle):
-// expiry reminder, support reminder, support lapsed, dunning and expired notice; and the payment ones
-// (modules/payments): support renewal confirmation and the purchased license's key. Each is a subject and a plain-text
+// expiry reminder, support reminder, support lapsed, dunning and expired notice; the payment ones
+// (modules/payments): support renewal confirmation and the purchased license's key; and the account
+// ones: the sign-in code (modules/sign-in) and the seat invite (modules/seats). Each is a subject and a plain-text
 // body in a small placeholder syntax, `{{product_name}}`: the default below, or an admin's override
 // (PUT /admin/email-templates/{name}). Rendering only substitutes known values — no expressions, no
 // code, no HTML from the template: the HTML part is the filled text, escaped, in paragraphs.
@@ -9,6 +10,12 @@
 // list, and any other `{{` or `}}`, are refused when an override is saved. A line whose placeholders
 // all render empty (an unset setting such as portal_url) is left out, so the defaults need no
 // conditionals.
+//
+// The account templates (sign_in_code, seat_invite) keep their designed HTML (a heading, the code in
+// large type, an "Accept" button: templates.ts) while no override is stored; their `defaults` below
+// are the same words as text and fill to exactly that email's plain-text part. An override renders
+// like every other editable template (escaped paragraphs), and must carry the secret (the code, the
+// link) in its body: an email without it is useless.
 
 /** The settings lifecycle emails show (modules/settings). */
 export interface EmailSettings {
@@ -36,6 +43,16 @@ export const LIFECYCLE_TEMPLATES = [
 export type LifecycleTemplate = (typeof LIFECYCLE_TEMPLATES)[number];
 export const isLifecycleTemplate = (v: unknown): v is LifecycleTemplate => (LIFECYCLE_TEMPLATES as readonly unknown[]).includes(v);
 
+/** The account emails an admin can edit too (their default rendering stays templates.ts's own). */
+export const ACCOUNT_TEMPLATES = ["sign_in_code", "seat_invite"] as const;
+export type AccountTemplate = (typeof ACCOUNT_TEMPLATES)[number];
+export const isAccountTemplate = (v: unknown): v is AccountTemplate => (ACCOUNT_TEMPLATES as readonly unknown[]).includes(v);
+
+/** Every template PUT /admin/email-templates/{name} accepts, in the order GET lists them. */
+export const EDITABLE_TEMPLATES = [...LIFECYCLE_TEMPLATES, ...ACCOUNT_TEMPLATES] as const;
+export type EditableTemplate = (typeof EDITABLE_TEMPLATES)[number];
+export const isEditableTemplate = (v: unknown): v is EditableTemplate => (EDITABLE_TEMPLATES as readonly unknown[]).includes(v);
+
 const COMMON = ["product_name", "plan_name", "license_id", "key_hint", "vendor_name", "support_email", "portal_url"] as const;
 
 interface Definition {
@@ -47,6 +64,8 @@ interface Definition {
    * listed by GET /admin/emails.
    */
   secretPlaceholders?: readonly string[];
+  /** Secret placeholders an override's body must use (the email is pointless without them). */
+  bodyRequires?: readonly string[];
   /** Values of the email's stored data that must be present (else the message cannot render). */
   required: readonly string[];
   defaults: TemplateText;
@@ -183,6 +202,65 @@ export const LIFECYCLE_DEFINITIONS: Readonly<Record<LifecycleTemplate, Definitio
   },
 };
 
+const SETTINGS = ["vendor_name", "support_email", "portal_url"] as const;
+
+export const ACCOUNT_DEFINITIONS: Readonly<Record<AccountTemplate, Definition>> = {
+  sign_in_code: {
+    description:
+      "Sent when someone asks for a sign-in code (POST /auth/sign-in-code) with an email address Keyward knows; carries the code (sealed in the outbox, body only, required in an override's body)",
+    placeholders: ["code", "ttl_minutes", ...SETTINGS],
+    secretPlaceholders: ["code"],
+    bodyRequires: ["code"],
+    required: ["code", "ttl_minutes"],
+    defaults: {
+      subject: "Your sign-in code",
+      body: [
+        `Your sign-in code is:`,
+        ``,
+        `    {{code}}`,
+        ``,
+        `It expires in {{ttl_minutes}} minutes.`,
+        ``,
+        `If you did not ask to sign in, you can ignore this email: nobody can sign in without this code.`,
+      ].join("\n"),
+    },
+    sample: { code: "493817", ttl_minutes: 10 },
+  },
+  seat_invite: {
+    description:
+      "Sent when a license owner or admin invites someone to a seat; carries the accept link with its token (sealed in the outbox, body only, required in an override's body)",
+    placeholders: ["product_name", "role", "invited_by", "expires_at", "accept_url", ...SETTINGS],
+    secretPlaceholders: ["accept_url"],
+    bodyRequires: ["accept_url"],
+    required: ["product_name", "role", "expires_at", "accept_url"],
+    defaults: {
+      subject: "You are invited to {{product_name}}",
+      body: [
+        `{{invited_by}} invited you to use {{product_name}} as {{role}}.`,
+        ``,
+        `Accept the invitation:`,
+        `{{accept_url}}`,
+        ``,
+        `The invitation expires on {{expires_at}}.`,
+        ``,
+        `If you were not expecting this invitation, you can ignore this email.`,
+      ].join("\n"),
+    },
+    sample: {
+      product_name: "Acme Editor",
+      role: "member",
+      invited_by: "owner@example.com",
+      expires_at: "2026-11-28T08:00:00.000Z",
+      accept_url: "https://licensing.example.com/portal/accept-invite#token=5e1f5e1f5e1f5e1f5e1f5e1f5e1f5e1f5e1f5e1f5e1f5e1f5e1f5e1f5e1f5e1f",
+    },
+  },
+};
+
+export const EDITABLE_DEFINITIONS: Readonly<Record<EditableTemplate, Definition>> = { ...LIFECYCLE_DEFINITIONS, ...ACCOUNT_DEFINITIONS };
+
+/** The secret placeholders of `template` (filled from the email's sealed values; body only). */
+export const secretPlaceholders = (template: EditableTemplate): readonly string[] => EDITABLE_DEFINITIONS[template].secretPlaceholders ?? [];
+
 export const SUBJECT_MAX = 200;
 export const BODY_MAX = 20_000;
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]*)\s*\}\}/g;
@@ -191,10 +269,11 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]*)\s*\}\}/g;
  * Checks a subject and body for `template`: the placeholders it knows, no stray braces, sizes, a
  * one-line subject. Returns field → message (empty when fine).
  */
-export function templateTextErrors(template: LifecycleTemplate, text: TemplateText): Record<string, string> {
+export function templateTextErrors(template: EditableTemplate, text: TemplateText): Record<string, string> {
   const errors: Record<string, string> = {};
-  const known = new Set(LIFECYCLE_DEFINITIONS[template].placeholders);
-  const secrets = new Set(LIFECYCLE_DEFINITIONS[template].secretPlaceholders ?? []);
+  const def = EDITABLE_DEFINITIONS[template];
+  const known = new Set(def.placeholders);
+  const secrets = new Set(def.secretPlaceholders ?? []);
   for (const field of ["subject", "body"] as const) {
     const value = text[field];
     if (value.trim() === "") {
@@ -221,7 +300,12 @@ export function templateTextErrors(template: LifecycleTemplate, text: TemplateTe
       errors[field] = `${[...new Set(secret)].map((n) => `{{${n}}}`).join(", ")} may only appear in the body (the subject is stored and listed in the clear)`;
       continue;
     }
-    if (/\{\{|\}\}/.test(value.replace(PLACEHOLDER, ""))) errors[field] = "a {{ or }} that is not a placeholder {{name}}";
+    if (/\{\{|\}\}/.test(value.replace(PLACEHOLDER, ""))) {
+      errors[field] = "a {{ or }} that is not a placeholder {{name}}";
+      continue;
+    }
+    const lacking = field === "body" ? (def.bodyRequires ?? []).filter((n) => !used.includes(n)) : [];
+    if (lacking.length) errors[field] = `must contain ${lacking.map((n) => `{{${n}}}`).join(", ")}: this email is useless without it`;
   }
   return errors;
 }
@@ -280,17 +364,22 @@ export function placeholderValues(data: Readonly<Record<string, unknown>>, setti
     expires_at: when(data.expires_at),
     expired_at: when(data.expired_at),
     reason: typeof data.reason === "string" ? (REASONS[data.reason] ?? "") : "",
+    code: text(data.code),
+    ttl_minutes: typeof data.ttl_minutes === "number" && Number.isInteger(data.ttl_minutes) && data.ttl_minutes >= 1 ? String(data.ttl_minutes) : "",
+    role: data.role === "admin" ? "an admin" : data.role === "member" ? "a member" : "",
+    invited_by: text(data.invited_by),
+    accept_url: typeof data.accept_url === "string" && /^https?:\/\/\S+$/i.test(data.accept_url.trim()) ? data.accept_url.trim() : "",
   };
 }
 
 /** The names of required values missing from `data` (they render empty). */
-export function missingValues(template: LifecycleTemplate, data: Readonly<Record<string, unknown>>): string[] {
+export function missingValues(template: EditableTemplate, data: Readonly<Record<string, unknown>>): string[] {
   const values = placeholderValues(data, NO_EMAIL_SETTINGS);
-  return LIFECYCLE_DEFINITIONS[template].required.filter((k) => (values[k] ?? "") === "");
+  return EDITABLE_DEFINITIONS[template].required.filter((k) => (values[k] ?? "") === "");
 }
 
-export function lifecycleSubject(template: LifecycleTemplate, data: Readonly<Record<string, unknown>>, settings: EmailSettings, source?: TemplateText | null): string {
-  const subject = (source ?? LIFECYCLE_DEFINITIONS[template].defaults).subject;
+export function lifecycleSubject(template: EditableTemplate, data: Readonly<Record<string, unknown>>, settings: EmailSettings, source?: TemplateText | null): string {
+  const subject = (source ?? EDITABLE_DEFINITIONS[template].defaults).subject;
   return fillTemplate(subject, placeholderValues(data, settings)).replace(/[\r\n\t]+/g, " ").trim();
 }
 
@@ -299,13 +388,13 @@ const URL_IN_TEXT = /(https?:\/\/[^\s<>"']*[^\s<>"'.,;:!?)])/;
 
 /** The filled body as text and as HTML paragraphs (escaped; http(s) URLs become links). */
 export function lifecycleBody(
-  template: LifecycleTemplate,
+  template: EditableTemplate,
   data: Readonly<Record<string, unknown>>,
   settings: EmailSettings,
   escapeHtml: (s: string) => string,
   source?: TemplateText | null,
 ): { text: string; htmlBody: string } {
-  const body = fillTemplate((source ?? LIFECYCLE_DEFINITIONS[template].defaults).body, placeholderValues(data, settings));
+  const body = fillTemplate((source ?? EDITABLE_DEFINITIONS[template].defaults).body, placeholderValues(data, settings));
   const htmlBody = body
     .split(/\n{2,}/)
     .map((p) => {

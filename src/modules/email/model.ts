@@ -36,7 +36,7 @@ export const EmailListQuery = t.Object({
 export const EmailSchema = t.Object(
   {
     id: t.String(),
-    template: t.String({ description: "sign_in_code, seat_invite, webhook_disabled, or a editable template (expiry_reminder, support_reminder, support_ended, dunning, license_expired, support_renewed, license_purchased)" }),
+    template: t.String({ description: "sign_in_code, seat_invite, webhook_disabled, expiry_reminder, support_reminder, support_ended, dunning, license_expired, support_renewed or license_purchased; all but webhook_disabled are editable (/admin/email-templates)" }),
     to: t.Union([t.String(), t.Null()]),
     subject: t.Union([t.String(), t.Null()], { description: "The subject as rendered now from the stored values (and, for editable templates, the current settings and template override); null for an unknown template" }),
     status: EmailStatusSchema,
@@ -49,7 +49,7 @@ export const EmailSchema = t.Object(
 );
 
 export const EmailTemplateNameParams = t.Object({
-  name: t.String({ minLength: 1, maxLength: 64, description: "expiry_reminder, support_reminder, support_ended, dunning, license_expired, support_renewed or license_purchased" }),
+  name: t.String({ minLength: 1, maxLength: 64, description: "expiry_reminder, support_reminder, support_ended, dunning, license_expired, support_renewed, license_purchased, sign_in_code or seat_invite (webhook_disabled is not editable)" }),
 });
 
 const TemplateTextSchema = t.Object(
@@ -65,6 +65,10 @@ export const EmailTemplateViewSchema = t.Object(
     name: t.String(),
     description: t.String({ description: "When it is sent" }),
     placeholders: t.Array(t.String(), { description: "The names this template accepts as {{name}}" }),
+    secret_placeholders: t.Array(t.String(), {
+      description:
+        "Placeholders filled from the email's sealed values (license_key, code, accept_url): allowed in the body only; code (sign_in_code) and accept_url (seat_invite) are required in an override's body",
+    }),
     subject: t.String({ description: "In effect: the override, or the default" }),
     body: t.String({ description: "In effect: the override, or the default" }),
     customized: t.Boolean({ description: "An admin override is stored (DELETE returns to the default)" }),
@@ -77,7 +81,11 @@ export const EmailTemplateViewSchema = t.Object(
 export const PutEmailTemplateBody = t.Object(
   {
     subject: t.String({ minLength: 1, maxLength: 200, description: "One line; only this template's placeholders" }),
-    body: t.String({ minLength: 1, maxLength: 20000, description: "Plain text; only this template's placeholders" }),
+    body: t.String({
+      minLength: 1,
+      maxLength: 20000,
+      description: "Plain text; only this template's placeholders. sign_in_code must contain {{code}} and seat_invite {{accept_url}}",
+    }),
   },
   { additionalProperties: false },
 );

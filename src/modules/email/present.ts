@@ -19,6 +19,7 @@ export const presentEmailTemplate = (v: EmailTemplateView) => ({
   name: v.name,
   description: v.description,
   placeholders: [...v.placeholders],
+  secret_placeholders: [...v.secretPlaceholders],
   subject: v.subject,
   body: v.body,
   customized: v.customized,

@@ -1,18 +1,20 @@
-// Admin verbs over the lifecycle email templates: list, override (subject and body in the placeholder
-// syntax of lifecycle.ts; unknown placeholders refused at save), reset to the default, preview.
-// System-wide, like the settings the emails show.
+// Admin verbs over the editable email templates (lifecycle, payment, sign-in code, seat invite): list,
+// override (subject and body in the placeholder syntax of lifecycle.ts; unknown placeholders refused
+// at save), reset to the default, preview. System-wide, like the settings the emails show.
 import type { Deps } from "../../deps";
 import { assertSystemWide, type Actor } from "../../shared/actor";
 import { AppError, validationError } from "../../shared/errors";
 import { loadEmailRenderContext } from "./context";
-import { isLifecycleTemplate, LIFECYCLE_DEFINITIONS, LIFECYCLE_TEMPLATES, templateTextErrors, type LifecycleTemplate, type TemplateText } from "./lifecycle";
+import { EDITABLE_DEFINITIONS, EDITABLE_TEMPLATES, isAccountTemplate, isEditableTemplate, secretPlaceholders, templateTextErrors, type EditableTemplate, type TemplateText } from "./lifecycle";
 import type { EmailTemplateOverride } from "./repo";
-import { renderLifecycle, TemplateValueError, type RenderedEmail } from "./templates";
+import { renderEmail, renderLifecycle, TemplateValueError, type RenderedEmail } from "./templates";
 
 export interface EmailTemplateView {
-  name: LifecycleTemplate;
+  name: EditableTemplate;
   description: string;
   placeholders: readonly string[];
+  /** Filled from the email's sealed values: body only (and, for the sign-in code and invite link, required there). */
+  secretPlaceholders: readonly string[];
   subject: string;
   body: string;
   customized: boolean;
@@ -20,12 +22,13 @@ export interface EmailTemplateView {
   updatedAt: Date | null;
 }
 
-function view(name: LifecycleTemplate, override: EmailTemplateOverride | null): EmailTemplateView {
-  const def = LIFECYCLE_DEFINITIONS[name];
+function view(name: EditableTemplate, override: EmailTemplateOverride | null): EmailTemplateView {
+  const def = EDITABLE_DEFINITIONS[name];
   return {
     name,
     description: def.description,
     placeholders: def.placeholders,
+    secretPlaceholders: def.secretPlaceholders ?? [],
     subject: override?.subject ?? def.defaults.subject,
     body: override?.body ?? def.defaults.body,
     customized: override !== null,
@@ -34,9 +37,9 @@ function view(name: LifecycleTemplate, override: EmailTemplateOverride | null): 
   };
 }
 
-function templateName(name: string): LifecycleTemplate {
-  if (!isLifecycleTemplate(name)) {
-    throw new AppError("NOT_FOUND", { message: `No editable email template named "${name}".`, details: { template: name, known: [...LIFECYCLE_TEMPLATES] } });
+function templateName(name: string): EditableTemplate {
+  if (!isEditableTemplate(name)) {
+    throw new AppError("NOT_FOUND", { message: `No editable email template named "${name}".`, details: { template: name, known: [...EDITABLE_TEMPLATES] } });
   }
   return name;
 }
@@ -44,7 +47,7 @@ function templateName(name: string): LifecycleTemplate {
 /** Line endings as LF, so the stored text and the placeholder rule see one kind of line. */
 const normalize = (t: TemplateText): TemplateText => ({ subject: t.subject, body: t.body.replace(/\r\n?/g, "\n") });
 
-function checked(name: LifecycleTemplate, text: TemplateText): TemplateText {
+function checked(name: EditableTemplate, text: TemplateText): TemplateText {
   const errors = templateTextErrors(name, text);
   if (Object.keys(errors).length) throw validationError(errors);
   return text;
@@ -53,7 +56,7 @@ function checked(name: LifecycleTemplate, text: TemplateText): TemplateText {
 export async function listEmailTemplates(deps: Deps, actor: Actor): Promise<EmailTemplateView[]> {
   assertSystemWide(actor);
   const rows = new Map((await deps.repos.emailTemplates.list()).map((r) => [r.name, r]));
-  return LIFECYCLE_TEMPLATES.map((name) => view(name, rows.get(name) ?? null));
+  return EDITABLE_TEMPLATES.map((name) => view(name, rows.get(name) ?? null));
 }
 
 export async function putEmailTemplate(deps: Deps, actor: Actor, rawName: string, input: TemplateText): Promise<EmailTemplateView> {
@@ -100,15 +103,25 @@ export interface PreviewInput {
   data?: Record<string, string | number>;
 }
 
-/** Renders the template (or the given subject/body, checked as a save would) with sample or given data and the current settings. */
+/**
+ * Renders the template (or the given subject/body, checked as a save would) with sample or given data
+ * and the current settings. The sign-in code and the invite without an override and without a given
+ * subject/body render as sent: their designed default (templates.ts).
+ */
 export async function previewEmailTemplate(deps: Deps, actor: Actor, rawName: string, input: PreviewInput): Promise<RenderedEmail> {
   assertSystemWide(actor);
   const name = templateName(rawName);
   const ctx = await loadEmailRenderContext(deps.repos);
-  const current = ctx.overrides[name] ?? LIFECYCLE_DEFINITIONS[name].defaults;
+  const current = ctx.overrides[name] ?? EDITABLE_DEFINITIONS[name].defaults;
   const source = checked(name, normalize({ subject: input.subject ?? current.subject, body: input.body ?? current.body }));
-  const data = { ...LIFECYCLE_DEFINITIONS[name].sample, ...input.data };
+  const data: Record<string, unknown> = { ...EDITABLE_DEFINITIONS[name].sample, ...input.data };
   try {
+    if (isAccountTemplate(name) && !ctx.overrides[name] && input.subject === undefined && input.body === undefined) {
+      const secrets = secretPlaceholders(name);
+      const clear = Object.fromEntries(Object.entries(data).filter(([k]) => !secrets.includes(k)));
+      const secret = Object.fromEntries(Object.entries(data).filter(([k]) => secrets.includes(k)).map(([k, v]) => [k, String(v)]));
+      return renderEmail({ template: name, to: "preview@example.com", data: clear, secret }, ctx);
+    }
     return renderLifecycle(name, data, ctx, source);
   } catch (e) {
     if (e instanceof TemplateValueError) throw validationError({ data: e.message });

@@ -2,7 +2,18 @@
 // HTML-escaped in the HTML part (a product name is admin input, an inviter's name user input), and
 // line breaks are removed from the subject (a header).
 import type { EmailTemplate, OpenedEmail } from "./outbox";
-import { isLifecycleTemplate, lifecycleBody, lifecycleSubject, missingValues, NO_EMAIL_SETTINGS, type EmailSettings, type LifecycleTemplate, type TemplateText } from "./lifecycle";
+import {
+  isAccountTemplate,
+  isLifecycleTemplate,
+  lifecycleBody,
+  lifecycleSubject,
+  missingValues,
+  NO_EMAIL_SETTINGS,
+  secretPlaceholders,
+  type EditableTemplate,
+  type EmailSettings,
+  type TemplateText,
+} from "./lifecycle";
 
 /**
  * What rendering reads besides the message: the settings emails show (vendor_name, support_email,
@@ -11,7 +22,7 @@ import { isLifecycleTemplate, lifecycleBody, lifecycleSubject, missingValues, NO
  */
 export interface EmailRenderContext {
   settings: EmailSettings;
-  overrides: Partial<Record<LifecycleTemplate, TemplateText>>;
+  overrides: Partial<Record<EditableTemplate, TemplateText>>;
   /** The From header the admin set (setting email_from); null: MAIL_FROM. */
   from: string | null;
 }
@@ -46,7 +57,10 @@ function str(template: string, values: Record<string, unknown>, field: string): 
 
 /** The subject: from the non-secret values only, so GET /admin/emails can show it. */
 export function emailSubject(template: EmailTemplate, data: Record<string, unknown>, ctx: EmailRenderContext = DEFAULT_RENDER_CONTEXT): string {
-  if (isLifecycleTemplate(template)) return lifecycleSubject(template, data, ctx.settings, ctx.overrides[template]);
+  // Lifecycle and payment templates always render from the placeholder text (lifecycle.ts);
+  // sign_in_code and seat_invite only while an admin override is stored (their default is the
+  // designed email below, whose words the template's `defaults` repeat).
+  if (isLifecycleTemplate(template) || (isAccountTemplate(template) && ctx.overrides[template])) return lifecycleSubject(template, clearValues(template, data), ctx.settings, ctx.overrides[template]);
   switch (template) {
     case "sign_in_code":
       return "Your sign-in code";
@@ -61,10 +75,18 @@ export function emailSubject(template: EmailTemplate, data: Record<string, unkno
   }
 }
 
+/** The clear values without the names of secret placeholders: those come from the sealed values only. */
+function clearValues(template: EditableTemplate, data: Record<string, unknown>): Record<string, unknown> {
+  const secret = secretPlaceholders(template);
+  return Object.fromEntries(Object.entries(data).filter(([k]) => !secret.includes(k)));
+}
+
 export function renderEmail(email: OpenedEmail, ctx: EmailRenderContext = DEFAULT_RENDER_CONTEXT): RenderedEmail {
-  // Sealed values (a purchased license's key) fill the template's secret placeholders, body only.
-  if (isLifecycleTemplate(email.template)) return renderLifecycle(email.template, { ...email.data, ...email.secret }, ctx);
-  switch (email.template) {
+  // Sealed values (a purchased license's key, a sign-in code, an invite link) fill the template's
+  // secret placeholders, body only.
+  const template = email.template;
+  if (isLifecycleTemplate(template) || (isAccountTemplate(template) && ctx.overrides[template])) return renderLifecycle(template, { ...clearValues(template, email.data), ...email.secret }, ctx);
+  switch (template) {
     case "sign_in_code":
       return signInCode(email);
     case "seat_invite":
@@ -109,8 +131,8 @@ function webhookDisabled({ data }: OpenedEmail): RenderedEmail {
   return { subject, text, html };
 }
 
-/** A lifecycle email (lifecycle.ts): the override or the default, filled, escaped in the HTML part. */
-export function renderLifecycle(template: LifecycleTemplate, data: Record<string, unknown>, ctx: EmailRenderContext, source?: TemplateText | null): RenderedEmail {
+/** An editable email (lifecycle.ts): the override or the default, filled, escaped in the HTML part. */
+export function renderLifecycle(template: EditableTemplate, data: Record<string, unknown>, ctx: EmailRenderContext, source?: TemplateText | null): RenderedEmail {
   const missing = missingValues(template, data);
   if (missing.length) throw new TemplateValueError(template, missing[0]!);
   const chosen = source ?? ctx.overrides[template] ?? null;

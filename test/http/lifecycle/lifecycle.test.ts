@@ -340,7 +340,7 @@ describe("email template admin routes", () => {
     const t = await app();
     const list = await t.request("GET", `${V1}/admin/email-templates`);
     expect(list.status).toBe(200);
-    expect(list.body.data.items.map((i: any) => i.name)).toEqual(["expiry_reminder", "support_reminder", "support_ended", "dunning", "license_expired", "support_renewed", "license_purchased"]);
+    expect(list.body.data.items.map((i: any) => i.name)).toEqual(["expiry_reminder", "support_reminder", "support_ended", "dunning", "license_expired", "support_renewed", "license_purchased", "sign_in_code", "seat_invite"]);
     expect(list.body.data.items.every((i: any) => i.customized === false && i.updated_at === null)).toBe(true);
 
     const bad = await t.request("PUT", `${V1}/admin/email-templates/dunning`, { body: { subject: "Pay {{product_name}}", body: "Hi {{customer_password}} {{constructor}}" } });
@@ -352,7 +352,7 @@ describe("email template admin routes", () => {
     expect(stray.body.error.details.fields.subject).toBeDefined();
     const code = await t.request("PUT", `${V1}/admin/email-templates/dunning`, { body: { subject: "{{ product_name.constructor }}", body: "x" } });
     expect(code.status).toBe(400);
-    const unknown = await t.request("PUT", `${V1}/admin/email-templates/sign_in_code`, { body: { subject: "x", body: "y" } });
+    const unknown = await t.request("PUT", `${V1}/admin/email-templates/webhook_disabled`, { body: { subject: "x", body: "y" } });
     expect(unknown.status).toBe(404);
 
     const put = await t.request("PUT", `${V1}/admin/email-templates/dunning`, { body: { subject: "Pay for {{product_name}}", body: "Since {{past_due_since}}: <script>{{product_name}}</script>" } });
