@@ -86,7 +86,7 @@ export const outbox = pgTable(
   (t) => [index("outbox_due_idx").on(t.status, t.nextAttemptAt)],
 );
 
-/** Admin overrides of the lifecycle email templates (modules/email/overrides.ts); no row = the default. */
+/** Admin overrides of the editable email templates (modules/email/lifecycle.ts, template-admin.ts); no row = the default. */
 export const emailTemplates = pgTable("email_templates", {
   name: text("name").primaryKey(),
   subject: text("subject").notNull(),

@@ -19,7 +19,7 @@ test("sign_in_code and seat_invite: the default text fills to exactly the design
   }
 });
 
-test("an override of sign_in_code / seat_invite must carry the secret in its body, and never in its subject", () => {
+test("an override of sign_in_code / seat_invite / license_purchased must carry the secret in its body, and never in its subject", () => {
   expect(templateTextErrors("sign_in_code", { subject: "Code", body: "Hello, your code expires in {{ttl_minutes}} minutes." })).toEqual({
     body: "must contain {{code}}: this email is useless without it",
   });
@@ -28,8 +28,11 @@ test("an override of sign_in_code / seat_invite must carry the secret in its bod
   expect(templateTextErrors("seat_invite", { subject: "Join {{product_name}}", body: "Join {{product_name}}." })).toEqual({
     body: "must contain {{accept_url}}: this email is useless without it",
   });
-  // license_purchased keeps its rule: the key is body-only, not required.
-  expect(templateTextErrors("license_purchased", { subject: "Thanks", body: "Thanks for buying {{product_name}}." })).toEqual({});
+  // license_purchased exists to deliver the key: required in the body too.
+  expect(templateTextErrors("license_purchased", { subject: "Thanks", body: "Thanks for buying {{product_name}}." })).toEqual({
+    body: "must contain {{license_key}}: this email is useless without it",
+  });
+  expect(templateTextErrors("license_purchased", { subject: "Thanks", body: "Your key: {{license_key}}" })).toEqual({});
 });
 
 test("unknown placeholders, stray braces, multi-line subjects are refused", () => {

@@ -180,6 +180,8 @@ export const LIFECYCLE_DEFINITIONS: Readonly<Record<LifecycleTemplate, Definitio
     description: "Sent when a purchase (Stripe checkout) issues a license; carries the license key (sealed in the outbox, body only)",
     placeholders: [...COMMON, "license_key", "valid_until", "support_until"],
     secretPlaceholders: ["license_key"],
+    // The email exists to deliver the key: an override without it is refused.
+    bodyRequires: ["license_key"],
     required: ["product_name", "license_key"],
     defaults: {
       subject: "Your {{product_name}} license",
