@@ -164,6 +164,12 @@ forEachEngine("PaymentRepo", (engine, open) => {
     // The other payment of the intent is untouched; an unknown payment is reported.
     expect((await repo.listPayments(license.id))[1]).toMatchObject({ id: older.id, disputeStatus: null });
     expect(await repo.setDispute(newId(), "lost", "du_2")).toBe(false);
+
+    // A subscription invoice's payment is found by its invoice.
+    const inv = payment(license.id, { kind: "subscription", stripeInvoiceId: "in_d", paidAt: later(3) });
+    await repo.recordPayment(inv);
+    expect(await repo.findPaymentByInvoice("in_d")).toMatchObject({ id: inv.id, kind: "subscription", disputeStatus: null });
+    expect(await repo.findPaymentByInvoice("in_none")).toBeNull();
   });
 
   if (engine === "postgres") {

@@ -4,8 +4,11 @@
 // together or not at all, and no Stripe API call happens here.
 //
 // The payment is found by the PaymentIntent the dispute or charge names (payments.
-// stripe_payment_intent_id). The license row is locked first (lockLicense) and the payment read
-// again under that lock, so concurrent events of one license decide one after the other.
+// stripe_payment_intent_id: one-time purchases and support renewals). A subscription invoice's
+// payment is recorded by its invoice, so for an intent Keyward does not know, `prepare` (before the
+// transaction) asks Stripe which invoice the intent paid (GET /v1/invoice_payments?payment[…]).
+// The license row is locked first (lockLicense) and the payment read again under that lock, so
+// concurrent events of one license decide one after the other.
 //
 // - charge.dispute.created: a usable license is suspended, and the payment remembers that this
 //   dispute suspended it ("open_suspended"); a license that was not usable (an admin suspended it,
@@ -23,15 +26,47 @@ import type { License, LicensePatch } from "../licenses/repo";
 import { diffChanges } from "../plans/changes";
 import { lockLicense, type BillingEventContext } from "./billing-context";
 import { revokePatch } from "./refund";
+import type { Deps } from "../../deps";
+import type Stripe from "stripe";
+import type { StripeEventHandler } from "./event-context";
 import type { Payment } from "./repo";
+import { stripeFailure } from "./stripe-errors";
 import { readCharge, readDispute, type DisputeView } from "./stripe-objects";
 
 export const UNKNOWN_PAYMENT = "ignored_unknown_payment";
 
+/** What `prepare` found: the subscription invoice an unknown PaymentIntent paid, or null. */
+interface Prepared {
+  invoiceId: string | null;
+}
+
+/**
+ * Before the transaction: for a PaymentIntent no payment names, the invoice it paid (subscription
+ * invoices are recorded by invoice). A Stripe outage throws (the webhook answers 5xx and Stripe
+ * redelivers); a refusal that a retry cannot fix reads as "no invoice".
+ */
+async function invoiceOfIntent(deps: Deps, paymentIntentId: string | null): Promise<Prepared> {
+  if (!paymentIntentId || !deps.stripe) return { invoiceId: null };
+  if (await deps.repos.payments.findPaymentByIntent(paymentIntentId)) return { invoiceId: null };
+  try {
+    const list = await deps.stripe.invoicePayments.list({ payment: { type: "payment_intent", payment_intent: paymentIntentId }, limit: 1 });
+    const invoice = list.data[0]?.invoice;
+    return { invoiceId: typeof invoice === "string" ? invoice : (invoice?.id ?? null) };
+  } catch (e) {
+    const failure = stripeFailure(e);
+    if (failure.definite && failure.status !== 429) {
+      deps.logger.warn("stripe webhook: could not look up the invoice of a PaymentIntent", { error: failure.message });
+      return { invoiceId: null };
+    }
+    throw e;
+  }
+}
+
 /** The payment the PaymentIntent paid, with its license locked; or the outcome to return. */
 async function lockedPayment(ctx: BillingEventContext, paymentIntentId: string | null): Promise<{ payment: Payment; license: License } | string> {
   if (!paymentIntentId) return UNKNOWN_PAYMENT;
-  const found = await ctx.repos.payments.findPaymentByIntent(paymentIntentId);
+  const invoiceId = (ctx.prepared as Prepared | undefined)?.invoiceId ?? null;
+  const found = (await ctx.repos.payments.findPaymentByIntent(paymentIntentId)) ?? (invoiceId ? await ctx.repos.payments.findPaymentByInvoice(invoiceId) : null);
   if (!found) return UNKNOWN_PAYMENT;
   const license = await lockLicense(ctx, found.licenseId);
   if (!license) return "ignored_license_missing";
@@ -204,9 +239,12 @@ export async function chargeRefunded(ctx: BillingEventContext): Promise<string> 
   return "refunded";
 }
 
+const intentOfDispute = (event: Stripe.Event) => readDispute(event.data.object)?.paymentIntentId ?? null;
+const intentOfCharge = (event: Stripe.Event) => readCharge(event.data.object)?.paymentIntentId ?? null;
+
 /** The Stripe event types this module handles, for the dispatcher's registry (handlers.ts). */
-export const DISPUTE_HANDLERS = {
-  "charge.dispute.created": disputeCreated,
-  "charge.dispute.closed": disputeClosed,
-  "charge.refunded": chargeRefunded,
-} as const;
+export const DISPUTE_HANDLERS: Record<string, StripeEventHandler<Prepared>> = {
+  "charge.dispute.created": { prepare: ({ deps, event }) => invoiceOfIntent(deps, intentOfDispute(event)), apply: disputeCreated },
+  "charge.dispute.closed": { prepare: ({ deps, event }) => invoiceOfIntent(deps, intentOfDispute(event)), apply: disputeClosed },
+  "charge.refunded": { prepare: ({ deps, event }) => invoiceOfIntent(deps, intentOfCharge(event)), apply: chargeRefunded },
+};

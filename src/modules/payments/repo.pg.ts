@@ -32,6 +32,10 @@ export function createPaymentRepoPg(handle: PgHandle): PaymentRepo {
       const [row] = await db.select().from(payments).where(eq(payments.stripePaymentIntentId, intent)).orderBy(desc(payments.paidAt), desc(payments.id)).limit(1);
       return (row as Payment | undefined) ?? null;
     },
+    async findPaymentByInvoice(invoiceId) {
+      const [row] = await db.select().from(payments).where(eq(payments.stripeInvoiceId, invoiceId));
+      return (row as Payment | undefined) ?? null;
+    },
     async setDispute(paymentId, status, stripeDisputeId) {
       const rows = await db.update(payments).set({ disputeStatus: status, stripeDisputeId }).where(eq(payments.id, paymentId)).returning({ id: payments.id });
       return rows.length === 1;

@@ -66,6 +66,8 @@ export interface PaymentRepo {
    * two payments name the same intent, the newest (paid_at, then id).
    */
   findPaymentByIntent(stripePaymentIntentId: string): Promise<Payment | null>;
+  /** The payment of a subscription invoice (unique per invoice), or null. */
+  findPaymentByInvoice(stripeInvoiceId: string): Promise<Payment | null>;
   /**
    * Records a dispute's state on a payment (the Stripe dispute handlers, under the license's row
    * lock: they read the payment, decide, then write). Returns false when the payment does not exist.

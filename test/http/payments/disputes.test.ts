@@ -207,6 +207,38 @@ describe("charge.dispute.created / charge.dispute.closed", () => {
     expect((await auditFor(t, b.licenseId)).filter((r) => r.action.startsWith("license.dispute_"))).toHaveLength(2);
   });
 
+  test("a subscription invoice's payment is found through Stripe's invoice_payments (its PaymentIntent is not recorded)", async () => {
+    const product = await makeProduct(t.deps, { name: "Acme Cloud" });
+    const subPlan = await makePlan(t.deps, product.id, { licenseType: "subscription", purchasePriceId: "price_monthly" });
+    const meta = { keyward_kind: "purchase", keyward_plan_id: subPlan.id };
+    const [sub, invoice, email] = [`sub_${uid()}`, `in_${uid()}`, `buyer-${uid()}@example.com`];
+    const periodEnd = Math.floor(Date.now() / 1000) + 30 * 86_400;
+    const paid = await deliver("invoice.paid", {
+      id: invoice,
+      object: "invoice",
+      customer: `cus_${uid()}`,
+      customer_email: email,
+      billing_reason: "subscription_create",
+      status: "paid",
+      amount_paid: 1500,
+      amount_due: 1500,
+      currency: "usd",
+      parent: { type: "subscription_details", quote_details: null, subscription_details: { subscription: sub, metadata: meta } },
+      lines: { object: "list", data: [{ id: `il_${uid()}`, object: "line_item", period: { start: periodEnd - 30 * 86_400, end: periodEnd } }] },
+    });
+    expect(paid.outcome).toBe("issued");
+    const [license] = (await t.request("GET", `${V1}/admin/licenses?email=${encodeURIComponent(email)}`)).body.data.items as any[];
+    expect(await payment(license.id)).toMatchObject({ kind: "purchase", stripeInvoiceId: invoice, stripePaymentIntentId: null });
+    const b: Bought = { licenseId: license.id, paymentIntent: `pi_${uid()}`, charge: `ch_${uid()}` };
+    fake.objects.set(`inpay_${invoice}`, { id: `inpay_${invoice}`, object: "invoice_payment", invoice, status: "paid", is_default: true, amount_paid: 1500, currency: "usd", payment: { type: "payment_intent", payment_intent: b.paymentIntent } });
+
+    expect((await deliver("charge.dispute.created", dispute(b, "needs_response", { amount: 1500 }))).outcome).toBe("suspended");
+    expect(fake.callsTo("GET", "/v1/invoice_payments").some((c) => c.query["payment[payment_intent]"] === b.paymentIntent && c.query["payment[type]"] === "payment_intent")).toBe(true);
+    expect((await deliver("charge.dispute.closed", dispute(b, "lost", { amount: 1500 }))).outcome).toBe("revoked");
+    expect(await status(b.licenseId)).toBe("revoked");
+    expect((await payment(b.licenseId)).disputeStatus).toBe("lost");
+  });
+
   test("a closed event with a status that is not final is ignored", async () => {
     const b = await buy();
     await deliver("charge.dispute.created", dispute(b, "needs_response"));
