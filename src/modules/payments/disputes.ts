@@ -132,7 +132,8 @@ async function transitionLicense(
 /**
  * charge.dispute.created. Outcomes: suspended; dispute_recorded (the license was not usable and is
  * left as it is: suspended by an admin, expired, canceled, revoked); ignored_already_open (this
- * dispute is recorded already); ignored_unknown_payment; ignored_malformed.
+ * dispute is recorded already); ignored_already_closed (its close arrived first: nothing to
+ * suspend for); ignored_unknown_payment; ignored_malformed.
  */
 export async function disputeCreated(ctx: BillingEventContext): Promise<string> {
   const dispute = readDispute(ctx.event.data.object);
@@ -142,6 +143,8 @@ export async function disputeCreated(ctx: BillingEventContext): Promise<string> 
   const { payment, license } = found;
   const open = payment.disputeStatus === "open" || payment.disputeStatus === "open_suspended";
   if (open && (payment.stripeDisputeId === dispute.id || payment.stripeDisputeId === null)) return "ignored_already_open";
+  // Stripe does not order events: the dispute's close may have arrived first. It stays closed.
+  if (!open && payment.disputeStatus !== null && payment.stripeDisputeId === dispute.id) return "ignored_already_closed";
   if (open) {
     // Another dispute of the same payment while one is open: the license stays as the first left it.
     await ctx.repos.payments.setDispute(payment.id, payment.disputeStatus!, dispute.id);

@@ -239,6 +239,18 @@ describe("charge.dispute.created / charge.dispute.closed", () => {
     expect((await payment(b.licenseId)).disputeStatus).toBe("lost");
   });
 
+  test("the close arriving before the open (Stripe does not order events): the license is not suspended afterwards", async () => {
+    const b = await buy();
+    expect((await deliver("charge.dispute.closed", dispute(b, "won"))).outcome).toBe("dispute_won");
+    expect((await deliver("charge.dispute.created", dispute(b, "needs_response"))).outcome).toBe("ignored_already_closed");
+    expect(await status(b.licenseId)).toBe("active");
+    const c = await buy();
+    expect((await deliver("charge.dispute.closed", dispute(c, "lost"))).outcome).toBe("revoked");
+    expect((await deliver("charge.dispute.created", dispute(c, "needs_response"))).outcome).toBe("ignored_already_closed");
+    expect((await payment(c.licenseId)).disputeStatus).toBe("lost");
+    expect(await eventsOf(c.licenseId)).toEqual(["license.created", "license.revoked"]);
+  });
+
   test("a closed event with a status that is not final is ignored", async () => {
     const b = await buy();
     await deliver("charge.dispute.created", dispute(b, "needs_response"));
