@@ -37,6 +37,8 @@ forEachEngine("PaymentRepo", (engine, open) => {
     refundState: null,
     stripeRefundId: null,
     refundedAt: null,
+    disputeStatus: null,
+    stripeDisputeId: null,
     createdAt: SEED_TIME,
     ...over,
   });
@@ -143,6 +145,31 @@ forEachEngine("PaymentRepo", (engine, open) => {
     expect(await repo.completeRefund(q.id, null, later(80))).toBe(true);
     expect((await repo.listPayments(license.id))[0]).toMatchObject({ id: q.id, refundState: "refunded", stripeRefundId: null, refundedAt: later(80) });
     expect(await repo.claimRefund(newId())).toBe(false);
+  });
+
+  test("disputes: a payment is found by its PaymentIntent (newest first); its dispute state is recorded and read back", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    const older = payment(license.id, { stripePaymentIntentId: "pi_d", stripeCheckoutSessionId: "cs_d1", paidAt: later(1) });
+    const newer = payment(license.id, { stripePaymentIntentId: "pi_d", stripeCheckoutSessionId: "cs_d2", paidAt: later(2) });
+    await repo.recordPayment(older);
+    await repo.recordPayment(newer);
+    expect(await repo.findPaymentByIntent("pi_none")).toBeNull();
+    expect(await repo.findPaymentByIntent("pi_d")).toMatchObject({ id: newer.id, disputeStatus: null, stripeDisputeId: null });
+
+    expect(await repo.setDispute(newer.id, "open_suspended", "du_1")).toBe(true);
+    expect(await repo.findPaymentByIntent("pi_d")).toMatchObject({ id: newer.id, disputeStatus: "open_suspended", stripeDisputeId: "du_1" });
+    expect(await repo.setDispute(newer.id, "won", "du_1")).toBe(true);
+    expect((await repo.listPayments(license.id))[0]).toMatchObject({ id: newer.id, disputeStatus: "won", stripeDisputeId: "du_1" });
+    // The other payment of the intent is untouched; an unknown payment is reported.
+    expect((await repo.listPayments(license.id))[1]).toMatchObject({ id: older.id, disputeStatus: null });
+    expect(await repo.setDispute(newId(), "lost", "du_2")).toBe(false);
+
+    // A subscription invoice's payment is found by its invoice.
+    const inv = payment(license.id, { kind: "subscription", stripeInvoiceId: "in_d", paidAt: later(3) });
+    await repo.recordPayment(inv);
+    expect(await repo.findPaymentByInvoice("in_d")).toMatchObject({ id: inv.id, kind: "subscription", disputeStatus: null });
+    expect(await repo.findPaymentByInvoice("in_none")).toBeNull();
   });
 
   if (engine === "postgres") {

@@ -108,7 +108,11 @@ export class FakeStripe {
     });
     this.route("GET", "/v1/invoice_payments", (call) => {
       const invoice = call.query.invoice;
-      const data = [...this.objects.values()].filter((o) => o.object === "invoice_payment" && (!invoice || o.invoice === invoice));
+      // payment[type]=payment_intent&payment[payment_intent]=pi_…: the invoice payments a PaymentIntent made.
+      const intent = call.query["payment[payment_intent]"];
+      const data = [...this.objects.values()].filter(
+        (o) => o.object === "invoice_payment" && (!invoice || o.invoice === invoice) && (!intent || o.payment?.payment_intent === intent),
+      );
       return { body: { object: "list", url: "/v1/invoice_payments", has_more: false, data } };
     });
     // DELETE /v1/subscriptions/{id}: cancel now. A subscription the test planted in `objects` is

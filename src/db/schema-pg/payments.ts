@@ -63,11 +63,21 @@ export const payments = pgTable(
     stripeRefundId: text("stripe_refund_id"),
     refundedAt: ts("refunded_at"),
     createdAt: ts("created_at").notNull(),
+    /**
+     * The payment's chargeback (docs/payments.md "Disputes and refunds made in Stripe"): null: none;
+     * "open_suspended": open, and the license was suspended because of it; "open": open, the license
+     * was left as it was (already suspended, revoked, expired…); "won" / "lost": closed.
+     */
+    disputeStatus: text("dispute_status", { enum: ["open", "open_suspended", "won", "lost"] }),
+    /** Stripe's dispute id (du_…) of the last dispute seen for this payment. */
+    stripeDisputeId: text("stripe_dispute_id"),
   },
   (t) => [
     uniqueIndex("payments_checkout_uq").on(t.stripeCheckoutSessionId),
     uniqueIndex("payments_invoice_uq").on(t.stripeInvoiceId),
     index("payments_license_idx").on(t.licenseId, t.paidAt),
+    // Disputes and charge events name the PaymentIntent.
+    index("payments_payment_intent_idx").on(t.stripePaymentIntentId),
   ],
 );
 

@@ -20,6 +20,7 @@ import { checkoutSession, type CheckoutKind, type StripeEventHandler } from "./e
 import { applySupportRenewal } from "./renewal";
 import { purchaseCompleted } from "./purchase";
 import { SUBSCRIPTION_HANDLERS } from "./subscriptions";
+import { DISPUTE_HANDLERS } from "./disputes";
 
 export { checkoutSession, STRIPE_ACTOR, type CheckoutKind, type StripeEventHandler, type StripeHandlerContext, type StripeHandlerFn } from "./event-context";
 
@@ -59,6 +60,8 @@ export const STRIPE_EVENT_HANDLERS: Record<string, StripeEventHandler<any>> = {
   "checkout.session.async_payment_succeeded": checkoutDispatch,
   // Subscriptions sold through the purchase checkout (subscriptions.ts).
   ...SUBSCRIPTION_HANDLERS,
+  // Chargebacks and refunds made in the Stripe dashboard (disputes.ts).
+  ...DISPUTE_HANDLERS,
 };
 
 /** The handler of an event type, or null (the event is acknowledged and ignored). */

@@ -58,7 +58,7 @@ async function paymentIntentOf(stripe: Stripe, payment: Payment): Promise<string
 }
 
 /** The revoke half: revoked stays revoked (an admin may refund a license revoked earlier). */
-const revokePatch = (current: License): LicensePatch => (current.status === "revoked" ? {} : transition(current, "revoke"));
+export const revokePatch = (current: License): LicensePatch => (current.status === "revoked" ? {} : transition(current, "revoke"));
 
 export async function refundLicense(deps: Deps, actor: Actor, licenseId: string): Promise<RefundOutcome> {
   const license = await getLicense(deps, actor, licenseId); // 404, or 403 for another product's bound key

@@ -28,6 +28,18 @@ export function createPaymentRepoPg(handle: PgHandle): PaymentRepo {
         .where(eq(payments.licenseId, licenseId))
         .orderBy(desc(payments.paidAt), sql`${payments.id} COLLATE "C" DESC`)) as Payment[];
     },
+    async findPaymentByIntent(intent) {
+      const [row] = await db.select().from(payments).where(eq(payments.stripePaymentIntentId, intent)).orderBy(desc(payments.paidAt), desc(payments.id)).limit(1);
+      return (row as Payment | undefined) ?? null;
+    },
+    async findPaymentByInvoice(invoiceId) {
+      const [row] = await db.select().from(payments).where(eq(payments.stripeInvoiceId, invoiceId));
+      return (row as Payment | undefined) ?? null;
+    },
+    async setDispute(paymentId, status, stripeDisputeId) {
+      const rows = await db.update(payments).set({ disputeStatus: status, stripeDisputeId }).where(eq(payments.id, paymentId)).returning({ id: payments.id });
+      return rows.length === 1;
+    },
     async findLink(licenseId) {
       const [row] = await db.select().from(billingLinks).where(eq(billingLinks.licenseId, licenseId));
       return row ?? null;

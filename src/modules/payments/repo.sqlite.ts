@@ -22,6 +22,16 @@ export function createPaymentRepo(handle: DbHandle): PaymentRepo {
     async listPayments(licenseId) {
       return db.select().from(payments).where(eq(payments.licenseId, licenseId)).orderBy(desc(payments.paidAt), desc(payments.id)).all() as Payment[];
     },
+    async findPaymentByIntent(intent) {
+      const row = db.select().from(payments).where(eq(payments.stripePaymentIntentId, intent)).orderBy(desc(payments.paidAt), desc(payments.id)).limit(1).get();
+      return (row as Payment | undefined) ?? null;
+    },
+    async findPaymentByInvoice(invoiceId) {
+      return (db.select().from(payments).where(eq(payments.stripeInvoiceId, invoiceId)).get() as Payment | undefined) ?? null;
+    },
+    async setDispute(paymentId, status, stripeDisputeId) {
+      return db.update(payments).set({ disputeStatus: status, stripeDisputeId }).where(eq(payments.id, paymentId)).returning({ id: payments.id }).all().length === 1;
+    },
     async findLink(licenseId) {
       return db.select().from(billingLinks).where(eq(billingLinks.licenseId, licenseId)).get() ?? null;
     },

@@ -19,7 +19,20 @@ export interface Payment {
   stripeRefundId: string | null;
   refundedAt: Date | null;
   createdAt: Date;
+  /**
+   * The payment's chargeback: null: none; "open_suspended": open, and Keyward suspended the license
+   * because of it (a won dispute reinstates it); "open": open, the license was left as it was
+   * (already suspended by an admin, revoked, expired…); "won" / "lost": closed.
+   */
+  disputeStatus: DisputeStatus | null;
+  /** Stripe's id (du_…) of the dispute disputeStatus describes. */
+  stripeDisputeId: string | null;
 }
+
+export type DisputeStatus = "open" | "open_suspended" | "won" | "lost";
+
+/** A payment as recorded when it is received: no dispute yet. */
+export type NewPayment = Omit<Payment, "disputeStatus" | "stripeDisputeId"> & Partial<Pick<Payment, "disputeStatus" | "stripeDisputeId">>;
 
 export interface BillingLink {
   licenseId: string;
@@ -45,9 +58,21 @@ export interface PaymentRepo {
   /** Replaces the outcome of a claimed event (in the claim's transaction, once the effect is known). */
   setEventOutcome(id: string, outcome: string): Promise<void>;
   /** Inserts a payment; false (nothing written) when one with the same checkout session or invoice id exists. */
-  recordPayment(payment: Payment): Promise<boolean>;
+  recordPayment(payment: NewPayment): Promise<boolean>;
   /** A license's payments, newest first (paid_at, then id). */
   listPayments(licenseId: string): Promise<Payment[]>;
+  /**
+   * The payment made through a Stripe PaymentIntent (disputes and charges name it), or null. Should
+   * two payments name the same intent, the newest (paid_at, then id).
+   */
+  findPaymentByIntent(stripePaymentIntentId: string): Promise<Payment | null>;
+  /** The payment of a subscription invoice (unique per invoice), or null. */
+  findPaymentByInvoice(stripeInvoiceId: string): Promise<Payment | null>;
+  /**
+   * Records a dispute's state on a payment (the Stripe dispute handlers, under the license's row
+   * lock: they read the payment, decide, then write). Returns false when the payment does not exist.
+   */
+  setDispute(paymentId: string, status: DisputeStatus, stripeDisputeId: string | null): Promise<boolean>;
   findLink(licenseId: string): Promise<BillingLink | null>;
   findLinkBySubscription(stripeSubscriptionId: string): Promise<BillingLink | null>;
   findLinkByCheckoutSession(stripeCheckoutSessionId: string): Promise<BillingLink | null>;

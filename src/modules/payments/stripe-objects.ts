@@ -125,3 +125,49 @@ export function readSubscription(v: unknown): SubscriptionView | null {
     periodEnd: maxDate(Array.isArray(items) ? items.map((it) => seconds(obj(it)?.current_period_end)) : []),
   };
 }
+
+export interface DisputeView {
+  id: string;
+  chargeId: string | null;
+  paymentIntentId: string | null;
+  /** warning_needs_response | warning_under_review | warning_closed | needs_response | under_review | won | lost */
+  status: string | null;
+  amount: number | null;
+  reason: string | null;
+}
+
+export function readDispute(v: unknown): DisputeView | null {
+  const d = obj(v);
+  const id = str(d?.id);
+  if (!d || !id) return null;
+  return { id, chargeId: ref(d.charge), paymentIntentId: ref(d.payment_intent), status: str(d.status), amount: num(d.amount), reason: str(d.reason) };
+}
+
+export interface ChargeView {
+  id: string;
+  paymentIntentId: string | null;
+  amount: number | null;
+  amountRefunded: number | null;
+  /** true: refunded in full (Stripe's `refunded`); a partial refund leaves it false. */
+  refunded: boolean;
+  /** The newest refund's id when the event carries the charge's refunds (newest first), else null. */
+  latestRefundId: string | null;
+  currency: string | null;
+}
+
+export function readCharge(v: unknown): ChargeView | null {
+  const c = obj(v);
+  const id = str(c?.id);
+  if (!c || !id) return null;
+  const refunds = obj(c.refunds)?.data;
+  const first = Array.isArray(refunds) ? str(obj(refunds[0])?.id) : null;
+  return {
+    id,
+    paymentIntentId: ref(c.payment_intent),
+    amount: num(c.amount),
+    amountRefunded: num(c.amount_refunded),
+    refunded: c.refunded === true,
+    latestRefundId: first,
+    currency: str(c.currency),
+  };
+}

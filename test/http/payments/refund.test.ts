@@ -37,6 +37,8 @@ async function plantPayment(licenseId: string, over: Partial<Payment> = {}): Pro
     refundState: null,
     stripeRefundId: null,
     refundedAt: null,
+    disputeStatus: null,
+    stripeDisputeId: null,
     createdAt: paidAt,
     ...over,
   };

@@ -31,6 +31,11 @@ export const PaymentSchema = t.Object(
     refund_state: t.Union([t.Literal("pending"), t.Literal("refunded"), t.Null()], { description: "null: not refunded; pending: a refund call is under way" }),
     stripe_refund_id: Nullable(t.String()),
     refunded_at: Nullable(DateTime),
+    dispute_status: t.Union([t.Literal("open"), t.Literal("open_suspended"), t.Literal("won"), t.Literal("lost"), t.Null()], {
+      description:
+        "The payment's chargeback: null: none; open_suspended: open, and Keyward suspended the license because of it; open: open, the license was left as it was; won / lost: closed",
+    }),
+    stripe_dispute_id: Nullable(t.String()),
   },
   { title: "Payment" },
 );

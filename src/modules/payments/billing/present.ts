@@ -27,6 +27,8 @@ export function presentPayment(p: Payment) {
     refund_state: p.refundState,
     stripe_refund_id: p.stripeRefundId,
     refunded_at: iso(p.refundedAt),
+    dispute_status: p.disputeStatus,
+    stripe_dispute_id: p.stripeDisputeId,
   };
 }
 
