@@ -1,4 +1,5 @@
 // Opaque keyset-pagination cursors: base64url JSON of the last row's sort key.
+import { and, eq, lt, or, sql, type Column, type SQL } from "drizzle-orm";
 import { AppError } from "../shared/errors";
 
 export interface Cursor {
@@ -30,4 +31,14 @@ export function keysetPage<T extends { createdAt: Date; id: string }>(rows: T[],
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
+}
+
+/**
+ * The rows after `cursor` in a newest-first (created_at, id) listing; ids are UUIDv7, so the order is
+ * total and stable. `id` must compare by bytes, as SQLite's BINARY collation does: the column on
+ * SQLite, `id COLLATE "C"` on PostgreSQL, so both engines page identically.
+ */
+export function afterCursor(createdAt: Column, id: Column | SQL, cursor: Cursor): SQL {
+  const at = new Date(cursor.t);
+  return or(lt(createdAt, at), and(eq(createdAt, at), sql`${id} < ${cursor.id}`))!;
 }

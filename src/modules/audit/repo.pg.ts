@@ -1,7 +1,7 @@
-import { and, eq, gte, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, gte, lte, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { auditLog } from "../../db/schema-pg";
-import { decodeCursor, keysetPage } from "../../db/cursor";
+import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import type { AuditRecord, AuditRepo } from "./repo";
 
 type Row = typeof auditLog.$inferSelect;
@@ -22,12 +22,8 @@ export function createAuditRepoPg(handle: PgHandle): AuditRepo {
       if (f.productId) where.push(eq(auditLog.productId, f.productId));
       if (f.since) where.push(gte(auditLog.createdAt, f.since));
       if (f.until) where.push(lte(auditLog.createdAt, f.until));
-      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
-      if (cursor) {
-        // Newest first; ids are UUIDv7 so (created_at, id) is a stable total order. Same cursor as SQLite.
-        const at = new Date(cursor.t);
-        where.push(or(lt(auditLog.createdAt, at), and(eq(auditLog.createdAt, at), sql`${idBytes} < ${cursor.id}`))!);
-      }
+      // Newest first; ids are UUIDv7 so (created_at, id) is a stable total order. Same cursor as SQLite.
+      if (f.cursor) where.push(afterCursor(auditLog.createdAt, idBytes, decodeCursor(f.cursor)));
       const rows = await db
         .select()
         .from(auditLog)

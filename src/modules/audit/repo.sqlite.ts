@@ -1,7 +1,7 @@
-import { and, desc, eq, gte, lt, lte, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, lte, type SQL } from "drizzle-orm";
 import type { DbHandle } from "../../db/client";
 import { auditLog } from "../../db/schema";
-import { decodeCursor, keysetPage } from "../../db/cursor";
+import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import type { AuditRecord, AuditRepo } from "./repo";
 
 type Row = typeof auditLog.$inferSelect;
@@ -19,12 +19,8 @@ export function createAuditRepo(handle: DbHandle): AuditRepo {
       if (f.productId) where.push(eq(auditLog.productId, f.productId));
       if (f.since) where.push(gte(auditLog.createdAt, f.since));
       if (f.until) where.push(lte(auditLog.createdAt, f.until));
-      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
-      if (cursor) {
-        // Newest first; ids are UUIDv7 so (created_at, id) is a stable total order.
-        const at = new Date(cursor.t);
-        where.push(or(lt(auditLog.createdAt, at), and(eq(auditLog.createdAt, at), lt(auditLog.id, cursor.id)))!);
-      }
+      // Newest first; ids are UUIDv7 so (created_at, id) is a stable total order.
+      if (f.cursor) where.push(afterCursor(auditLog.createdAt, auditLog.id, decodeCursor(f.cursor)));
       const rows = db
         .select()
         .from(auditLog)

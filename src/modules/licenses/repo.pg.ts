@@ -1,5 +1,6 @@
-import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle, PgExecutor } from "../../db/pg";
+import { afterCursor } from "../../db/cursor";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema-pg";
 import { likeEscape } from "../../db/like";
@@ -67,11 +68,8 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
         if (f.searchKeyHash) terms.push(eq(licenses.keyHash, f.searchKeyHash));
         where.push(or(...terms)!);
       }
-      if (f.cursor) {
-        // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
-        const at = new Date(f.cursor.t);
-        where.push(or(lt(licenses.createdAt, at), and(eq(licenses.createdAt, at), sql`${idC} < ${f.cursor.id}`))!);
-      }
+      // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
+      if (f.cursor) where.push(afterCursor(licenses.createdAt, idC, f.cursor));
       const rows = await db
         .select()
         .from(licenses)

@@ -1,5 +1,6 @@
-import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
+import { afterCursor } from "../../db/cursor";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema";
 import { likeEscape } from "../../db/like";
@@ -63,11 +64,8 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         if (f.searchKeyHash) terms.push(eq(licenses.keyHash, f.searchKeyHash));
         where.push(or(...terms)!);
       }
-      if (f.cursor) {
-        // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
-        const at = new Date(f.cursor.t);
-        where.push(or(lt(licenses.createdAt, at), and(eq(licenses.createdAt, at), lt(licenses.id, f.cursor.id)))!);
-      }
+      // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
+      if (f.cursor) where.push(afterCursor(licenses.createdAt, licenses.id, f.cursor));
       const rows = db
         .select()
         .from(licenses)

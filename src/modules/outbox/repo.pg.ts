@@ -1,6 +1,6 @@
-import { and, asc, eq, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gte, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
-import { decodeCursor, keysetPage } from "../../db/cursor";
+import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema-pg";
 import { FINISHED_OUTBOX_STATUSES, type OutboxMessage, type OutboxRepo } from "./repo";
 import { writeOutboxPg } from "./write.pg";
@@ -60,12 +60,8 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
       if (f.status) where.push(eq(outbox.status, f.status));
       if (f.template) where.push(eq(outbox.topic, f.template));
       if (f.to) where.push(sql`${asciiLower(sql`${outbox.payload} ->> 'to'`)} = ${asciiLower(sql`${f.to}::text`)}`);
-      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
-      if (cursor) {
-        // Same cursor as SQLite: (created_at, id) newest first, ids compared by bytes.
-        const at = new Date(cursor.t);
-        where.push(or(lt(outbox.createdAt, at), and(eq(outbox.createdAt, at), sql`${idBytes} < ${cursor.id}`))!);
-      }
+      // Same cursor as SQLite: (created_at, id) newest first, ids compared by bytes.
+      if (f.cursor) where.push(afterCursor(outbox.createdAt, idBytes, decodeCursor(f.cursor)));
       const rows = (await db
         .select()
         .from(outbox)
@@ -81,11 +77,7 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
       if (f.since) where.push(gte(outbox.createdAt, f.since));
       if (f.until) where.push(lt(outbox.createdAt, f.until));
       if (f.productId) where.push(sql`${outbox.payload} -> 'data' ->> 'product_id' = ${f.productId}::text`);
-      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
-      if (cursor) {
-        const at = new Date(cursor.t);
-        where.push(or(lt(outbox.createdAt, at), and(eq(outbox.createdAt, at), sql`${idBytes} < ${cursor.id}`))!);
-      }
+      if (f.cursor) where.push(afterCursor(outbox.createdAt, idBytes, decodeCursor(f.cursor)));
       const rows = (await db
         .select()
         .from(outbox)

@@ -1,6 +1,6 @@
-import { and, asc, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gte, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
 import { immediate, lift, type DbHandle } from "../../db/client";
-import { decodeCursor, keysetPage } from "../../db/cursor";
+import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema";
 import { FINISHED_OUTBOX_STATUSES, type OutboxMessage, type OutboxRepo } from "./repo";
 import { writeOutbox } from "./write.sqlite";
@@ -57,11 +57,7 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       if (f.template) where.push(eq(outbox.topic, f.template));
       // SQLite's lower() folds ASCII only; the PostgreSQL repository compares the same way.
       if (f.to) where.push(sql`lower(json_extract(${outbox.payload}, '$.to')) = lower(${f.to})`);
-      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
-      if (cursor) {
-        const at = new Date(cursor.t);
-        where.push(or(lt(outbox.createdAt, at), and(eq(outbox.createdAt, at), lt(outbox.id, cursor.id)))!);
-      }
+      if (f.cursor) where.push(afterCursor(outbox.createdAt, outbox.id, decodeCursor(f.cursor)));
       const rows = db
         .select()
         .from(outbox)
@@ -79,11 +75,7 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       if (f.since) where.push(gte(outbox.createdAt, f.since));
       if (f.until) where.push(lt(outbox.createdAt, f.until));
       if (f.productId) where.push(sql`json_extract(${outbox.payload}, '$.data.product_id') = ${f.productId}`);
-      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
-      if (cursor) {
-        const at = new Date(cursor.t);
-        where.push(or(lt(outbox.createdAt, at), and(eq(outbox.createdAt, at), lt(outbox.id, cursor.id)))!);
-      }
+      if (f.cursor) where.push(afterCursor(outbox.createdAt, outbox.id, decodeCursor(f.cursor)));
       const rows = db
         .select()
         .from(outbox)

@@ -1,7 +1,7 @@
-import { and, desc, eq, gt, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { sessions } from "../../db/schema-pg";
-import { decodeCursor, keysetPage } from "../../db/cursor";
+import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { Session, SessionRepo } from "./repo";
 
@@ -55,11 +55,7 @@ export function createSessionRepoPg(handle: PgHandle): SessionRepo {
     async list(f) {
       const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
       if (f.userId) where.push(eq(sessions.userId, f.userId));
-      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
-      if (cursor) {
-        const at = new Date(cursor.t);
-        where.push(or(lt(sessions.createdAt, at), and(eq(sessions.createdAt, at), sql`${idBytes} < ${cursor.id}`))!);
-      }
+      if (f.cursor) where.push(afterCursor(sessions.createdAt, idBytes, decodeCursor(f.cursor)));
       const rows = await db
         .select(columns)
         .from(sessions)

@@ -1,7 +1,7 @@
-import { and, desc, eq, gt, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gt, lte, or, sql, type SQL } from "drizzle-orm";
 import { immediate, lazyStatement, lift, type DbHandle } from "../../db/client";
 import { sessions } from "../../db/schema";
-import { decodeCursor, keysetPage } from "../../db/cursor";
+import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { Session, SessionRepo } from "./repo";
 
@@ -53,11 +53,7 @@ export function createSessionRepo(handle: DbHandle): SessionRepo {
     async list(f) {
       const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
       if (f.userId) where.push(eq(sessions.userId, f.userId));
-      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
-      if (cursor) {
-        const at = new Date(cursor.t);
-        where.push(or(lt(sessions.createdAt, at), and(eq(sessions.createdAt, at), lt(sessions.id, cursor.id)))!);
-      }
+      if (f.cursor) where.push(afterCursor(sessions.createdAt, sessions.id, decodeCursor(f.cursor)));
       const rows = db
         .select(columns)
         .from(sessions)

@@ -1,8 +1,8 @@
-import { and, desc, eq, isNotNull, lt, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNotNull, ne, or, sql, type SQL } from "drizzle-orm";
 import { lastAdmin } from "./domain";
 import type { PgDb, PgExecutor, PgHandle } from "../../db/pg";
 import { users } from "../../db/schema-pg";
-import { decodeCursor, keysetPage } from "../../db/cursor";
+import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { likeEscape } from "../../db/like";
 import { newId } from "../../shared/ids";
 import { writeEffectsPg } from "../outbox/write.pg";
@@ -46,11 +46,7 @@ export function createUserRepoPg(handle: PgHandle): UserRepo {
       if (f.role === "admins") where.push(isNotNull(users.role));
       else if (f.role) where.push(eq(users.role, f.role));
       if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(f.search.toLowerCase())}%`} ESCAPE '\\'`);
-      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
-      if (cursor) {
-        const at = new Date(cursor.t);
-        where.push(or(lt(users.createdAt, at), and(eq(users.createdAt, at), sql`${idBytes} < ${cursor.id}`))!);
-      }
+      if (f.cursor) where.push(afterCursor(users.createdAt, idBytes, decodeCursor(f.cursor)));
       const rows = await db
         .select()
         .from(users)

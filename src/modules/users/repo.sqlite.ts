@@ -1,8 +1,8 @@
-import { and, desc, eq, isNotNull, lt, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNotNull, ne, sql, type SQL } from "drizzle-orm";
 import { lastAdmin } from "./domain";
 import { immediate, lazyStatement, lift, type DbHandle } from "../../db/client";
 import { users } from "../../db/schema";
-import { decodeCursor, keysetPage } from "../../db/cursor";
+import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { newId } from "../../shared/ids";
 import { likeEscape } from "../../db/like";
 import { writeEffects } from "../outbox/write.sqlite";
@@ -33,11 +33,7 @@ export function createUserRepo(handle: DbHandle): UserRepo {
       if (f.role === "admins") where.push(isNotNull(users.role));
       else if (f.role) where.push(eq(users.role, f.role));
       if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(f.search.toLowerCase())}%`} ESCAPE '\\'`);
-      const cursor = f.cursor ? decodeCursor(f.cursor) : null;
-      if (cursor) {
-        const at = new Date(cursor.t);
-        where.push(or(lt(users.createdAt, at), and(eq(users.createdAt, at), lt(users.id, cursor.id)))!);
-      }
+      if (f.cursor) where.push(afterCursor(users.createdAt, users.id, decodeCursor(f.cursor)));
       const rows = db
         .select()
         .from(users)

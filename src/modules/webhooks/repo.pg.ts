@@ -1,9 +1,9 @@
-import { and, asc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { PgExecutor, PgHandle } from "../../db/pg";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
-import { FINISHED_DELIVERY_STATUSES, type DisabledReason, type Page, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
+import { FINISHED_DELIVERY_STATUSES, type DisabledReason, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({ ...r, disabledReason: r.disabledReason as DisabledReason | null });
@@ -11,12 +11,6 @@ const toDelivery = (r: typeof webhookDeliveries.$inferSelect): WebhookDelivery =
 /** Ids compared in byte order (SQLite's text comparison), whatever the database collation. */
 const bytes = (col: typeof webhookEndpoints.id | typeof webhookDeliveries.id) => sql`${col} COLLATE "C"`;
 const byAge = (a: WebhookDelivery, b: WebhookDelivery) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-
-function page<T extends { createdAt: Date; id: string }>(rows: T[], limit: number): Page<T> {
-  const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
-}
 
 export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
   const { db } = handle;
@@ -40,18 +34,14 @@ export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
     async listEndpoints(f) {
       const where: SQL[] = [];
       if (f.productId !== undefined) where.push(eq(webhookEndpoints.productId, f.productId));
-      if (f.cursor) {
-        const c = decodeCursor(f.cursor);
-        const at = new Date(c.t);
-        where.push(or(lt(webhookEndpoints.createdAt, at), and(eq(webhookEndpoints.createdAt, at), sql`${bytes(webhookEndpoints.id)} < ${c.id}`))!);
-      }
+      if (f.cursor) where.push(afterCursor(webhookEndpoints.createdAt, bytes(webhookEndpoints.id), decodeCursor(f.cursor)));
       const rows = await db
         .select()
         .from(webhookEndpoints)
         .where(and(...where))
         .orderBy(sql`${webhookEndpoints.createdAt} DESC`, sql`${bytes(webhookEndpoints.id)} DESC`)
         .limit(f.limit + 1);
-      return page(rows.map(toEndpoint), f.limit);
+      return keysetPage(rows.map(toEndpoint), f.limit);
     },
     async listEnabledEndpoints() {
       const rows = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.enabled, true)).orderBy(bytes(webhookEndpoints.id));
@@ -88,18 +78,14 @@ export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
       const where: SQL[] = [eq(webhookDeliveries.endpointId, f.endpointId)];
       if (f.status) where.push(eq(webhookDeliveries.status, f.status));
       if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
-      if (f.cursor) {
-        const c = decodeCursor(f.cursor);
-        const at = new Date(c.t);
-        where.push(or(lt(webhookDeliveries.createdAt, at), and(eq(webhookDeliveries.createdAt, at), sql`${bytes(webhookDeliveries.id)} < ${c.id}`))!);
-      }
+      if (f.cursor) where.push(afterCursor(webhookDeliveries.createdAt, bytes(webhookDeliveries.id), decodeCursor(f.cursor)));
       const rows = await db
         .select()
         .from(webhookDeliveries)
         .where(and(...where))
         .orderBy(sql`${webhookDeliveries.createdAt} DESC`, sql`${bytes(webhookDeliveries.id)} DESC`)
         .limit(f.limit + 1);
-      return page(rows.map(toDelivery), f.limit);
+      return keysetPage(rows.map(toDelivery), f.limit);
     },
     async claimDueDeliveries({ now, limit, leaseUntil }) {
       if (limit <= 0) return [];

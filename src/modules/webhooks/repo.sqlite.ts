@@ -1,20 +1,13 @@
-import { and, asc, desc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
 import { immediate, lift, type DbHandle } from "../../db/client";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
-import { FINISHED_DELIVERY_STATUSES, type DisabledReason, type Page, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
+import { FINISHED_DELIVERY_STATUSES, type DisabledReason, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({ ...r, disabledReason: r.disabledReason as DisabledReason | null });
 const toDelivery = (r: typeof webhookDeliveries.$inferSelect): WebhookDelivery => r as WebhookDelivery;
-
-/** Newest-first keyset page over (created_at, id). */
-function page<T extends { createdAt: Date; id: string }>(rows: T[], limit: number): Page<T> {
-  const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null };
-}
 
 export function createWebhookRepo(handle: DbHandle): WebhookRepo {
   const { db } = handle;
@@ -38,11 +31,7 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
     async listEndpoints(f) {
       const where: SQL[] = [];
       if (f.productId !== undefined) where.push(eq(webhookEndpoints.productId, f.productId));
-      if (f.cursor) {
-        const c = decodeCursor(f.cursor);
-        const at = new Date(c.t);
-        where.push(or(lt(webhookEndpoints.createdAt, at), and(eq(webhookEndpoints.createdAt, at), lt(webhookEndpoints.id, c.id)))!);
-      }
+      if (f.cursor) where.push(afterCursor(webhookEndpoints.createdAt, webhookEndpoints.id, decodeCursor(f.cursor)));
       const rows = db
         .select()
         .from(webhookEndpoints)
@@ -51,7 +40,7 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
         .limit(f.limit + 1)
         .all()
         .map(toEndpoint);
-      return page(rows, f.limit);
+      return keysetPage(rows, f.limit);
     },
     async listEnabledEndpoints() {
       return db.select().from(webhookEndpoints).where(eq(webhookEndpoints.enabled, true)).orderBy(asc(webhookEndpoints.id)).all().map(toEndpoint);
@@ -84,11 +73,7 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
       const where: SQL[] = [eq(webhookDeliveries.endpointId, f.endpointId)];
       if (f.status) where.push(eq(webhookDeliveries.status, f.status));
       if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
-      if (f.cursor) {
-        const c = decodeCursor(f.cursor);
-        const at = new Date(c.t);
-        where.push(or(lt(webhookDeliveries.createdAt, at), and(eq(webhookDeliveries.createdAt, at), lt(webhookDeliveries.id, c.id)))!);
-      }
+      if (f.cursor) where.push(afterCursor(webhookDeliveries.createdAt, webhookDeliveries.id, decodeCursor(f.cursor)));
       const rows = db
         .select()
         .from(webhookDeliveries)
@@ -97,7 +82,7 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
         .limit(f.limit + 1)
         .all()
         .map(toDelivery);
-      return page(rows, f.limit);
+      return keysetPage(rows, f.limit);
     },
     async claimDueDeliveries({ now, limit, leaseUntil }) {
       if (limit <= 0) return [];
