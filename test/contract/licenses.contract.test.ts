@@ -184,6 +184,12 @@ forEachEngine("LicenseRepo", (engine, open) => {
 
     await expectAppError(repo.mutate(license.id, () => ({ planId: "gone-plan" }), later(3), () => audited("z", null)), "CONFLICT", "The plan no longer exists.");
     expect(await repo.findById(license.id)).toEqual(expected as License);
+
+    // An empty patch (a caller that only wanted the row's lock) leaves the row as it was, updated_at
+    // included; its effects are still written.
+    expect(await repo.mutate(license.id, () => ({}), later(4), () => audited("lock", license.id))).toEqual(expected as License);
+    expect(await repo.findById(license.id)).toEqual(expected as License);
+    expect((await auditRows(o)).map((r) => r.action)).toEqual(["license.update", "lock"]);
   });
 
   test("mutate with clearActivations drops that license's activations and floating sessions only", async () => {

@@ -86,7 +86,8 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
           const before = await readLicense(tx, id, true);
           if (!before) return null;
           const patch = withPastDueEpisode(before, decide(before), at);
-          await tx.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id));
+          // An empty patch changes nothing, updated_at included (a caller that only wanted the lock).
+          if (Object.keys(patch).length > 0) await tx.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id));
           if (opts.clearActivations) {
             await tx.delete(activations).where(eq(activations.licenseId, id));
             // DECISIONS: revoke "drops activations and floating sessions".

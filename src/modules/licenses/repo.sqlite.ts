@@ -81,7 +81,8 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
           const before = findById(id);
           if (!before) return null;
           const patch = withPastDueEpisode(before, decide(before), at);
-          db.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id)).run();
+          // An empty patch changes nothing, updated_at included (a caller that only wanted the lock).
+          if (Object.keys(patch).length > 0) db.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id)).run();
           if (opts.clearActivations) for (const clear of clearActivationsHooks) clear(id);
           writeEffects(db, effects(before, patch));
           return findById(id);

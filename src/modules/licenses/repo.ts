@@ -48,7 +48,8 @@ export interface LicenseRepo {
   list(filter: LicenseListFilter): Promise<{ items: License[]; hasMore: boolean }>;
   /**
    * Atomic read-decide-write: `decide` sees the current row inside the write transaction and returns
-   * the patch (or throws an AppError to refuse). `clearActivations` drops activations and floating
+   * the patch (or throws an AppError to refuse); an empty patch writes nothing to the row (updated_at
+   * included) but still holds its lock. `clearActivations` drops activations and floating
    * sessions in the same transaction (revoke). Returns null when the license does not exist.
    */
   mutate(

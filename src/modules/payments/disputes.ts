@@ -54,7 +54,9 @@ async function invoiceOfIntent(deps: Deps, paymentIntentId: string | null): Prom
     return { invoiceId: typeof invoice === "string" ? invoice : (invoice?.id ?? null) };
   } catch (e) {
     const failure = stripeFailure(e);
-    if (failure.definite && failure.status !== 429) {
+    // Only "no such payment" answers mean no invoice; a rejected key (401/403) or a rate limit must
+    // not turn the event into a permanent ignored_unknown_payment: throw, and Stripe redelivers.
+    if (failure.status === 400 || failure.status === 404) {
       deps.logger.warn("stripe webhook: could not look up the invoice of a PaymentIntent", { error: failure.message });
       return { invoiceId: null };
     }

@@ -64,7 +64,9 @@ export async function refundLicense(deps: Deps, actor: Actor, licenseId: string)
   const license = await getLicense(deps, actor, licenseId); // 404, or 403 for another product's bound key
   const stripe = deps.stripe;
   if (!stripe) throw notConfigured();
-  const [last] = await deps.repos.payments.listPayments(license.id);
+  // The newest payment with money in it: a $0 checkout (a 100 % coupon on a renewal) has nothing to
+  // refund and must not hide the purchase before it.
+  const last = (await deps.repos.payments.listPayments(license.id)).find((p) => p.amount !== 0);
   if (!last) throw new AppError("NOTHING_TO_REFUND", { message: "The license has no recorded payment to refund.", details: { license_id: license.id } });
   if (last.refundState === "refunded") return await replayed(deps, stripe, license.id, last.id);
 

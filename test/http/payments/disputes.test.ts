@@ -232,7 +232,15 @@ describe("charge.dispute.created / charge.dispute.closed", () => {
     const b: Bought = { licenseId: license.id, paymentIntent: `pi_${uid()}`, charge: `ch_${uid()}` };
     fake.objects.set(`inpay_${invoice}`, { id: `inpay_${invoice}`, object: "invoice_payment", invoice, status: "paid", is_default: true, amount_paid: 1500, currency: "usd", payment: { type: "payment_intent", payment_intent: b.paymentIntent } });
 
-    expect((await deliver("charge.dispute.created", dispute(b, "needs_response", { amount: 1500 }))).outcome).toBe("suspended");
+    // Stripe refusing Keyward's key (401) is no answer about the payment: the event fails (5xx), is
+    // not recorded, and Stripe's redelivery then applies it.
+    fake.failNext("GET", "/v1/invoice_payments", 1, 401, { error: { type: "invalid_request_error", message: "Invalid API Key provided." } });
+    const refused = await fake.signedEvent("charge.dispute.created", dispute(b, "needs_response", { amount: 1500 }));
+    const failed = await t.request("POST", `${V1}/webhooks/stripe`, { body: refused.payload, raw: true, headers: { "stripe-signature": refused.signature } });
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(await status(b.licenseId)).toBe("active");
+    expect(await t.deps.repos.payments.eventOutcome(refused.id)).toBeNull();
+    expect((await t.request("POST", `${V1}/webhooks/stripe`, { body: refused.payload, raw: true, headers: { "stripe-signature": refused.signature } })).body.data.outcome).toBe("suspended");
     expect(fake.callsTo("GET", "/v1/invoice_payments").some((c) => c.query["payment[payment_intent]"] === b.paymentIntent && c.query["payment[type]"] === "payment_intent")).toBe(true);
     expect((await deliver("charge.dispute.closed", dispute(b, "lost", { amount: 1500 }))).outcome).toBe("revoked");
     expect(await status(b.licenseId)).toBe("revoked");

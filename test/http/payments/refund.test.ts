@@ -112,6 +112,16 @@ describe("POST /admin/licenses/{id}/refund", () => {
     expect(await revokedEvents(license.id)).toBe(1);
   });
 
+  test("a $0 payment after the purchase (a 100 % coupon renewal) is skipped: the purchase is refunded", async () => {
+    const { license } = await paidLicense();
+    const purchase = await plantPayment(license.id);
+    await plantPayment(license.id, { kind: "support_renewal", amount: 0, stripePaymentIntentId: null, paidAt: new Date(t.clock.nowMs() + HOUR) });
+    const res = await t.request("POST", `${V1}/admin/licenses/${license.id}/refund`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.refund).toMatchObject({ payment_id: purchase.id, kind: "purchase", refunded_now: true });
+    expect(fake.callsTo("POST", "/v1/refunds").filter((c) => c.body.payment_intent === purchase.stripePaymentIntentId)).toHaveLength(1);
+  });
+
   test("two requests at once: one refund at Stripe, one revoke, both answer 200", async () => {
     const { license } = await paidLicense();
     const payment = await plantPayment(license.id);
