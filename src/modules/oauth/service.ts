@@ -102,11 +102,11 @@ export async function finishSignIn(
     deps.logger.info("oauth sign-in refused: no verified email", { provider: provider.id, reason: verdict.refused });
     throw new AppError("OAUTH_EMAIL_UNVERIFIED", { details: { reason: verdict.refused } });
   }
-  const { setCookie } = await signIn(deps, deps.repos, {
+  const { setCookie } = await deps.db.transaction((repos) => signIn(deps, repos, {
     email: verdict.email,
     method: `oauth:${provider.id}`,
     ip: input.ip,
     userAgent: input.userAgent,
-  });
+  }));
   return { location: flow.returnTo, setCookies: [setCookie, clearFlowCookie(flowCookieScope(deps.config.baseUrl))] };
 }

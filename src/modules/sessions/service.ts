@@ -5,7 +5,6 @@ import type { Deps, Repos } from "../../deps";
 import { hmacSha256Hex } from "../../crypto/hash";
 import { DAY, MINUTE } from "../../shared/clock";
 import { newId } from "../../shared/ids";
-import type { Actor } from "../../shared/actor";
 import type { Effects } from "../outbox/effects";
 import { normalizeEmail } from "../users/domain";
 import type { User } from "../users/repo";
@@ -59,8 +58,9 @@ export function sessionTokenFrom(cookieHeader: string | null): string | null {
 }
 
 /**
- * Creates the user when missing and opens a session, through `repos` (a transaction's repositories
- * make it part of a larger change, e.g. invite acceptance). Returns the user and the Set-Cookie value.
+ * Creates the user when missing and opens a session, through `repos`: pass a transaction's
+ * repositories (deps.db.transaction), so the user, the session and the sign-in time are written
+ * together, or as part of a larger change (invite acceptance). Returns the user and the Set-Cookie value.
  */
 export async function signIn(
   deps: Pick<Deps, "clock" | "secrets" | "config">,
@@ -121,9 +121,4 @@ export async function endSession(deps: Pick<Deps, "repos">, sessionId: string, e
 /** Ends every session of a user ("sign out everywhere"); how many ended. */
 export async function endAllSessions(deps: Pick<Deps, "repos">, userId: string, effects: Effects | null = null) {
   return deps.repos.sessions.revokeAllForUser(userId, effects);
-}
-
-/** The audit actor of a signed-in user acting through the portal or the admin API. */
-export function sessionActor(signedIn: SignedIn, ip: string | null, requestId: string | null, scopes: Actor["scopes"] = new Set()): Actor {
-  return { type: "session", id: signedIn.user.id, scopes, productId: null, ip, requestId };
 }
