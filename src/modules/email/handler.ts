@@ -4,7 +4,8 @@
 //
 // With no SMTP_URL (development) the rendered message, link or code included, is written to the log
 // at info and recorded with status `logged`, so a local invite or sign-in works without a mail
-// server. This is the one log line that may carry an email's secret values; no other does.
+// server. This is the one log line that may carry an email's secret values; no other does, and with
+// NODE_ENV=production it leaves the text out (a production log never holds a code, link or key).
 import { createTransport } from "nodemailer";
 import type { Config } from "../../config";
 import type { Logger } from "../../shared/logger";
@@ -21,7 +22,7 @@ import { DEFAULT_RENDER_CONTEXT, renderEmail, type EmailRenderContext, type Rend
 export const SMTP_TIMEOUTS = { connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000 } as const;
 
 type EmailDeps = {
-  config: Pick<Config, "smtpUrl" | "mailFrom">;
+  config: Pick<Config, "smtpUrl" | "mailFrom" | "nodeEnv">;
   secrets: Secrets;
   logger: Logger;
   /** Settings and template overrides, read per message (defaults when absent: tests). */
@@ -40,7 +41,7 @@ export function createEmailHandler(deps: EmailDeps): OutboxHandler {
         template: email.template,
         to: email.to,
         subject: rendered.subject,
-        text: rendered.text,
+        ...(config.nodeEnv === "production" ? { text_omitted: "NODE_ENV=production: set SMTP_URL to send emails" } : { text: rendered.text }),
       });
       return "logged";
     }

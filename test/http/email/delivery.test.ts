@@ -218,6 +218,22 @@ describe("without SMTP_URL (development)", () => {
     expect((await deliver(t)).claimed).toBe(0);
   });
 
+  test("with NODE_ENV=production the log line leaves the text, and so the code and link, out", async () => {
+    const t = await app();
+    const { lines, logger } = capture();
+    t.deps.outboxHandlers.email = createEmailHandler({ config: { ...t.deps.config, nodeEnv: "production" }, secrets: t.deps.secrets, logger });
+    await signIn(t, "bob@example.com");
+    await invite(t, "carol@example.com");
+    expect(await deliver(t)).toMatchObject({ claimed: 2, logged: 2 });
+    expect(lines).toHaveLength(2);
+    for (const line of lines) {
+      expect(line).toMatchObject({ level: "info", text_omitted: "NODE_ENV=production: set SMTP_URL to send emails" });
+      expect(line.text).toBeUndefined();
+      expect(JSON.stringify(line)).not.toContain(CODE);
+      expect(JSON.stringify(line)).not.toContain(TOKEN);
+    }
+  });
+
   test("the registered handler logs too (no SMTP server is contacted), and a production boot warns once", async () => {
     const t = await app();
     await signIn(t, "bob@example.com");
