@@ -59,7 +59,7 @@ export class FakeStripe {
   /** Routes with an id in the path (`DELETE /v1/subscriptions/sub_…`): method, pattern, handler. */
   private readonly patternHandlers: { method: string; path: RegExp; handler: Handler }[] = [];
   private readonly failures: Failure[] = [];
-  private readonly replays = new Map<string, { status: number; body: unknown }>();
+  private readonly replays = new Map<string, { status: number; body: unknown; params: string }>();
   private counter = 0;
   private server: ReturnType<typeof Bun.serve> | null = null;
   /** The SDK instance used for signing (no network). */
@@ -168,7 +168,7 @@ export class FakeStripe {
     return this;
   }
 
-  /** Calls of `method path` that reached a handler (not replays), in order. */
+  /** Every recorded call of `method path`, in order: replays (`replayed`) and injected failures (`status`) included. */
   callsTo(method: string, path: string): FakeStripeCall[] {
     return this.calls.filter((c) => c.method === method && c.path === path);
   }
@@ -247,6 +247,13 @@ export class FakeStripe {
     }
     const replayKey = call.idempotencyKey ? `${call.method} ${call.path} ${call.idempotencyKey}` : null;
     const earlier = replayKey ? this.replays.get(replayKey) : undefined;
+    if (earlier && earlier.params !== JSON.stringify(call.body)) {
+      // Stripe refuses a key reused with other parameters rather than replaying the first answer.
+      call.status = 400;
+      this.calls.push(call);
+      const refusal = stripeError(400, "Keys for idempotent requests can only be used with the same parameters they were first used with.");
+      return Response.json({ error: { ...(refusal.body.error as object), type: "idempotency_error" } }, { status: 400 });
+    }
     if (earlier) {
       call.replayed = true;
       call.status = earlier.status;
@@ -267,7 +274,7 @@ export class FakeStripe {
     const answer = handler ? await handler(call, this) : stripeError(404, `Unrecognized request URL (${call.method}: ${call.path}).`);
     call.status = answer.status ?? 200;
     this.calls.push(call);
-    if (replayKey && call.status < 500) this.replays.set(replayKey, { status: call.status, body: answer.body });
+    if (replayKey && call.status < 500) this.replays.set(replayKey, { status: call.status, body: answer.body, params: JSON.stringify(call.body) });
     return Response.json(answer.body, { status: call.status });
   }
 }

@@ -165,7 +165,11 @@ describe("POST /admin/licenses/{id}/refund", () => {
     const payment = await plantPayment(license.id);
     // The refund happens at Stripe but Keyward never records it: as if the process died mid-call.
     await t.deps.repos.payments.claimRefund(payment.id);
-    await t.deps.stripe!.refunds.create({ payment_intent: payment.stripePaymentIntentId! }, { idempotencyKey: `keyward-refund-${payment.id}` });
+    // The same request Keyward sends (Stripe replays a key only with the same parameters).
+    await t.deps.stripe!.refunds.create(
+      { payment_intent: payment.stripePaymentIntentId!, metadata: { keyward_license_id: license.id, keyward_payment_id: payment.id } },
+      { idempotencyKey: `keyward-refund-${payment.id}` },
+    );
     const res = await refund(license.id);
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ status: "revoked", refund: { refunded_now: true } });
