@@ -28,12 +28,16 @@ describe("blockedAddressReason", () => {
     ["::10.0.0.1", "private"],
     ["64:ff9b::192.168.0.1", "private"],
     ["2002:c0a8:0001::1", "private"],
+    ["::ffff:0:127.0.0.1", "loopback"],
+    ["::ffff:0:a9fe:a9fe", "link-local"],
+    ["64:ff9b:1::a00:1", "local-use NAT64"],
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"],
     ["[::1]", "loopback"],
   ])("%s is refused (%s)", (ip, why) => {
     expect(blockedAddressReason(ip)).toContain(why);
   });
 
-  test.each(["8.8.8.8", "93.184.216.34", "172.32.0.1", "100.128.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "2002:0808:0808::1"])("%s is public", (ip) => {
+  test.each(["8.8.8.8", "93.184.216.34", "172.32.0.1", "100.128.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "::ffff:0:8.8.8.8", "2002:0808:0808::1", "2001:4860:4860::8888"])("%s is public", (ip) => {
     expect(blockedAddressReason(ip)).toBeNull();
   });
 

@@ -1,7 +1,7 @@
 // Server-side request forgery guard of webhook targets (DECISIONS: Webhooks and email): an admin
 // must not be able to point Keyward at its own network. Refused: private, loopback, link-local,
 // shared address space (CGNAT), unique-local, multicast, unspecified, reserved and documentation
-// ranges, and the IPv6 forms that embed such an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64,
+// ranges, and the IPv6 forms that embed such an IPv4 address (IPv4-mapped, -translated, -compatible, NAT64,
 // 6to4). Checked when an endpoint is saved (literal addresses and what its host name resolves to)
 // and again at every delivery, on every address the name resolves to; the request then connects to
 // an address that passed the check (deliver.ts pins it), so a name cannot resolve to a public
@@ -73,8 +73,14 @@ function blockedV6(ip: string): string | null {
   // ::ffff:a.b.c.d (IPv4-mapped) and ::a.b.c.d (IPv4-compatible): judged as the IPv4 address.
   if (allZero(0, 5) && g[5] === 0xffff) return embedded(g[6]!, g[7]!) ?? null;
   if (allZero(0, 6)) return embedded(g[6]!, g[7]!) ?? "IPv4-compatible (::/96)";
+  // ::ffff:0:a.b.c.d (IPv4-translated, ::ffff:0:0/96, RFC 2765): judged as the IPv4 address.
+  if (allZero(0, 4) && g[4] === 0xffff && g[5] === 0) return embedded(g[6]!, g[7]!) ?? null;
   // 64:ff9b::/96 (NAT64) embeds an IPv4 address too.
   if (g[0] === 0x64 && g[1] === 0xff9b && allZero(2, 6)) return embedded(g[6]!, g[7]!);
+  // 64:ff9b:1::/48 (local-use NAT64, RFC 8215): translated inside a network, never public.
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return "local-use NAT64 (64:ff9b:1::/48)";
+  // 2001::/32 (Teredo): tunnels to an obfuscated IPv4 address that cannot be judged here.
+  if (g[0] === 0x2001 && g[1] === 0) return "Teredo (2001::/32)";
   // 2002::/16 (6to4): the IPv4 address is in groups 1–2.
   if (g[0] === 0x2002) return embedded(g[1]!, g[2]!);
   const first = g[0]!;
