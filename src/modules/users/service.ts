@@ -19,7 +19,7 @@ export async function getUser(deps: Deps, actor: Actor, id: string): Promise<Use
   return user;
 }
 
-function assertNotConfigured(deps: Deps, user: User): void {
+function assertNotConfigured(deps: Deps, user: Pick<User, "email">): void {
   if (deps.config.adminEmails.includes(user.email)) {
     throw new AppError("USER_MANAGED_BY_CONFIG", {
       message: "This address is an admin through ADMIN_EMAILS; change the configuration to change it.",
@@ -62,7 +62,10 @@ export async function setUserRole(deps: Deps, actor: Actor, id: string, role: Ad
 /** Gives an address an admin role, creating its user (it signs in later with that address). */
 export async function grantRole(deps: Deps, actor: Actor, input: { email: string; role: AdminRole }): Promise<User> {
   assertSystemWide(actor);
-  const user = await deps.repos.users.ensure(normalizeEmail(input.email), deps.clock.now());
+  const email = normalizeEmail(input.email);
+  // Refused before the user row is created: a refusal leaves nothing behind.
+  assertNotConfigured(deps, { email });
+  const user = await deps.repos.users.ensure(email, deps.clock.now());
   return setUserRole(deps, actor, user.id, input.role);
 }
 

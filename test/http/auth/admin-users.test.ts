@@ -59,6 +59,12 @@ describe("ADMIN_EMAILS", () => {
     expect({ status: remove.status, code: remove.body.error.code }).toEqual({ status: 409, code: "USER_MANAGED_BY_CONFIG" });
   });
 
+  test("granting a role to a listed address is 409 and creates no user", async () => {
+    const granted = await t.request("POST", `${V1}/admin/users`, { body: { email: "Second@Keyward.Test", role: "viewer" } });
+    expect({ status: granted.status, code: granted.body.error.code }).toEqual({ status: 409, code: "USER_MANAGED_BY_CONFIG" });
+    expect(await t.deps.repos.users.findByEmail("second@keyward.test")).toBeNull();
+  });
+
   test("config: a malformed entry is refused at boot", async () => {
     await expect(createTestApp({ env: { ADMIN_EMAILS: "ok@example.com, not-an-address" } })).rejects.toThrow(/ADMIN_EMAILS/);
   });
