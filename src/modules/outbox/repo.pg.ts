@@ -12,6 +12,12 @@ const asciiLower = (v: SQL) => sql`lower(${v} COLLATE "C")`;
 
 export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
   const { db } = handle;
+  /** One newest-first page of the outbox rows matching `where` (the email and event lists). */
+  const newestFirst = async (where: SQL[], limit: number) =>
+    keysetPage(
+      (await db.select().from(outbox).where(and(...where)).orderBy(sql`${outbox.createdAt} DESC`, sql`${idBytes} DESC`).limit(limit + 1)) as OutboxMessage[],
+      limit,
+    );
   return {
     enqueue: (m) => writeOutboxPg(db, m),
     async get(id) {
@@ -62,13 +68,7 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
       if (f.to) where.push(sql`${asciiLower(sql`${outbox.payload} ->> 'to'`)} = ${asciiLower(sql`${f.to}::text`)}`);
       // Same cursor as SQLite: (created_at, id) newest first, ids compared by bytes.
       if (f.cursor) where.push(afterCursor(outbox.createdAt, idBytes, decodeCursor(f.cursor)));
-      const rows = (await db
-        .select()
-        .from(outbox)
-        .where(and(...where))
-        .orderBy(sql`${outbox.createdAt} DESC`, sql`${idBytes} DESC`)
-        .limit(f.limit + 1)) as OutboxMessage[];
-      return keysetPage(rows, f.limit);
+      return newestFirst(where, f.limit);
     },
     async listEvents(f) {
       const where: SQL[] = [eq(outbox.kind, "event")];
@@ -78,13 +78,7 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
       if (f.until) where.push(lt(outbox.createdAt, f.until));
       if (f.productId) where.push(sql`${outbox.payload} -> 'data' ->> 'product_id' = ${f.productId}::text`);
       if (f.cursor) where.push(afterCursor(outbox.createdAt, idBytes, decodeCursor(f.cursor)));
-      const rows = (await db
-        .select()
-        .from(outbox)
-        .where(and(...where))
-        .orderBy(sql`${outbox.createdAt} DESC`, sql`${idBytes} DESC`)
-        .limit(f.limit + 1)) as OutboxMessage[];
-      return keysetPage(rows, f.limit);
+      return newestFirst(where, f.limit);
     },
     async pruneFinished(before, limit) {
       if (limit <= 0) return 0;

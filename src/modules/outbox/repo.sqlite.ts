@@ -7,6 +7,12 @@ import { writeOutbox } from "./write.sqlite";
 
 export function createOutboxRepo(handle: DbHandle): OutboxRepo {
   const { db } = handle;
+  /** One newest-first page of the outbox rows matching `where` (the email and event lists). */
+  const newestFirst = (where: SQL[], limit: number) =>
+    keysetPage(
+      db.select().from(outbox).where(and(...where)).orderBy(desc(outbox.createdAt), desc(outbox.id)).limit(limit + 1).all() as OutboxMessage[],
+      limit,
+    );
   return {
     enqueue: lift((m) => writeOutbox(db, m)),
     get: lift((id: string) => (db.select().from(outbox).where(eq(outbox.id, id)).get() as OutboxMessage | undefined) ?? null),
@@ -58,14 +64,7 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       // SQLite's lower() folds ASCII only; the PostgreSQL repository compares the same way.
       if (f.to) where.push(sql`lower(json_extract(${outbox.payload}, '$.to')) = lower(${f.to})`);
       if (f.cursor) where.push(afterCursor(outbox.createdAt, outbox.id, decodeCursor(f.cursor)));
-      const rows = db
-        .select()
-        .from(outbox)
-        .where(and(...where))
-        .orderBy(desc(outbox.createdAt), desc(outbox.id))
-        .limit(f.limit + 1)
-        .all() as OutboxMessage[];
-      return keysetPage(rows, f.limit);
+      return newestFirst(where, f.limit);
     },
     async listEvents(f) {
       const where: SQL[] = [eq(outbox.kind, "event")];
@@ -76,14 +75,7 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       if (f.until) where.push(lt(outbox.createdAt, f.until));
       if (f.productId) where.push(sql`json_extract(${outbox.payload}, '$.data.product_id') = ${f.productId}`);
       if (f.cursor) where.push(afterCursor(outbox.createdAt, outbox.id, decodeCursor(f.cursor)));
-      const rows = db
-        .select()
-        .from(outbox)
-        .where(and(...where))
-        .orderBy(desc(outbox.createdAt), desc(outbox.id))
-        .limit(f.limit + 1)
-        .all() as OutboxMessage[];
-      return keysetPage(rows, f.limit);
+      return newestFirst(where, f.limit);
     },
     async pruneFinished(before, limit) {
       if (limit <= 0) return 0;
