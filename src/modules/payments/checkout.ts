@@ -89,8 +89,22 @@ export async function createSupportCheckout(deps: Deps, input: SupportCheckoutIn
     // The Stripe customer the license is billed through when there is one; else prefill the owner's email.
     ...(link?.stripeCustomerId ? { customer: link.stripeCustomerId } : { customer_email: license.email }),
   };
+  return await openCheckoutSession(stripe, "support-checkout", params, now);
+}
+
+/**
+ * Creates a Checkout Session and answers its URL (502 PAYMENT_PROVIDER_ERROR when Stripe fails).
+ * Identical requests within CHECKOUT_REUSE_WINDOW_MS share one Stripe idempotency key, so a double
+ * click opens one session; other parameters make another key.
+ */
+export async function openCheckoutSession(
+  stripe: Stripe,
+  purpose: "support-checkout" | "purchase-checkout",
+  params: Stripe.Checkout.SessionCreateParams,
+  now: Date,
+): Promise<{ checkoutUrl: string }> {
   const window = Math.floor(now.getTime() / CHECKOUT_REUSE_WINDOW_MS);
-  const idempotencyKey = `keyward-support-checkout:${createHash("sha256").update(JSON.stringify([window, params])).digest("hex")}`;
+  const idempotencyKey = `keyward-${purpose}:${createHash("sha256").update(JSON.stringify([window, params])).digest("hex")}`;
   let session: Stripe.Checkout.Session;
   try {
     session = await stripe.checkout.sessions.create(params, { idempotencyKey });

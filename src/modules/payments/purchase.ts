@@ -4,7 +4,6 @@
 // the license and emails its key. The issue runs in the webhook's transaction (after the event id
 // was claimed) and at most once per Checkout Session and per subscription: the billing link is
 // unique on both.
-import { createHash } from "node:crypto";
 import type Stripe from "stripe";
 import type { Deps } from "../../deps";
 import { AppError } from "../../shared/errors";
@@ -16,7 +15,7 @@ import type { Plan } from "../plans/repo";
 import type { BillingLink } from "./repo";
 import { PURCHASE_KIND, purchaseMetadata, readCheckoutSession } from "./stripe-objects";
 import { eventTime, lockLicense, type BillingEventContext } from "./billing-context";
-import { checkoutReturnUrls, paymentProviderError, CHECKOUT_REUSE_WINDOW_MS } from "./checkout";
+import { checkoutReturnUrls, openCheckoutSession } from "./checkout";
 import { licensePurchasedEmail } from "./emails";
 
 export interface PurchaseCheckoutInput {
@@ -60,16 +59,7 @@ export async function createPurchaseCheckout(deps: Deps, input: PurchaseCheckout
         { customer_creation: "always", payment_intent_data: { metadata } }),
   };
   // A double click within the window opens one session (as the support checkout does).
-  const window = Math.floor(deps.clock.now().getTime() / CHECKOUT_REUSE_WINDOW_MS);
-  const idempotencyKey = `keyward-purchase-checkout:${createHash("sha256").update(JSON.stringify([window, params])).digest("hex")}`;
-  let session: Stripe.Checkout.Session;
-  try {
-    session = await deps.stripe.checkout.sessions.create(params, { idempotencyKey });
-  } catch (e) {
-    throw paymentProviderError(e);
-  }
-  if (!session.url) throw paymentProviderError(null);
-  return { checkoutUrl: session.url };
+  return await openCheckoutSession(deps.stripe, "purchase-checkout", params, deps.clock.now());
 }
 
 export interface PurchaseIssue {

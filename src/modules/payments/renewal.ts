@@ -12,6 +12,7 @@ import type { Effects } from "../outbox/effects";
 import { isoOrNull } from "../outbox/events";
 import { supportRenewedEmail } from "./emails";
 import { checkoutSession, type StripeHandlerContext } from "./event-context";
+import { ref } from "./stripe-objects";
 
 /**
  * The renewed window: max(now, support_until) + support_days, so an early renewer keeps the time
@@ -21,12 +22,6 @@ import { checkoutSession, type StripeHandlerContext } from "./event-context";
 export function renewedSupportUntil(current: Date | null, supportDays: number, now: Date): Date | null {
   if (current === null) return null;
   return new Date(Math.max(now.getTime(), current.getTime()) + supportDays * DAY);
-}
-
-/** The Stripe id of an expandable field (a string, or the expanded object's id). */
-export function stripeId(v: string | { id: string } | null | undefined): string | null {
-  if (typeof v === "string") return v;
-  return v && typeof v.id === "string" ? v.id : null;
 }
 
 /** The license a Keyward checkout is for: metadata.keyward_license_id, else client_reference_id. */
@@ -58,7 +53,7 @@ export async function applySupportRenewal(ctx: StripeHandlerContext): Promise<st
     kind: "support_renewal",
     stripeCheckoutSessionId: session.id,
     stripeInvoiceId: null,
-    stripePaymentIntentId: stripeId(session.payment_intent),
+    stripePaymentIntentId: ref(session.payment_intent),
     amount: session.amount_total ?? null,
     currency: session.currency ?? null,
     paidAt: at,

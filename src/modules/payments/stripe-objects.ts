@@ -8,7 +8,7 @@ const obj = (v: unknown): Obj | null => (v !== null && typeof v === "object" && 
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 /** An expandable reference: the id, or the expanded object's id. */
-const ref = (v: unknown): string | null => str(v) ?? str(obj(v)?.id);
+export const ref = (v: unknown): string | null => str(v) ?? str(obj(v)?.id);
 const seconds = (v: unknown): Date | null => {
   const n = num(v);
   return n === null ? null : new Date(n * 1000);

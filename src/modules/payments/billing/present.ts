@@ -1,7 +1,6 @@
 // Wire views of a license's billing link and payments.
 import type { BillingLink, Payment } from "../repo";
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
+import { iso } from "../../../shared/clock";
 
 export function presentBillingLink(l: BillingLink) {
   return {
