@@ -50,16 +50,7 @@ export function safeReturnTo(raw: string | undefined): string | null {
   return raw;
 }
 
-/** The value of cookie `name` in a Cookie request header, or null. */
-export function cookieValue(header: string | null | undefined, name: string): string | null {
-  if (!header) return null;
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return null;
-}
+export { cookieValue } from "../../shared/cookies";
 
 export interface CookieScope {
   /** Path the cookie is sent to: the OAuth routes under BASE_URL's path. */

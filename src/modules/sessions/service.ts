@@ -5,6 +5,7 @@ import type { Deps, Repos } from "../../deps";
 import { hmacSha256Hex } from "../../crypto/hash";
 import { DAY, MINUTE } from "../../shared/clock";
 import { newId } from "../../shared/ids";
+import { cookieValue } from "../../shared/cookies";
 import type { Effects } from "../outbox/effects";
 import { normalizeEmail } from "../users/domain";
 import type { User } from "../users/repo";
@@ -45,16 +46,8 @@ export function clearedSessionCookie(deps: Pick<Deps, "config">): string {
 
 /** The `session` cookie's value from a Cookie header, or null. */
 export function sessionTokenFrom(cookieHeader: string | null): string | null {
-  if (!cookieHeader) return null;
-  for (const part of cookieHeader.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === SESSION_COOKIE) {
-      const value = part.slice(eq + 1).trim();
-      return TOKEN_SHAPE.test(value) ? value : null;
-    }
-  }
-  return null;
+  const value = cookieValue(cookieHeader, SESSION_COOKIE);
+  return value !== null && TOKEN_SHAPE.test(value) ? value : null;
 }
 
 /**
