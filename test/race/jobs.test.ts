@@ -57,7 +57,7 @@ describe("three processes, one SQLite file", () => {
   let env: Record<string, string>;
   beforeAll(async () => {
     // Creates and migrates the database (and the token key) once, before the nodes open it.
-    t = await createTestApp({ env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey } });
+    t = await createTestApp({ engine: "sqlite", env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey } });
     env = { NODE_ENV: "test", DATA_DIR: t.dataDir, RELEASE_KEY_ENCRYPTION_KEY: masterKey, LOG_LEVEL: "silent" };
   });
   afterAll(() => t.close());

@@ -64,10 +64,13 @@ export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
               done.push(Boolean(row));
               continue;
             }
+            // FOR SHARE: a renewal or status change committing between this read and the commit
+            // waits for it (or this waits for it), so a notice is never sent for a date just replaced.
             const [current] = await tx
               .select({ status: licenses.status, at: COLUMNS[op.guardColumn] })
               .from(licenses)
-              .where(eq(licenses.id, op.licenseId));
+              .where(eq(licenses.id, op.licenseId))
+              .for("share");
             if (!current || !op.statuses.includes(current.status) || current.at?.getTime() !== op.dueFor.getTime()) {
               done.push(false);
               continue;
