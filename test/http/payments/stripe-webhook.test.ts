@@ -42,6 +42,7 @@ describe("POST /webhooks/stripe", () => {
     const good = await fake.signedEvent("customer.created", { id: "cus_3", object: "customer" });
     const tampered = await deliver(good.payload.replace("cus_3", "cus_4"), good.signature);
     expect(tampered.status).toBe(400);
+    expect(tampered.body.error.code).toBe("STRIPE_SIGNATURE_INVALID");
     expect(await t.deps.repos.payments.eventOutcome(forged.id)).toBeNull();
     expect(await t.deps.repos.payments.eventOutcome(good.id)).toBeNull();
   });
@@ -50,6 +51,7 @@ describe("POST /webhooks/stripe", () => {
     const res = await t.request("POST", PATH, { body: "not json", raw: true, headers: { "stripe-signature": "t=1,v1=00" } });
     expect(res.status).toBe(400);
     expect(res.body.success).toBe(false);
+    expect(res.body.error.code).toBe("VALIDATION_ERROR");
   });
 
   test("503 PAYMENTS_NOT_CONFIGURED without a webhook secret, or without Stripe", async () => {
