@@ -38,8 +38,8 @@ export function createSigner(seed: Uint8Array): Ed25519Signer {
   const publicKey = publicKeyFromSeed(seed);
   return {
     publicKey,
-    sign: (message) =>
-      new Uint8Array(sign(null, typeof message === "string" ? Buffer.from(message, "utf8") : message, key)),
+    // node:crypto's Buffer is the Uint8Array returned (no copy: a verify signs on every call).
+    sign: (message) => sign(null, typeof message === "string" ? Buffer.from(message, "utf8") : message, key),
   };
 }
 

@@ -23,7 +23,10 @@ export interface TokenClaims {
 
 export function signToken(signer: Ed25519Signer, claims: Record<string, unknown>): string {
   const payload = Buffer.from(JSON.stringify(claims), "utf8").toString("base64url");
-  const signature = Buffer.from(signer.sign(payload)).toString("base64url");
+  const sig = signer.sign(payload);
+  // node:crypto signers return a Buffer already; a view of `sig.buffer` would make the engine
+  // materialize the typed array's backing store (measured on the verify path).
+  const signature = (Buffer.isBuffer(sig) ? sig : Buffer.from(sig)).toString("base64url");
   return `${payload}.${signature}`;
 }
 

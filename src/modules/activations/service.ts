@@ -1,5 +1,5 @@
 // Activate, verify, deactivate (spec: License endpoints, Activation table, rules 1-2, design rule 4).
-import { randomBytes } from "node:crypto";
+import { tokenNonce } from "../../crypto/nonce";
 import type { Deps } from "../../deps";
 import { AppError } from "../../shared/errors";
 import { SECOND } from "../../shared/clock";
@@ -35,7 +35,7 @@ function issueToken(deps: Deps, access: LicenseAccess, identifier: string, featu
     now,
     ttlSeconds: deps.config.tokenTtlSeconds,
     kid: key.kid,
-    nonce: randomBytes(12).toString("base64url"),
+    nonce: tokenNonce(),
   });
   return signToken(key.signer, claims);
 }

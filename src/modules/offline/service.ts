@@ -2,7 +2,7 @@
 // are not revocable (rule 3): the audit row and the event are the only trace of them. A customer's
 // self-service offline activation (portal, one per license, cleared only by an admin) is recorded in
 // `offline_activations`; while it stands, that machine may also verify online (activations/service.ts).
-import { randomBytes } from "node:crypto";
+import { tokenNonce } from "../../crypto/nonce";
 import type { Deps } from "../../deps";
 import { AppError } from "../../shared/errors";
 import { newId } from "../../shared/ids";
@@ -56,7 +56,7 @@ function signOffline(
     now: input.now,
     exp: input.exp,
     kid: key.kid,
-    nonce: randomBytes(12).toString("base64url"),
+    nonce: tokenNonce(),
   });
   const token = signToken(key.signer, claims);
   const issued = { identifier: input.identifier, fingerprint: claims.fpr, exp: input.exp, kid: key.kid };
