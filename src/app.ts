@@ -1,13 +1,14 @@
 // Composes the HTTP application from Deps. No environment, no listen: main.ts and tests call this.
 // Plugin order is a security property (Elysia hooks only cover routes registered after them), so the
-// order below is fixed: request context → rate limit → body parsing → error envelope → docs → public → admin.
+// order below is fixed: request context and rate limits → body parsing → error envelope → docs →
+// public → admin.
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
-import { beginRequest, clientIp, NO_PEER } from "./http/request-context";
+import { beginRequest, clientIp, NO_PEER, pathOf } from "./http/request-context";
 import { clientAddressResolver } from "./http/trusted-proxies";
 import { errorHandler } from "./http/error-handler";
 import { jsonBodyParser } from "./http/body";
-import { publicRateLimit } from "./http/rate-limit";
+import { rateLimitCheck } from "./http/rate-limit";
 import { accessLog } from "./http/access-log";
 import { apiDocs } from "./http/openapi";
 // After the openapi plugin (imported by ./http/openapi): replaces its per-call uuid format check.
@@ -69,71 +70,56 @@ export function createApp(deps: Deps) {
   const resolveClient = clientAddressResolver(config.trustProxy, NO_PEER);
   const session = sessionAuth(deps);
 
+  // Per-address limits, before any parsing (spec: Limits; DECISIONS: Abuse limits), in this order:
+  // a request counts against every rule whose prefix its path has, and the first refusal answers.
+  const rateLimits = rateLimitCheck(deps.rateLimiter, clock, [
+    // The public SDK and feed routes, sign-in (an OAuth callback costs a call to the provider) and the portal.
+    {
+      bucket: "public",
+      perMinute: config.rateLimitPublicPerMinute,
+      prefixes: [`${API_PREFIX}/license/`, `${API_PREFIX}/releases/`, `${API_PREFIX}/auth/`, `${API_PREFIX}/portal/`],
+    },
+    // Invite acceptance: its own counter, 60 per minute per IP (spec: Limits).
+    { bucket: "invite", perMinute: INVITE_ACCEPT_PER_MINUTE, prefixes: [`${API_PREFIX}/invites/`] },
+    // Stripe's webhook: its own generous counter (Stripe sends from a few addresses and bursts when
+    // it redelivers a backlog; a 429 only delays an event, Stripe retries it).
+    { bucket: "stripe", perMinute: STRIPE_WEBHOOK_PER_MINUTE, prefixes: [`${API_PREFIX}/webhooks/stripe`] },
+    // Opening a Stripe Checkout costs a call to Stripe's API (its rate limit is the whole service's):
+    // a tighter counter per address for the two checkout routes.
+    {
+      bucket: "checkout",
+      perMinute: config.rateLimitCheckoutPerMinute,
+      prefixes: [`${API_PREFIX}/license/checkout`, `${API_PREFIX}/license/support/checkout`],
+    },
+  ]);
+
   // normalize: false — Elysia otherwise silently strips unknown body fields; our schemas say
   // additionalProperties: false and mean it (unknown keys are a 400), and responses stay exact.
   // encodeSchema: false — no response schema uses t.Transform, and Elysia otherwise walks every
   // response through TypeBox's Encode (measured: ~6% of a verify request). Responses are still
   // validated against their schemas.
   const root = new Elysia({ name: "keyward", normalize: false, encodeSchema: false });
-  return (
+  const app = (
     root
-      // 1. Request id and client address, before anything can fail. The server is read from the
-      // instance rather than destructured from the context: a hook that destructures `server` makes
-      // Elysia define an accessor on every request's context object.
-      .onRequest(({ request, set }) => {
+      // 1. Request id, client address and the rate limits: one hook, before anything can fail. The
+      // server is read from the instance rather than destructured from the context: a hook that
+      // destructures `server` makes Elysia define an accessor on every request's context object.
+      // The path comes from the context when the router put it there (Elysia's static routes do,
+      // which spares reading the request's URL), from the URL otherwise.
+      .onRequest((context) => {
+        const { request, set } = context;
         const ctx = beginRequest(request, clientIp(request, root.server, resolveClient), clock.monotonicMs());
         set.headers["x-request-id"] = ctx.requestId;
+        return rateLimits(request, (context as { path?: string }).path ?? pathOf(request.url), ctx.ip);
       })
       // The access log is an info line; when info is off the hook is not registered at all, because
       // Elysia schedules an afterResponse hook for every request even if it returns at once.
       .use(accessLog(logger, clock))
-      // 2. Per-IP limit on the public SDK and feed routes, sign-in (an OAuth callback costs a call to
-      // the provider) and the portal, before any parsing.
-      .use(
-        publicRateLimit({
-          limiter: deps.rateLimiter,
-          clock,
-          perMinute: config.rateLimitPublicPerMinute,
-          prefixes: [`${API_PREFIX}/license/`, `${API_PREFIX}/releases/`, `${API_PREFIX}/auth/`, `${API_PREFIX}/portal/`],
-        }),
-      )
-      // Invite acceptance: its own counter, 60 per minute per IP (spec: Limits).
-      .use(
-        publicRateLimit({
-          limiter: deps.rateLimiter,
-          clock,
-          perMinute: INVITE_ACCEPT_PER_MINUTE,
-          prefixes: [`${API_PREFIX}/invites/`],
-          bucket: "invite",
-        }),
-      )
-      // Stripe's webhook: its own generous counter (Stripe sends from a few addresses and bursts
-      // when it redelivers a backlog; a 429 only delays an event, Stripe retries it).
-      .use(
-        publicRateLimit({
-          limiter: deps.rateLimiter,
-          clock,
-          perMinute: STRIPE_WEBHOOK_PER_MINUTE,
-          prefixes: [`${API_PREFIX}/webhooks/stripe`],
-          bucket: "stripe",
-        }),
-      )
-      // Opening a Stripe Checkout costs a call to Stripe's API (its rate limit is the whole
-      // service's): a tighter counter per address for the two checkout routes.
-      .use(
-        publicRateLimit({
-          limiter: deps.rateLimiter,
-          clock,
-          perMinute: config.rateLimitCheckoutPerMinute,
-          prefixes: [`${API_PREFIX}/license/checkout`, `${API_PREFIX}/license/support/checkout`],
-          bucket: "checkout",
-        }),
-      )
-      // 3. Strict JSON bodies (400 VALIDATION_ERROR for malformed JSON or a wrong content type).
+      // 2. Strict JSON bodies (400 VALIDATION_ERROR for malformed JSON or a wrong content type).
       .use(jsonBodyParser(config.maxBodyBytes, [`${LOCAL_OBJECTS_PATH}/`]))
-      // 4. Every failure leaves in the spec's envelope.
+      // 3. Every failure leaves in the spec's envelope.
       .use(errorHandler(logger))
-      // 5. OpenAPI 3.1 document and browsable UI (served from Keyward itself, see http/docs-ui.ts).
+      // 4. OpenAPI 3.1 document and browsable UI (served from Keyward itself, see http/docs-ui.ts).
       .use(
         apiDocs({
           uiPath: `${API_PREFIX}/docs`,
@@ -176,7 +162,7 @@ export function createApp(deps: Deps) {
       .use(checkoutPages())
       .group(API_PREFIX, (api) =>
         api
-          // 6. Public routes (no credential at the route layer).
+          // 5. Public routes (no credential at the route layer).
           .use(healthRoutes(deps))
           .use(keyRoutes(deps))
           // The public license API (license_key in the body is the credential).
@@ -201,7 +187,7 @@ export function createApp(deps: Deps) {
           .use(seatRoutes(deps, session))
           .use(portalRoutes(deps, session))
           .use(offlinePortalRoutes(deps, session))
-          // 7. Admin routes: each declares `scopes`, enforced by the guard's macro.
+          // 6. Admin routes: each declares `scopes`, enforced by the guard's macro.
           .use(productAdminRoutes(deps, guard))
           .use(apiKeyAdminRoutes(deps, guard))
           .use(auditAdminRoutes(deps, guard))
@@ -227,6 +213,7 @@ export function createApp(deps: Deps) {
           .use(billingAdminRoutes(deps, guard)),
       )
   );
+  return app;
 }
 
 export type App = ReturnType<typeof createApp>;

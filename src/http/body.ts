@@ -34,12 +34,16 @@ const invalid = (message: string, fields: Record<string, string>) => new AppErro
  * by the server (never longer than declared); a chunked one is read as a stream and cancelled at the
  * limit, so a client cannot make the server buffer a body of any size before the check.
  */
-async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array> {
+function readBounded(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   if (declared !== null) {
     if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
-    return new Uint8Array(await request.arrayBuffer());
+    return request.bytes();
   }
+  return readChunks(request, maxBytes);
+}
+
+async function readChunks(request: Request, maxBytes: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -61,36 +65,41 @@ async function readBounded(request: Request, maxBytes: number): Promise<Uint8Arr
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 export function jsonBodyParser(maxBytes: number, rawBodyPrefixes: readonly string[] = []) {
-  return new Elysia({ name: "keyward/body" }).onParse({ as: "global" }, async ({ request, contentType, path }) => {
+  // Not an async function: the body is read by one promise and parsed in its continuation (every
+  // public SDK call comes through here, and an async wrapper per call is measurable).
+  return new Elysia({ name: "keyward/body" }).onParse({ as: "global" }, ({ request, contentType, path }) => {
     if (rawBodyPrefixes.some((p) => path.startsWith(p))) return null;
-    const bytes = await readBounded(request, maxBytes);
-    let text: string;
-    try {
-      text = utf8.decode(bytes);
-    } catch {
-      // Lossy decoding would store U+FFFD in place of the bytes sent (two identifiers could collide).
-      throw invalid("The request body is not valid UTF-8.", { body: "invalid UTF-8" });
-    }
-    // The body stream is consumed here; Idempotency-Key handling needs the exact bytes to hash.
-    requestContext(request).rawBody = text;
-    if (text.length === 0) return {};
-    const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
-    if (type !== "application/json" && !type.endsWith("+json")) {
-      throw invalid("Content-Type must be application/json.", { "content-type": `expected application/json, got ${type || "none"}` });
-    }
-    const shape = jsonShapeViolation(text);
-    if (shape === "depth") throw invalid(`JSON bodies may nest at most ${MAX_JSON_DEPTH} levels deep.`, { body: `nested deeper than ${MAX_JSON_DEPTH} levels` });
-    if (shape === "nodes") throw invalid(`JSON bodies may hold at most ${MAX_JSON_NODES} values.`, { body: `more than ${MAX_JSON_NODES} values` });
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw invalid("The request body is not valid JSON.", { body: "malformed JSON" });
-    }
-    const surrogate = loneSurrogatePath(value, text);
-    if (surrogate !== null) {
-      throw invalid("Strings in the request body must be valid Unicode.", { [surrogate]: "contains an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)" });
-    }
-    return value;
+    return readBounded(request, maxBytes).then((bytes) => parseJson(request, contentType, bytes));
   });
+}
+
+function parseJson(request: Request, contentType: string | undefined, bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    // Lossy decoding would store U+FFFD in place of the bytes sent (two identifiers could collide).
+    throw invalid("The request body is not valid UTF-8.", { body: "invalid UTF-8" });
+  }
+  // The body stream is consumed here; Idempotency-Key handling needs the exact bytes to hash.
+  requestContext(request).rawBody = text;
+  if (text.length === 0) return {};
+  const type = contentType === "application/json" ? contentType : (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json" && !type.endsWith("+json")) {
+    throw invalid("Content-Type must be application/json.", { "content-type": `expected application/json, got ${type || "none"}` });
+  }
+  const shape = jsonShapeViolation(text);
+  if (shape === "depth") throw invalid(`JSON bodies may nest at most ${MAX_JSON_DEPTH} levels deep.`, { body: `nested deeper than ${MAX_JSON_DEPTH} levels` });
+  if (shape === "nodes") throw invalid(`JSON bodies may hold at most ${MAX_JSON_NODES} values.`, { body: `more than ${MAX_JSON_NODES} values` });
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalid("The request body is not valid JSON.", { body: "malformed JSON" });
+  }
+  const surrogate = loneSurrogatePath(value, text);
+  if (surrogate !== null) {
+    throw invalid("Strings in the request body must be valid Unicode.", { [surrogate]: "contains an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)" });
+  }
+  return value;
 }

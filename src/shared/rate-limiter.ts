@@ -27,6 +27,9 @@ export interface RateLimiter {
  * The sliding-window rule: `previous` hits of the window before `start`, weighted by how much of it
  * still overlaps the last `windowMs`, plus the `current` window's hits, must leave room for one more.
  */
+/** The one "allowed" decision, shared: a limiter decides on every public request. */
+const ALLOWED: RateDecision = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
+
 export function slidingWindowDecision(previous: number, current: number, start: number, nowMs: number, limit: number, windowMs: number): RateDecision {
   const overlap = 1 - (nowMs - start) / windowMs;
   const estimate = previous * overlap + current;
@@ -36,5 +39,5 @@ export function slidingWindowDecision(previous: number, current: number, start: 
     const wait = previous > 0 && needed <= previous * overlap ? (needed / previous) * windowMs : windowMs - (nowMs - start);
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) };
   }
-  return { allowed: true, retryAfterSeconds: 0 };
+  return ALLOWED;
 }

@@ -28,6 +28,8 @@ interface Entry {
   /** When `current`/`previous` were last read (clock ms). */
   readAtMs: number;
   lastHitMs: number;
+  /** This node's unflushed hits of window `start` (the same object as in `pending`), if any. */
+  own: Pending | null;
 }
 
 interface Pending {
@@ -73,6 +75,7 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
     previous: stored(key, start - windowMs) + own(key, start - windowMs),
     readAtMs: nowMs,
     lastHitMs: nowMs,
+    own: pending.get(`${start}|${key}`) ?? null,
   });
 
   const forgetIdle = (nowMs: number) => {
@@ -105,6 +108,10 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
     }
     const batch = [...pending.values()];
     pending.clear();
+    for (const p of batch) {
+      const e = entries.get(p.key);
+      if (e?.own === p) e.own = null;
+    }
     try {
       immediate(handle, () => {
         for (const p of batch) addStmt.run({ key: p.key, start: p.start, n: p.n });
@@ -132,9 +139,11 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
   };
 
   return {
+    // The hot path of every public request: one map lookup while the entry is fresh; the pending
+    // count of the entry's window is held by the entry itself.
     hit(key, limit, windowMs, nowMs) {
-      latestMs = Math.max(latestMs, nowMs);
-      longestWindowMs = Math.max(longestWindowMs, windowMs);
+      if (nowMs > latestMs) latestMs = nowMs;
+      if (windowMs > longestWindowMs) longestWindowMs = windowMs;
       const start = nowMs - (nowMs % windowMs);
       let e = entries.get(key);
       if (!e || e.windowMs !== windowMs || e.start !== start || nowMs - e.readAtMs >= flushIntervalMs) {
@@ -143,12 +152,13 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
         entries.set(key, e);
       }
       e.lastHitMs = nowMs;
-      const decision = slidingWindowDecision(e.previous, e.current + own(key, start), start, nowMs, limit, windowMs);
+      const decision = slidingWindowDecision(e.previous, e.current + (e.own?.n ?? 0), start, nowMs, limit, windowMs);
       if (decision.allowed) {
-        const id = `${start}|${key}`;
-        const p = pending.get(id);
-        if (p) p.n += 1;
-        else pending.set(id, { key, start, n: 1 });
+        if (e.own) e.own.n += 1;
+        else {
+          e.own = { key, start, n: 1 };
+          pending.set(`${start}|${key}`, e.own);
+        }
         schedule();
       }
       return decision;
