@@ -1,7 +1,7 @@
 // Composes the HTTP application from Deps. No environment, no listen: main.ts and tests call this.
 // Plugin order is a security property (Elysia hooks only cover routes registered after them), so the
 // order below is fixed: request context and rate limits → body parsing → error envelope → docs →
-// public → admin.
+// public → admin; then the lane, which runs the public license routes' own hooks (http/lane.ts).
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
 import { beginRequest, clientIp, NO_PEER, pathOf } from "./http/request-context";
@@ -9,6 +9,7 @@ import { clientAddressResolver } from "./http/trusted-proxies";
 import { errorHandler } from "./http/error-handler";
 import { jsonBodyParser } from "./http/body";
 import { rateLimitCheck } from "./http/rate-limit";
+import { createLane, type Lane } from "./http/lane";
 import { accessLog } from "./http/access-log";
 import { apiDocs } from "./http/openapi";
 // After the openapi plugin (imported by ./http/openapi): replaces its per-call uuid format check.
@@ -98,14 +99,16 @@ export function createApp(deps: Deps) {
   // encodeSchema: false — no response schema uses t.Transform, and Elysia otherwise walks every
   // response through TypeBox's Encode (measured: ~6% of a verify request). Responses are still
   // validated against their schemas.
-  const root = new Elysia({ name: "keyward", normalize: false, encodeSchema: false });
+  // serve.routes — Bun's native router serves the lane's routes (filled in below, read at listen).
+  const laneRoutes: Lane["routes"] = {};
+  const root = new Elysia({ name: "keyward", normalize: false, encodeSchema: false, serve: { routes: laneRoutes } });
   const app = (
     root
       // 1. Request id, client address and the rate limits: one hook, before anything can fail. The
       // server is read from the instance rather than destructured from the context: a hook that
       // destructures `server` makes Elysia define an accessor on every request's context object.
-      // The path comes from the context when the router put it there (Elysia's static routes do,
-      // which spares reading the request's URL), from the URL otherwise.
+      // The path comes from the context when the router put it there (the lane and Elysia's static
+      // routes do, which spares reading the request's URL), from the URL otherwise.
       .onRequest((context) => {
         const { request, set } = context;
         const ctx = beginRequest(request, clientIp(request, root.server, resolveClient), clock.monotonicMs());
@@ -213,7 +216,30 @@ export function createApp(deps: Deps) {
           .use(billingAdminRoutes(deps, guard)),
       )
   );
+  // 7. The lane (http/lane.ts): the public license API's routes run their lifecycle without Elysia's
+  // per-request machinery, from Bun's native router when listening and from `handle` in process.
+  // Same route declarations, hooks and validators; other spellings of these paths stay Elysia's.
+  const lane = createLane(app, LANE_PATHS);
+  Object.assign(laneRoutes, lane.routes);
+  const handle = app.handle;
+  app.handle = (request: Request) => lane.find(request)?.(request) ?? handle(request);
   return app;
 }
+
+/**
+ * The routes the lane serves: the SDK calls whose credential is the license key in the body, made by
+ * every client app at every start (verify) or on every metered action (usage).
+ */
+export const LANE_PATHS: readonly string[] = [
+  "/license/activate",
+  "/license/verify",
+  "/license/deactivate",
+  "/license/entitlements",
+  "/license/usage",
+  "/license/usage/status",
+  "/license/floating/checkout",
+  "/license/floating/heartbeat",
+  "/license/floating/checkin",
+].map((p) => `${API_PREFIX}${p}`);
 
 export type App = ReturnType<typeof createApp>;
