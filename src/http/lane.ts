@@ -3,9 +3,9 @@
 //
 // Why: these routes are what every client app calls at every start (verify above all), and on a
 // listening server Elysia's per-request machinery (its context, the awaited hook chain, response
-// mapping) cost a verify about as much as its SQLite read: measured on the bench machine, a verify
-// took about 175 µs of server CPU through it and about 150 µs through the lane, where a bare
-// Bun.serve doing one read and one signature takes 110 (docs/performance.md, "The lane").
+// mapping) cost a verify more than its SQLite read: measured on the bench machine, a verify took
+// about 190 µs of server CPU through it and about 160 µs through the lane, where a bare Bun.serve
+// doing one read and one signature takes about 115 (docs/performance.md, "The lane").
 //
 // What the lane is not: a second implementation of the routes. Each lane route is declared in its
 // module like any route (schemas, handler, OpenAPI detail), and the lane takes that declaration from
