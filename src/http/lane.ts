@@ -42,13 +42,32 @@ interface Check {
   Check(value: unknown): boolean;
 }
 
-/** What Elysia's validator builders say about a schema, which decides the steps around Check. */
+/** Elysia's validator of a body schema; `hasDefault` adds a step before Check. */
 interface BodyValidator extends Check {
   schema: TSchema;
   hasDefault?: boolean;
-  hasTransform?: boolean;
-  isOptional?: boolean;
-  provider?: string;
+}
+
+const TRANSFORM = Symbol.for("TypeBox.Transform");
+const OPTIONAL = Symbol.for("TypeBox.Optional");
+
+/** Steps Elysia takes around Check that the lane does not: a transform (decode) anywhere, an optional body. */
+function hasTransform(schema: unknown): boolean {
+  if (schema === null || typeof schema !== "object") return false;
+  if (TRANSFORM in schema) return true;
+  const node = schema as { properties?: Record<string, unknown>; items?: unknown; anyOf?: unknown[]; allOf?: unknown[]; patternProperties?: Record<string, unknown> };
+  return (
+    Object.values(node.properties ?? {}).some(hasTransform) ||
+    Object.values(node.patternProperties ?? {}).some(hasTransform) ||
+    hasTransform(node.items) ||
+    (node.anyOf ?? []).some(hasTransform) ||
+    (node.allOf ?? []).some(hasTransform)
+  );
+}
+
+/** A required TypeBox object schema without transforms: Elysia parses, defaults and checks it, nothing more. */
+function isPlainObjectSchema(schema: TSchema): boolean {
+  return schema.type === "object" && !("~standard" in schema) && (schema as unknown as Record<symbol, unknown>)[OPTIONAL] !== "Optional" && !hasTransform(schema);
 }
 
 /** The context hooks and handlers receive: the subset of Elysia's that a route without derive/resolve has. */
@@ -162,32 +181,41 @@ function compileRoute(elysia: AnyElysia, route: AnyElysia["routes"][number], req
   const errorHooks = hooksOf(hooks, "error");
   const afterResponse = hooksOf(hooks, "afterResponse");
 
-  // Built exactly as Elysia builds a route's validators (index.ts `add`), from copies: Elysia's
-  // builders amend the schema they are given (additionalProperties), and the route's own schema
-  // objects are what the OpenAPI document is generated from.
-  const { config, definitions } = app;
-  const options = {
-    models: definitions.type,
-    modules: definitions.typebox,
-    normalize: config.normalize,
-    dynamic: !config.aot,
-    sanitize: () => config.sanitize,
-  } as NonNullable<Parameters<typeof getSchemaValidator>[1]> & NonNullable<Parameters<typeof getResponseSchemaValidator>[1]>;
   const bodySchema = hooks.body as TSchema | undefined;
-  const body = bodySchema ? (getSchemaValidator(CloneType(bodySchema), options) as unknown as BodyValidator) : null;
-  if (body && (body.provider === "standard" || body.hasTransform || body.isOptional || body.schema.type !== "object")) {
-    throw new Error(`lane: POST ${route.path} has a body schema the lane does not handle (an object schema without transforms, required)`);
+  if (bodySchema && !isPlainObjectSchema(bodySchema)) {
+    throw new Error(`lane: POST ${route.path} has a body schema the lane does not handle (a required object schema without transforms)`);
   }
-  // Defaults of the body's optional fields, laid under the parsed body as Elysia does
-  // (`c.body = Object.assign(<defaults>, c.body)`), from a fresh copy each time.
-  const defaults = body?.hasDefault ? JSON.stringify(Value.Default(body.schema, {})) : null;
   const declared = hooks.response as Record<string, TSchema> | undefined;
-  const response = declared
-    ? (getResponseSchemaValidator(Object.fromEntries(Object.entries(declared).map(([s, schema]) => [s, CloneType(schema)])), options) as unknown as Record<
-        number,
-        Check
-      >)
-    : {};
+  // Built on the route's first request, as Elysia builds its validators (compiling them all at boot
+  // cost the executable's start-up about 20 ms), and exactly as Elysia builds them (index.ts `add`),
+  // from copies: Elysia's builders amend the schema they are given (additionalProperties), and the
+  // route's own schema objects are what the OpenAPI document is generated from.
+  let validators: { body: BodyValidator | null; defaults: string | null; response: Record<number, Check> } | null = null;
+  const validate = () => {
+    if (validators) return validators;
+    const { config, definitions } = app;
+    const options = {
+      models: definitions.type,
+      modules: definitions.typebox,
+      normalize: config.normalize,
+      dynamic: !config.aot,
+      sanitize: () => config.sanitize,
+    } as NonNullable<Parameters<typeof getSchemaValidator>[1]> & NonNullable<Parameters<typeof getResponseSchemaValidator>[1]>;
+    const body = bodySchema ? (getSchemaValidator(CloneType(bodySchema), options) as unknown as BodyValidator) : null;
+    validators = {
+      body,
+      // Defaults of the body's optional fields, laid under the parsed body as Elysia does
+      // (`c.body = Object.assign(<defaults>, c.body)`), from a fresh copy each time.
+      defaults: body?.hasDefault ? JSON.stringify(Value.Default(body.schema, {})) : null,
+      response: declared
+        ? (getResponseSchemaValidator(Object.fromEntries(Object.entries(declared).map(([s, schema]) => [s, CloneType(schema)])), options) as unknown as Record<
+            number,
+            Check
+          >)
+        : {},
+    };
+    return validators;
+  };
 
   const finish = (c: LaneContext, res: Response): Response => {
     if (afterResponse.length > 0) {
@@ -264,6 +292,7 @@ function compileRoute(elysia: AnyElysia, route: AnyElysia["routes"][number], req
         throw new ParseError(error as Error);
       }
       delete c.contentType;
+      const { body, defaults, response } = validate();
       if (defaults !== null) c.body = Object.assign(JSON.parse(defaults) as object, c.body);
       if (body && !body.Check(c.body)) {
         c.set.status = 422;
