@@ -36,7 +36,7 @@ export async function openEngine(engine: Engine, label: string): Promise<Opened>
       },
     };
   }
-  const db = await freshPgDatabase(label);
+  const db = await freshPgDatabase(label, { migrated: true });
   const pg = openPostgres(db.url, { max: 8 });
   try {
     await runPgMigrations(pg.sql, Date.now());

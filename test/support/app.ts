@@ -113,7 +113,7 @@ export async function createTestApp(
   const dataDir = opts.dataDir ?? other?.dataDir ?? mkdtempSync(join(tmpdir(), "keyward-test-"));
   const engine = opts.engine ?? testEngine();
   // A caller that passes DATABASE_URL itself (several nodes on one database) keeps it.
-  const pgDb = engine === "postgres" && !opts.env?.DATABASE_URL ? await freshPgDatabase(opts.label ?? "http") : null;
+  const pgDb = engine === "postgres" && !opts.env?.DATABASE_URL ? await freshPgDatabase(opts.label ?? "http", { migrated: true }) : null;
   const config = loadConfig(testEnv(dataDir, { ...(pgDb ? { DATABASE_URL: pgDb.url } : {}), ...opts.env }));
   const clock = opts.clock ?? fixedClock();
   let deps: Deps;
