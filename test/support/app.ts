@@ -114,7 +114,15 @@ export async function createTestApp(
   const engine = opts.engine ?? testEngine();
   // A caller that passes DATABASE_URL itself (several nodes on one database) keeps it.
   const pgDb = engine === "postgres" && !opts.env?.DATABASE_URL ? await freshPgDatabase(opts.label ?? "http", { migrated: true }) : null;
-  const config = loadConfig(testEnv(dataDir, { ...(pgDb ? { DATABASE_URL: pgDb.url } : {}), ...opts.env }));
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(testEnv(dataDir, { ...(pgDb ? { DATABASE_URL: pgDb.url } : {}), ...opts.env }));
+  } catch (e) {
+    // A test of a refused configuration: its database and directory are not left behind.
+    await pgDb?.drop();
+    if (!opts.dataDir && !other) rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
   const clock = opts.clock ?? fixedClock();
   let deps: Deps;
   try {
