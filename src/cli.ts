@@ -17,10 +17,7 @@ import { createApiKey } from "./modules/api-keys/service";
 import { describeDemo, loadDemo } from "./demo";
 import { openDatabase } from "./db/client";
 import { runMigrations } from "./db/migrate";
-import { openPostgres } from "./db/pg";
-import { runPgMigrations } from "./db/migrate.pg";
 import { backupDatabase } from "./db/backup";
-import { runDbCommand } from "./db/copy";
 import { GENERATED_MASTER_KEY_FILE } from "./modules/keys/secrets";
 
 const HELP = `Keyward — self-hosted licensing and software distribution
@@ -85,6 +82,8 @@ export async function runCli(argv: string[]): Promise<number | null> {
       return serve(config, createLogger(config.logLevel, undefined, now));
     case "migrate": {
       if (config.databaseUrl) {
+        // The PostgreSQL modules load only when they are used (see createDeps in container.ts).
+        const [{ openPostgres }, { runPgMigrations }] = await Promise.all([import("./db/pg"), import("./db/migrate.pg")]);
         const pg = openPostgres(config.databaseUrl, { max: 1 });
         try {
           const applied = await runPgMigrations(pg.sql, systemClock.nowMs());
@@ -103,8 +102,10 @@ export async function runCli(argv: string[]): Promise<number | null> {
       }
       return 0;
     }
-    case "db":
+    case "db": {
+      const { runDbCommand } = await import("./db/copy");
       return runDbCommand(rest, config.databasePath, createLogger(config.logLevel, stderrSink, now));
+    }
     case "demo": {
       const deps = await createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
       try {

@@ -4,12 +4,8 @@ import type { Config } from "./config";
 import type { Deps, Repos } from "./deps";
 import { openDatabase, type DbHandle } from "./db/client";
 import type { DataStore } from "./db/store";
-import { openPostgres } from "./db/pg";
-import { runPgMigrations } from "./db/migrate.pg";
-import { withPgTransaction } from "./db/transaction.pg";
 import { createSqliteGate } from "./db/transaction.sqlite";
-import { createPgRateLimiter, createPgRepos } from "./repos.pg";
-import type { RateLimiter } from "./shared/rate-limiter";
+import type { EngineParts } from "./db/store";
 import { runMigrations } from "./db/migrate";
 import type { Clock } from "./shared/clock";
 import type { Logger } from "./shared/logger";
@@ -97,7 +93,7 @@ async function assemble(
   config: Readonly<Config>,
   clock: Clock,
   logger: Logger,
-  engine: { store: DataStore; repos: Repos; rateLimiter: RateLimiter; closeDb(): Promise<void> },
+  engine: EngineParts,
 ): Promise<Deps> {
   const secrets = secretsFromMaster(loadMasterKey(config, logger));
   const tokenKeys = await createTokenKeyring({
@@ -147,23 +143,15 @@ async function assemble(
  */
 export async function createDeps(config: Readonly<Config>, clock: Clock, logger: Logger): Promise<Deps> {
   if (config.databaseUrl) {
-    const pg = openPostgres(config.databaseUrl, { max: config.databasePoolSize });
+    // Loaded only here: postgres.js brings node:net, node:tls and more, which a node on SQLite never
+    // needs; the release build splits it into its own chunk (scripts/build.ts, --splitting), so a
+    // SQLite start does not pay for loading it.
+    const { openPgEngine } = await import("./repos.pg");
+    const engine = await openPgEngine(config.databaseUrl, config.databasePoolSize, clock.nowMs());
     try {
-      await runPgMigrations(pg.sql, clock.nowMs());
-      const store: DataStore = {
-        engine: "postgres",
-        ping: () => pg.ping(),
-        close: () => pg.close(),
-        transaction: (fn) => withPgTransaction(pg, (tx) => fn(createPgRepos(tx))),
-      };
-      return await assemble(config, clock, logger, {
-        store,
-        repos: createPgRepos(pg),
-        rateLimiter: createPgRateLimiter(pg),
-        closeDb: () => pg.close(),
-      });
+      return await assemble(config, clock, logger, engine);
     } catch (e) {
-      await pg.close();
+      await engine.closeDb();
       throw e;
     }
   }

@@ -1,7 +1,11 @@
 // The PostgreSQL repository set (DATABASE_URL=postgres://…); createSqliteRepos in container.ts is
 // its SQLite counterpart. Each factory lives in its module's repo.pg.ts.
-import type { PgHandle } from "./db/pg";
+import { openPostgres, type PgHandle } from "./db/pg";
+import { runPgMigrations } from "./db/migrate.pg";
+import type { DataStore, EngineParts } from "./db/store";
+import { withPgTransaction } from "./db/transaction.pg";
 import type { Repos } from "./deps";
+import { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
 import { createLicenseAccessRepoPg } from "./modules/license-api/repo.pg";
 import { createLicenseRepoPg } from "./modules/licenses/repo.pg";
 import { createActivationRepoPg } from "./modules/activations/repo.pg";
@@ -31,8 +35,30 @@ import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
 import { createPaymentRepoPg } from "./modules/payments/repo.pg";
 import { createMeterQueueRepoPg } from "./modules/metering/repo.pg";
 
-/** The public rate limiter on PostgreSQL (exact across nodes); container.ts wires it as `rateLimiter`. */
-export { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
+/** The public rate limiter on PostgreSQL (exact across nodes); openPgEngine wires it as `rateLimiter`. */
+export { createPgRateLimiter };
+
+/**
+ * The PostgreSQL engine for createDeps (container.ts, which imports this module only when
+ * DATABASE_URL is set): a pool of `poolSize` connections with the migrations applied, the
+ * repositories, the shared rate limiter. The pool is closed again if the migrations fail.
+ */
+export async function openPgEngine(url: string, poolSize: number, nowMs: number): Promise<EngineParts> {
+  const pg = openPostgres(url, { max: poolSize });
+  try {
+    await runPgMigrations(pg.sql, nowMs);
+  } catch (e) {
+    await pg.close();
+    throw e;
+  }
+  const store: DataStore = {
+    engine: "postgres",
+    ping: () => pg.ping(),
+    close: () => pg.close(),
+    transaction: (fn) => withPgTransaction(pg, (tx) => fn(createPgRepos(tx))),
+  };
+  return { store, repos: createPgRepos(pg), rateLimiter: createPgRateLimiter(pg), closeDb: () => pg.close() };
+}
 
 export function createPgRepos(handle: PgHandle): Repos {
   return {

@@ -2,6 +2,7 @@
 // rest of the app only needs to know the engine, whether the database answers, and how to close it.
 // container.ts is the one place that picks the engine (DATABASE_URL: PostgreSQL; unset: SQLite file).
 import type { Repos } from "../deps";
+import type { RateLimiter } from "../shared/rate-limiter";
 
 export type Engine = "sqlite" | "postgres";
 
@@ -22,4 +23,12 @@ export interface DataStore {
    * settings update) refuse to run inside it rather than run with weaker guarantees.
    */
   transaction<T>(fn: (repos: Repos) => Promise<T>): Promise<T>;
+}
+
+/** What an engine gives container.ts: its store, its repositories, its public rate limiter. */
+export interface EngineParts {
+  store: DataStore;
+  repos: Repos;
+  rateLimiter: RateLimiter;
+  closeDb(): Promise<void>;
 }

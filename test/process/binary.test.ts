@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildBinary } from "../../scripts/build";
+import { freshPgDatabase, pgTestUrl, type ScratchDatabase } from "../support/pg";
+import { startSmtpServer } from "../support/smtp";
+import { startWebhookReceiver } from "../support/webhook-receiver";
 import { removeTempDirs, runKeyward, startKeyward, tempDir } from "./support";
 
 let binary: string;
@@ -76,4 +79,84 @@ describe("compiled binary", () => {
       expect(await running.stop()).toBe(0);
     }
   }, 120_000);
+
+  // The release build splits what the app loads with import() into chunks of its own, loaded on
+  // first use (scripts/build.ts): these parts must load from inside the executable too.
+  test("loads its lazily loaded parts from inside itself: SMTP (nodemailer) and webhook delivery (node:http)", async () => {
+    const smtp = await startSmtpServer();
+    const receiver = startWebhookReceiver();
+    const env = {
+      DATA_DIR: tempDir(),
+      SMTP_URL: smtp.url,
+      MAIL_FROM: "Keyward <noreply@keyward.test>",
+      WEBHOOK_ALLOW_PRIVATE: "true",
+      JOBS: "off",
+    };
+    const created = runKeyward(["api-key", "create", "--scopes", "admin"], { cmd: [binary], env });
+    expect(created.exitCode).toBe(0);
+    const running = await startKeyward({ cmd: [binary], env });
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${running.url}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${created.stdout.trim()}`, ...(body ? { "content-type": "application/json" } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      return { status: res.status, body: (await res.json()) as { data: any } };
+    };
+    try {
+      // A sign-in code for a user: an email in the outbox, sent over SMTP by the deliver-outbox pass.
+      expect((await call("POST", "/admin/users", { email: "ops@keyward.test", role: "admin" })).status).toBe(200);
+      expect((await call("POST", "/auth/otp/request", { email: "ops@keyward.test" })).status).toBe(200);
+      expect((await call("POST", "/admin/system/jobs/deliver-outbox/run")).body.data).toMatchObject({ status: "ok", result: { sent: 1 } });
+      expect(smtp.received.map((m) => m.envelope.to)).toEqual([["ops@keyward.test"]]);
+
+      // A webhook.test event, POSTed by the deliver-webhooks pass.
+      const endpoint = await call("POST", "/admin/webhooks", { url: receiver.url("/hooks"), events: ["license.*"] });
+      expect(endpoint.status).toBe(201);
+      expect((await call("POST", `/admin/webhooks/${endpoint.body.data.id}/test`)).status).toBe(202);
+      expect((await call("POST", "/admin/system/jobs/deliver-webhooks/run")).body.data).toMatchObject({ status: "ok", error: null });
+      expect(receiver.received.map((h) => [h.path, JSON.parse(h.body).type])).toEqual([["/hooks", "webhook.test"]]);
+    } finally {
+      expect(await running.stop()).toBe(0);
+      await smtp.stop();
+      await receiver.stop();
+    }
+  }, 120_000);
+
+  describe.skipIf(!pgTestUrl())("on PostgreSQL (DATABASE_URL)", () => {
+    let database: ScratchDatabase;
+    beforeAll(async () => {
+      database = await freshPgDatabase("binary");
+    });
+    afterAll(async () => {
+      await database?.drop();
+    });
+
+    test("migrates, creates an API key and serves from the PostgreSQL engine it loads on demand", async () => {
+      const env = { DATA_DIR: tempDir(), DATABASE_URL: database.url };
+      expect(runKeyward(["migrate"], { cmd: [binary], env }).exitCode).toBe(0);
+      const created = runKeyward(["api-key", "create", "--scopes", "admin"], { cmd: [binary], env });
+      expect(created.exitCode).toBe(0);
+      const running = await startKeyward({ cmd: [binary], env });
+      try {
+        const health = await fetch(`${running.url}/api/v1/health`);
+        expect(await health.json()).toEqual({ success: true, data: { status: "ok", database: "ok" } });
+        const res = await fetch(`${running.url}/api/v1/admin/products`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${created.stdout.trim()}`, "content-type": "application/json" },
+          body: JSON.stringify({ name: "Binary on PostgreSQL", slug: "binary-pg" }),
+        });
+        expect(res.status).toBe(201);
+      } finally {
+        expect(await running.stop()).toBe(0);
+      }
+      // The rows are in PostgreSQL, not in a SQLite file in DATA_DIR.
+      const sql = (await import("postgres")).default(database.url, { max: 1, onnotice: () => {} });
+      try {
+        expect(await sql`SELECT slug FROM products`).toEqual([{ slug: "binary-pg" }] as never);
+      } finally {
+        await sql.end();
+      }
+    }, 120_000);
+  });
 });

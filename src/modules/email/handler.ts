@@ -6,7 +6,7 @@
 // at info and recorded with status `logged`, so a local invite or sign-in works without a mail
 // server. This is the one log line that may carry an email's secret values; no other does, and with
 // NODE_ENV=production it leaves the text out (a production log never holds a code, link or key).
-import { createTransport } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { Config } from "../../config";
 import type { Logger } from "../../shared/logger";
 import type { Secrets } from "../keys/secrets";
@@ -31,11 +31,21 @@ type EmailDeps = {
 
 export function createEmailHandler(deps: EmailDeps): OutboxHandler {
   const { config, logger } = deps;
-  const transport = config.smtpUrl ? createTransport({ url: config.smtpUrl, ...SMTP_TIMEOUTS }) : null;
+  // nodemailer (and the node:net, node:tls, node:dns… it brings) loads with the first email sent,
+  // not at start-up: most starts send none, and a node without SMTP_URL never needs it.
+  const smtpUrl = config.smtpUrl;
+  let transport: Promise<Transporter> | null = null;
+  const smtp = (url: string) =>
+    (transport ??= import("nodemailer")
+      .then(({ createTransport }) => createTransport({ url, ...SMTP_TIMEOUTS }))
+      .catch((e: unknown) => {
+        transport = null; // the next message tries again
+        throw e;
+      }));
   return async (m: OutboxMessage) => {
     const ctx = deps.context ? await deps.context() : DEFAULT_RENDER_CONTEXT;
     const { email, rendered } = prepare(deps.secrets, m, ctx);
-    if (!transport) {
+    if (!smtpUrl) {
       logger.info("email not sent: no SMTP_URL is configured, so it is logged instead (development mode)", {
         outbox_id: m.id,
         template: email.template,
@@ -46,7 +56,7 @@ export function createEmailHandler(deps: EmailDeps): OutboxHandler {
       return "logged";
     }
     try {
-      await transport.sendMail({
+      await (await smtp(smtpUrl)).sendMail({
         // The admin's email_from setting, else MAIL_FROM (required with SMTP_URL).
         from: ctx.from ?? config.mailFrom ?? undefined,
         to: email.to,

@@ -4,8 +4,6 @@
 // else (3xx included: redirects are never followed) is retried with the outbox's backoff and given
 // up 3 days after the event; DISABLE_AFTER_CONSECUTIVE_FAILURES failures in a row disable the
 // endpoint and email the admins (through the outbox, in the same transaction).
-import http from "node:http";
-import https from "node:https";
 import { isIP } from "node:net";
 import type { Deps } from "../../deps";
 import { MINUTE, SECOND } from "../../shared/clock";
@@ -72,8 +70,9 @@ export async function postWebhook(url: URL, body: string, headers: Record<string
   const addresses = await resolveTarget(url, { allowPrivate: opts.allowPrivate, resolve: opts.resolve });
   const address = addresses[0]!;
   const family = isIP(address) === 6 ? 6 : 4;
+  // node:http and node:https load with the first delivery, not at start-up (most starts deliver none).
+  const client: Pick<typeof import("node:https"), "request"> = url.protocol === "https:" ? await import("node:https") : await import("node:http");
   const started = opts.monotonicMs();
-  const client = url.protocol === "https:" ? https : http;
   return await new Promise<PostResult>((resolve, reject) => {
     let settled = false;
     const timers: ReturnType<typeof setTimeout>[] = [];
