@@ -7,7 +7,7 @@
 // ago (their flush, then its read) plus its own. The sliding-window rule itself is
 // shared with the in-process limiter (shared/rate-limiter.ts).
 import { and, eq, lt, sql } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { rateLimitCounters } from "../../db/schema";
 import { slidingWindowDecision, type RateLimiter } from "../../shared/rate-limiter";
 
@@ -42,20 +42,25 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
   const { db } = handle;
   const flushIntervalMs = opts.flushIntervalMs ?? SHARED_FLUSH_INTERVAL_MS;
   const maxKeys = opts.maxKeys ?? 200_000;
-  const readStmt = db
-    .select({ count: rateLimitCounters.count })
-    .from(rateLimitCounters)
-    .where(and(eq(rateLimitCounters.key, sql.placeholder("key")), eq(rateLimitCounters.windowStart, sql.placeholder("start"))))
-    .prepare();
-  const addStmt = db
-    .insert(rateLimitCounters)
-    .values({ key: sql.placeholder("key"), windowStart: sql.placeholder("start"), count: sql.placeholder("n") })
-    .onConflictDoUpdate({
-      target: [rateLimitCounters.key, rateLimitCounters.windowStart],
-      set: { count: sql`${rateLimitCounters.count} + excluded.count` },
-    })
-    .prepare();
-  const pruneStmt = db.delete(rateLimitCounters).where(lt(rateLimitCounters.windowStart, sql.placeholder("before"))).prepare();
+  // Prepared on first use, like the repositories' statements: not part of every start.
+  const readStmt = lazyStatement(() =>
+    db
+      .select({ count: rateLimitCounters.count })
+      .from(rateLimitCounters)
+      .where(and(eq(rateLimitCounters.key, sql.placeholder("key")), eq(rateLimitCounters.windowStart, sql.placeholder("start"))))
+      .prepare(),
+  );
+  const addStmt = lazyStatement(() =>
+    db
+      .insert(rateLimitCounters)
+      .values({ key: sql.placeholder("key"), windowStart: sql.placeholder("start"), count: sql.placeholder("n") })
+      .onConflictDoUpdate({
+        target: [rateLimitCounters.key, rateLimitCounters.windowStart],
+        set: { count: sql`${rateLimitCounters.count} + excluded.count` },
+      })
+      .prepare(),
+  );
+  const pruneStmt = lazyStatement(() => db.delete(rateLimitCounters).where(lt(rateLimitCounters.windowStart, sql.placeholder("before"))).prepare());
 
   const entries = new Map<string, Entry>();
   /** This node's hits not yet written, by `${start}|${key}`. */
@@ -64,7 +69,7 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
   let latestMs = 0;
   let longestWindowMs = 0;
 
-  const stored = (key: string, start: number) => readStmt.get({ key, start })?.count ?? 0;
+  const stored = (key: string, start: number) => readStmt().get({ key, start })?.count ?? 0;
   const own = (key: string, start: number) => pending.get(`${start}|${key}`)?.n ?? 0;
 
   const load = (key: string, start: number, windowMs: number, nowMs: number): Entry => ({
@@ -114,7 +119,7 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
     }
     try {
       immediate(handle, () => {
-        for (const p of batch) addStmt.run({ key: p.key, start: p.start, n: p.n });
+        for (const p of batch) addStmt().run({ key: p.key, start: p.start, n: p.n });
         for (const key of new Set(batch.map((p) => p.key))) {
           const e = entries.get(key);
           if (!e) continue;
@@ -123,7 +128,7 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
           e.readAtMs = latestMs;
         }
         // Counters older than two windows weigh nothing any more.
-        pruneStmt.run({ before: latestMs - 2 * longestWindowMs });
+        pruneStmt().run({ before: latestMs - 2 * longestWindowMs });
       });
     } catch {
       // The database is closed (shutdown) or stayed locked past busy_timeout. Every decision here was
