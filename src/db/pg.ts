@@ -32,14 +32,18 @@ export interface PgHandle {
   close(): Promise<void>;
 }
 
-export function openPostgres(url: string, opts: { max?: number } = {}): PgHandle {
+export function openPostgres(url: string, opts: { max?: number; maxPipeline?: number } = {}): PgHandle {
   const sql = postgres(url, {
     max: opts.max ?? 10,
+    // Tests lower it to make a full pipeline easy to reach; postgres.js's default (100) otherwise.
+    ...(opts.maxPipeline !== undefined ? { max_pipeline: opts.maxPipeline } : {}),
     // Notices ("relation already exists, skipping" from CREATE … IF NOT EXISTS) are not errors and
     // would otherwise go to console.log, outside the structured logger.
     onnotice: () => {},
     types: { bigint: BIGINT_AS_NUMBER },
   });
+  // Every transaction (drizzle's db.transaction, sql.begin) on a connection of its own: see below.
+  sql.begin = reservedBegin(sql);
   const db = drizzle({ client: sql, schema }) as PgDb;
   let closing: Promise<void> | null = null;
   return {
@@ -53,4 +57,64 @@ export function openPostgres(url: string, opts: { max?: number } = {}): PgHandle
       return closing;
     },
   };
+}
+
+/**
+ * sql.begin, on a reserved connection. postgres.js's own begin sends BEGIN through the pool, which
+ * may pipeline it onto a busy connection; when that connection's pipeline is full (or its socket
+ * pushes back) the connection is never marked as the transaction's (porsager/postgres#823, #1204,
+ * 3.4.x): the transaction fails with UNSAFE_TRANSACTION (a 500 here, seen once under the contention
+ * bench), and the BEGIN that did run leaves the pooled connection inside a transaction that other
+ * requests' statements then join, uncommitted. sql.reserve() hands out an idle connection only and
+ * keeps every other query off it until release, so BEGIN, the callback's statements and COMMIT (or
+ * ROLLBACK) all run on it alone. What postgres.js's begin gives its callback is kept: the same query
+ * API, `savepoint(fn)` / `savepoint(name, fn)` (drizzle's nested transactions), ROLLBACK and the
+ * error when the callback throws, the options string ("isolation level serializable").
+ */
+function reservedBegin(pool: PgSql): PgSql["begin"] {
+  async function begin(optionsOrFn: string | ((tx: never) => unknown), maybeFn?: (tx: never) => unknown): Promise<unknown> {
+    const [options, fn] = typeof optionsOrFn === "function" ? ["", optionsOrFn] : [optionsOrFn, maybeFn!];
+    const conn = await pool.reserve();
+    let savepoints = 0;
+    const run = async (body: (tx: never) => unknown): Promise<unknown> => {
+      const x = body(tx as never);
+      return await (Array.isArray(x) ? Promise.all(x) : x);
+    };
+    const tx = Object.assign(conn, {
+      savepoint(nameOrFn: string | ((tx: never) => unknown), maybeBody?: (tx: never) => unknown): Promise<unknown> {
+        const [label, body] = typeof nameOrFn === "function" ? ["", nameOrFn] : [nameOrFn, maybeBody!];
+        const name = `s${savepoints++}${label ? `_${label.replace(/[^a-z0-9_]/gi, "")}` : ""}`;
+        return (async () => {
+          await conn.unsafe(`savepoint ${name}`);
+          try {
+            return await run(body);
+          } catch (e) {
+            await conn.unsafe(`rollback to ${name}`);
+            throw e;
+          }
+        })();
+      },
+    });
+    // A connection that closed under the transaction is already back in the pool's closed queue
+    // (postgres.js reconnects it on demand); releasing it would list it as open.
+    let lost = false;
+    try {
+      await conn.unsafe(`begin ${options.replace(/[^a-z ]/gi, "")}`);
+      let result: unknown;
+      try {
+        result = await run(fn);
+      } catch (e) {
+        await conn.unsafe("rollback");
+        throw e;
+      }
+      await conn.unsafe("commit");
+      return result;
+    } catch (e) {
+      lost = String((e as { code?: unknown } | null)?.code ?? "").startsWith("CONNECTION_");
+      throw e;
+    } finally {
+      if (!lost) conn.release();
+    }
+  }
+  return begin as unknown as PgSql["begin"];
 }
