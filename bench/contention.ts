@@ -193,6 +193,9 @@ async function contend(name: string, pgBase: string | null): Promise<number> {
     log(`per-round ratios: ${roundRatios.map((r) => r.toFixed(3)).join(", ")} (load average now ${loadAverage()})`);
     if (problems.length) {
       for (const p of problems) log(`PROBLEM: ${p}`);
+      // What the server logged at warn and above (the bench runs it at LOG_LEVEL=warn): a 500 is
+      // logged with its error.
+      for (const line of keyward.output().split("\n").filter((l) => l.includes('"level":"error"')).slice(-10)) log(`server: ${line}`);
       printFailed(name, `${problems.length} count check(s) failed`);
       return 1;
     }
