@@ -95,25 +95,55 @@ function reservedBegin(pool: PgSql): PgSql["begin"] {
         })();
       },
     });
-    // A connection that closed under the transaction is already back in the pool's closed queue
-    // (postgres.js reconnects it on demand); releasing it would list it as open.
-    let lost = false;
+    // Released only when the server is known to have ended the transaction (or never begun one):
+    // after a COMMIT or ROLLBACK, or an error PostgreSQL itself answered with (a failed BEGIN, a
+    // COMMIT refused, which ends the transaction). A connection lost under the transaction is
+    // already in the pool's closed queue (postgres.js reconnects it on demand); releasing it would
+    // list it as open.
+    let ended = false;
+    const answered = (e: unknown) => e instanceof postgres.PostgresError;
+    // A query on a reserved connection that has closed never settles (postgres.js's own begin races
+    // its callback with the connection's close the same way): `lost` rejects when it closes.
+    let connection: { onclose?: ((e: unknown) => void) | null } | null = null;
+    let onLost: (e: unknown) => void = () => {};
+    const lost = new Promise<never>((_, reject) => (onLost = reject));
+    lost.catch(() => {});
+    const guarded = <T>(p: Promise<T>) => Promise.race([p, lost]);
     try {
-      await conn.unsafe(`begin ${options.replace(/[^a-z ]/gi, "")}`);
-      let result: unknown;
       try {
-        result = await run(fn);
+        await conn.unsafe(`begin ${options.replace(/[^a-z ]/gi, "")}`, [], {
+          onexecute: (c: typeof connection) => {
+            connection = c;
+            c!.onclose = (e) => onLost(e ?? new Error("the connection closed during the transaction"));
+          },
+        } as never);
       } catch (e) {
-        await conn.unsafe("rollback");
+        ended = answered(e);
         throw e;
       }
-      await conn.unsafe("commit");
+      let result: unknown;
+      try {
+        result = await guarded(run(fn));
+      } catch (e) {
+        try {
+          await guarded(conn.unsafe("rollback"));
+          ended = true;
+        } catch (rollbackError) {
+          ended = answered(rollbackError);
+        }
+        throw e;
+      }
+      try {
+        await guarded(conn.unsafe("commit"));
+        ended = true;
+      } catch (e) {
+        ended = answered(e);
+        throw e;
+      }
       return result;
-    } catch (e) {
-      lost = String((e as { code?: unknown } | null)?.code ?? "").startsWith("CONNECTION_");
-      throw e;
     } finally {
-      if (!lost) conn.release();
+      if (connection) (connection as { onclose?: unknown }).onclose = null;
+      if (ended) conn.release();
     }
   }
   return begin as unknown as PgSql["begin"];
