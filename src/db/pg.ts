@@ -121,25 +121,24 @@ function reservedBegin(pool: PgSql): PgSql["begin"] {
         ended = answered(e);
         throw e;
       }
+      const end = async (statement: "commit" | "rollback") => {
+        try {
+          await guarded(conn.unsafe(statement));
+          ended = true;
+        } catch (e) {
+          ended = answered(e);
+          throw e;
+        }
+      };
       let result: unknown;
       try {
         result = await guarded(run(fn));
       } catch (e) {
-        try {
-          await guarded(conn.unsafe("rollback"));
-          ended = true;
-        } catch (rollbackError) {
-          ended = answered(rollbackError);
-        }
+        // The callback's error is the one to report, whatever the ROLLBACK does.
+        await end("rollback").catch(() => undefined);
         throw e;
       }
-      try {
-        await guarded(conn.unsafe("commit"));
-        ended = true;
-      } catch (e) {
-        ended = answered(e);
-        throw e;
-      }
+      await end("commit");
       return result;
     } finally {
       if (connection) (connection as { onclose?: unknown }).onclose = null;
