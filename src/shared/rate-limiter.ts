@@ -23,13 +23,13 @@ export interface RateLimiter {
   prune(beforeMs: number): Promise<number>;
 }
 
+/** The one "allowed" decision, shared (frozen): a limiter decides on every public request. */
+const ALLOWED: RateDecision = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
+
 /**
  * The sliding-window rule: `previous` hits of the window before `start`, weighted by how much of it
  * still overlaps the last `windowMs`, plus the `current` window's hits, must leave room for one more.
  */
-/** The one "allowed" decision, shared: a limiter decides on every public request. */
-const ALLOWED: RateDecision = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
-
 export function slidingWindowDecision(previous: number, current: number, start: number, nowMs: number, limit: number, windowMs: number): RateDecision {
   const overlap = 1 - (nowMs - start) / windowMs;
   const estimate = previous * overlap + current;

@@ -76,6 +76,26 @@ describe("the lane answers as Elysia's own pipeline does", () => {
     for (const path of LANE_PATHS) expect(t.app.routes.some((r) => r.method === "POST" && r.path === path)).toBe(true);
   });
 
+  test("the lane is what answers its paths: Bun's router gets its handlers, and app.handle calls them", async () => {
+    const routes = (t.app.config.serve as { routes: Record<string, Record<string, (r: Request) => Promise<Response>>> }).routes;
+    expect(Object.keys(routes).sort()).toEqual([...LANE_PATHS].sort());
+    for (const path of LANE_PATHS) expect(Object.keys(routes[path]!)).toEqual(["POST"]);
+    // The handler objects are the lane's own: a wrapped handler is what app.handle runs for its path
+    // (and only for that exact spelling; Elysia answers the trailing slash).
+    const verify = routes["/api/v1/license/verify"]!;
+    const original = verify.POST!;
+    const seen: string[] = [];
+    verify.POST = (request) => (seen.push(new URL(request.url).pathname), original(request));
+    try {
+      const body = json({ license_key: "KW-X", identifier: "a" });
+      await send(t, "/license/verify", body, { "content-type": "application/json" });
+      await send(t, "/license/verify/", body, { "content-type": "application/json" });
+      expect(seen).toEqual(["/api/v1/license/verify"]);
+    } finally {
+      verify.POST = original;
+    }
+  });
+
   // Hostile and malformed input, on every lane route: each answer comes from a hook or a validator.
   const hostile: [string, NonNullable<RequestInit["body"]> | null, Record<string, string>][] = [
     ["malformed JSON", "{bad", { "content-type": "application/json" }],
