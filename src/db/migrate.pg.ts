@@ -18,8 +18,8 @@ type Migration = { tag: string; sql: string };
 
 // SQLSTATEs a concurrent CREATE TABLE IF NOT EXISTS can raise when two sessions create the table at
 // the same instant (the check and the catalog insert are not atomic): unique_violation on pg_type,
-// duplicate_table.
-const CREATE_RACE = new Set(["23505", "42P07"]);
+// duplicate_table, or duplicate_object ("type … already exists", seen in the three-process test).
+const CREATE_RACE = new Set(["23505", "42P07", "42710"]);
 
 async function ensureTable(sql: postgres.Sql<any>): Promise<void> {
   for (let attempt = 0; ; attempt++) {
