@@ -1,6 +1,6 @@
 // Builds the single Keyward executable: `bun build --compile` of src/main.ts into dist/keyward.
 // Migrations ship inside it (src/db/migrations.gen.ts), so the binary needs no files beside it; the
-// build refuses to run when that embedded copy is stale.
+// build refuses to run when that embedded copy is stale, or when a dependency repair is missing.
 //
 //   bun scripts/build.ts [--outfile PATH] [--target bun-linux-x64|bun-linux-arm64|bun-darwin-arm64|…]
 import { join, resolve } from "node:path";
@@ -44,6 +44,9 @@ function run(cmd: string[]): void {
 export function buildBinary(opts: BuildOptions = {}): string {
   const outfile = resolve(root, opts.outfile ?? "dist/keyward");
   run([process.execPath, join(root, "scripts/embed-migrations.ts"), "--check"]);
+  // The executable bundles node_modules as installed: refuse to bundle a dependency whose repair
+  // (scripts/patch-deps.mjs, applied by npm install) is missing, e.g. after --ignore-scripts.
+  run([process.execPath, join(root, "scripts/patch-deps.mjs"), "--check"]);
   run([
     process.execPath,
     "build",

@@ -1,0 +1,159 @@
+// Repairs for installed dependencies, applied by `npm install` (package.json "postinstall") and
+// checked by the release build (scripts/build.ts) and the test suite. Plain Node.js, no
+// dependencies: it runs right after npm has installed the packages, before anything else.
+//
+// Each repair names the package version it was written for and replaces exact text. A file already
+// repaired is left alone; a file that matches neither the original nor the repaired text (another
+// version, an upstream fix) stops the install, so a repair can never silently stop applying.
+//
+//   node scripts/patch-deps.mjs           apply (idempotent)
+//   node scripts/patch-deps.mjs --check   exit 1 unless every repair is in place
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const MARK = "/* keyward-patch */";
+
+/**
+ * postgres.js 3.4.9: a connection whose socket closes while a small write is still buffered (flushed
+ * on setImmediate) is broken for good, and a statement of a dead socket can be answered by the next
+ * one (porsager/postgres#1133, #1193, #1208; the upstream fixes are unreleased):
+ * 1. terminate() and closed() cancel the pending flush but leave its handle and the buffered bytes:
+ *    write() then never schedules a flush again, so every reconnect's start-up message stays
+ *    buffered and ends in CONNECT_TIMEOUT (measured: 5 s per statement, for ever).
+ * 2. A flush that runs without a socket throws from a timer: an uncaught TypeError that ends the
+ *    process. It now fails the connection's statements with CONNECTION_CLOSED instead.
+ * 3. closed() after a socket error leaves the statement in progress, and statements sent after the
+ *    error, unsettled; the next connection's start-up (its ReadyForQuery) then resolves that stale
+ *    statement with an empty result, as if it had run, or fails it with the dead backend's error.
+ *    Every statement still pending on a closed socket is now failed, and the state is reset.
+ */
+const POSTGRES_CONNECTION = [
+  {
+    name: "terminate(): forget the cancelled flush and its bytes",
+    from: "    clearImmediate(nextWriteTimer)\n    if (socket) {",
+    to: `    clearImmediate(nextWriteTimer)\n    ${MARK} chunk = nextWriteTimer = null\n    if (socket) {`,
+  },
+  {
+    name: "closed(): forget the cancelled flush and its bytes",
+    from: "    incomings = null\n    clearImmediate(nextWriteTimer)\n",
+    to: `    incomings = null\n    clearImmediate(nextWriteTimer)\n    ${MARK} chunk = nextWriteTimer = null\n`,
+  },
+  {
+    name: "nextWrite(): no socket fails the statements instead of throwing from a timer",
+    from: "  function nextWrite(fn) {\n    const x = socket.write(chunk, fn)",
+    to: `  function nextWrite(fn) {\n    ${MARK} if (!socket) {\n      chunk = nextWriteTimer = null\n      error(Errors.connection('CONNECTION_CLOSED', options))\n      return false\n    }\n    const x = socket.write(chunk, fn)`,
+  },
+  {
+    name: "closed(): fail every statement still pending, then reset the statement state",
+    from: "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n",
+    // The leading semicolon matters: the line before is `return reconnect()` without one.
+    to: `    ${MARK} ;(query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n    query = results = errorResponse = null\n    result = new Result()\n`,
+  },
+];
+
+/**
+ * postgres.js 3.4.9, the pool (index.js), around sql.reserve() (Keyward's transactions run on
+ * reserved connections, src/db/pg.ts):
+ * 4. A reserve() waiting for a connection is handed to a closing connection as the statement to run
+ *    once it has reconnected (onclose), and taken off the queue; the reconnected connection then
+ *    drops it (it runs no statement for a reservation) and the reserve() never settles: the
+ *    transaction hangs for ever (seen: two of four clients hung after the server ended their
+ *    connections). It now stays queued, as reserve() itself queues it, for the next open connection.
+ * 5. A reserve() rejected (its connection failed to start) stays queued; the next connection to open
+ *    is then handed to the settled promise and lost to the pool. A settled reserve() now leaves the
+ *    queue, and a connection handed to one goes on to the next waiting statement.
+ * 6. A reserved handle whose connection closed still sends statements to that connection object,
+ *    which the pool reconnects for other work: a late ROLLBACK or INSERT of a dead transaction
+ *    would run on a connection now serving someone else. Once its reservation has ended (closed,
+ *    released) a handle refuses statements with CONNECTION_CLOSED.
+ */
+const POSTGRES_POOL = [
+  {
+    name: "onclose(): a waiting reserve() stays queued when a closed connection reconnects for it",
+    from: "    queries.length && connect(c, queries.shift())\n",
+    to: `    ${MARK} if (queries.length) {\n      const query = queries.shift()\n      query.reserve && queries.push(query)\n      connect(c, query)\n    }\n`,
+  },
+  {
+    name: "reserve(): a settled reservation leaves the queue and never swallows a connection",
+    from: "        const query = { reserve: resolve, reject }\n",
+    to: `        ${MARK} let settled = false\n        const query = {\n          reserve: x => settled ? onopen(x) : (settled = true, resolve(x)),\n          reject: e => settled || (settled = true, queries.remove(query), reject(e))\n        }\n`,
+  },
+  {
+    name: "reserve(): a handle whose reservation ended refuses statements",
+    from: "    c.reserved.release = true\n\n    const sql = Sql(handler)\n    sql.release = () => {\n      c.reserved = null\n      onopen(c)\n    }\n\n    return sql\n\n    function handler(q) {\n",
+    to: `    c.reserved.release = true\n    ${MARK} const reservation = c.reserved\n\n    const sql = Sql(handler)\n    sql.release = () => {\n      c.reserved = null\n      onopen(c)\n    }\n\n    return sql\n\n    function handler(q) {\n      ${MARK} if (c.reserved !== reservation) return q.reject(Errors.connection('CONNECTION_CLOSED', options))\n`,
+  },
+];
+
+export const REPAIRS = [
+  {
+    pkg: "postgres",
+    version: "3.4.9",
+    // src/ is what Bun loads ("bun" export condition); the CommonJS and Workers builds get the same repair.
+    files: ["src/connection.js", "cjs/src/connection.js", "cf/src/connection.js"],
+    edits: POSTGRES_CONNECTION,
+  },
+  {
+    pkg: "postgres",
+    version: "3.4.9",
+    files: ["src/index.js", "cjs/src/index.js", "cf/src/index.js"],
+    edits: POSTGRES_POOL,
+  },
+];
+
+const count = (text, part) => text.split(part).length - 1;
+
+/** Applies (or with check, only inspects) every repair; returns the problems found. */
+export function patchDependencies({ root = ROOT, check = false } = {}) {
+  const problems = [];
+  const applied = [];
+  for (const repair of REPAIRS) {
+    const base = join(root, "node_modules", repair.pkg);
+    let version;
+    try {
+      version = JSON.parse(readFileSync(join(base, "package.json"), "utf8")).version;
+    } catch {
+      problems.push(`${repair.pkg} is not installed`);
+      continue;
+    }
+    if (version !== repair.version) {
+      problems.push(`${repair.pkg} is ${version}, the repair in scripts/patch-deps.mjs is for ${repair.version}: check whether ${version} fixes it, then update or drop the repair`);
+      continue;
+    }
+    for (const file of repair.files) {
+      const path = join(base, file);
+      let text = readFileSync(path, "utf8");
+      let changed = false;
+      for (const edit of repair.edits) {
+        if (count(text, edit.to) === 1) continue; // already repaired (the replacement carries MARK)
+        if (count(text, edit.from) !== 1) {
+          problems.push(`${repair.pkg}/${file}: "${edit.name}" does not apply (the text it replaces is not there exactly once)`);
+          continue;
+        }
+        if (check) {
+          problems.push(`${repair.pkg}/${file}: "${edit.name}" is not applied (run: node scripts/patch-deps.mjs)`);
+          continue;
+        }
+        text = text.replace(edit.from, edit.to);
+        changed = true;
+      }
+      if (changed) {
+        writeFileSync(path, text);
+        applied.push(`${repair.pkg}/${file}`);
+      }
+    }
+  }
+  return { problems, applied };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const check = process.argv.includes("--check");
+  const { problems, applied } = patchDependencies({ check });
+  for (const file of applied) console.log(`patch-deps: repaired ${file}`);
+  if (problems.length > 0) {
+    for (const p of problems) console.error(`patch-deps: ${p}`);
+    process.exit(1);
+  }
+}
