@@ -28,6 +28,11 @@ const MARK = "/* keyward-patch */";
  *    error, unsettled; the next connection's start-up (its ReadyForQuery) then resolves that stale
  *    statement with an empty result, as if it had run, or fails it with the dead backend's error.
  *    Every statement still pending on a closed socket is now failed, and the state is reset.
+ * 4. Every (re)connect first reads the server's array types with a query of the driver's own whose
+ *    promise nobody awaits: when the connection dies during that query, its rejection is unhandled
+ *    and ends the process (seen: a node of three exiting with the server's 57P01 after
+ *    pg_terminate_backend). The failure is already delivered to the statements waiting for that
+ *    connection; the driver's own promise now handles it.
  */
 const POSTGRES_CONNECTION = [
   {
@@ -51,20 +56,25 @@ const POSTGRES_CONNECTION = [
     // The leading semicolon matters: the line before is `return reconnect()` without one.
     to: `    ${MARK} ;(query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n    query = results = errorResponse = null\n    result = new Result()\n`,
   },
+  {
+    name: "ReadyForQuery(): the start-up's array-types query never rejects unhandled",
+    from: "        return fetchArrayTypes()\n",
+    to: `        return fetchArrayTypes().catch(() => {}) ${MARK}\n`,
+  },
 ];
 
 /**
  * postgres.js 3.4.9, the pool (index.js), around sql.reserve() (Keyward's transactions run on
  * reserved connections, src/db/pg.ts):
- * 4. A reserve() waiting for a connection is handed to a closing connection as the statement to run
+ * 5. A reserve() waiting for a connection is handed to a closing connection as the statement to run
  *    once it has reconnected (onclose), and taken off the queue; the reconnected connection then
  *    drops it (it runs no statement for a reservation) and the reserve() never settles: the
  *    transaction hangs for ever (seen: two of four clients hung after the server ended their
  *    connections). It now stays queued, as reserve() itself queues it, for the next open connection.
- * 5. A reserve() rejected (its connection failed to start) stays queued; the next connection to open
+ * 6. A reserve() rejected (its connection failed to start) stays queued; the next connection to open
  *    is then handed to the settled promise and lost to the pool. A settled reserve() now leaves the
  *    queue, and a connection handed to one goes on to the next waiting statement.
- * 6. A reserved handle whose connection closed still sends statements to that connection object,
+ * 7. A reserved handle whose connection closed still sends statements to that connection object,
  *    which the pool reconnects for other work: a late ROLLBACK or INSERT of a dead transaction
  *    would run on a connection now serving someone else. Once its reservation has ended (closed,
  *    released) a handle refuses statements with CONNECTION_CLOSED.

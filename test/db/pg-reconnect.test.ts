@@ -31,9 +31,11 @@ describe.skipIf(!pgTestUrl())("PostgreSQL connections that die", () => {
   beforeAll(async () => {
     database = await freshPgDatabase("pg_reconnect");
     process.on("uncaughtException", onUncaught);
+    process.on("unhandledRejection", onUncaught);
   });
   afterAll(async () => {
     process.off("uncaughtException", onUncaught);
+    process.off("unhandledRejection", onUncaught);
     await database?.drop();
   });
 
@@ -119,6 +121,43 @@ describe.skipIf(!pgTestUrl())("PostgreSQL connections that die", () => {
       expect(next.value?.[0]?.v).toBe("next");
       expect(next.value?.length).toBe(1);
       expect(uncaught).toEqual([]);
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  });
+
+  test("a connection that dies while it reads the server's array types (every connect does) fails its statement and leaves no unhandled rejection", async () => {
+    const { hostname, port } = new URL(database.url);
+    let cut = 0;
+    const sql = postgres(
+      database.url,
+      withSockets({ max: 1, connect_timeout: 3, onnotice: () => {}, backoff: () => 0.02 }, () => {
+        const s = new Socket();
+        s.connect(Number(port || 5432), hostname);
+        // The first connection dies as soon as the driver sends its array-types query.
+        if (cut === 0) {
+          const write = s.write.bind(s) as (...args: unknown[]) => boolean;
+          (s as unknown as { write: (...args: unknown[]) => boolean }).write = (chunk: unknown, ...rest: unknown[]) => {
+            const sent = write(chunk, ...rest);
+            if (cut === 0 && Buffer.isBuffer(chunk) && chunk.includes("typarray")) {
+              cut += 1;
+              queueMicrotask(() => s.destroy(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })));
+            }
+            return sent;
+          };
+        }
+        return s;
+      }),
+    );
+    try {
+      const first = await within(2000, sql`SELECT 1 AS one`.execute());
+      expect(cut).toBe(1);
+      expect(first.hung).toBeUndefined();
+      expect(first.error).toBeDefined();
+      await Bun.sleep(50); // a rejection nobody handles is reported after the turn it happens in
+      expect(uncaught).toEqual([]);
+      const next = await within(2000, sql`SELECT 2 AS two`.execute());
+      expect(next.value?.[0]).toEqual({ two: 2 });
     } finally {
       await sql.end({ timeout: 1 });
     }
