@@ -33,6 +33,11 @@ const MARK = "/* keyward-patch */";
  *    and ends the process (seen: a node of three exiting with the server's 57P01 after
  *    pg_terminate_backend). The failure is already delivered to the statements waiting for that
  *    connection; the driver's own promise now handles it.
+ * 5. A connection that the other side closes during its start-up, without an error (a TCP proxy
+ *    or load balancer in front of PostgreSQL with no server behind it), reconnects at once, for
+ *    ever, holding the statement it was opened for: that request hangs while the process spins.
+ *    With one host to try, the statement now fails with CONNECTION_CLOSED and the connection
+ *    waits out the reconnect delay like any other closed one (several hosts: the next is tried).
  */
 const POSTGRES_CONNECTION = [
   {
@@ -57,6 +62,11 @@ const POSTGRES_CONNECTION = [
     to: `    ${MARK} ;(query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n    query = results = errorResponse = null\n    result = new Result()\n`,
   },
   {
+    name: "closed(): a start-up closed without an error fails its statement instead of reconnecting for ever",
+    from: "    if (initial)\n      return reconnect()\n",
+    to: `    if (initial && options.host.length > 1) ${MARK}\n      return reconnect()\n    ;initial && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n`,
+  },
+  {
     name: "ReadyForQuery(): the start-up's array-types query never rejects unhandled",
     from: "        return fetchArrayTypes()\n",
     to: `        return fetchArrayTypes().catch(() => {}) ${MARK}\n`,
@@ -66,15 +76,15 @@ const POSTGRES_CONNECTION = [
 /**
  * postgres.js 3.4.9, the pool (index.js), around sql.reserve() (Keyward's transactions run on
  * reserved connections, src/db/pg.ts):
- * 5. A reserve() waiting for a connection is handed to a closing connection as the statement to run
+ * 6. A reserve() waiting for a connection is handed to a closing connection as the statement to run
  *    once it has reconnected (onclose), and taken off the queue; the reconnected connection then
  *    drops it (it runs no statement for a reservation) and the reserve() never settles: the
  *    transaction hangs for ever (seen: two of four clients hung after the server ended their
  *    connections). It now stays queued, as reserve() itself queues it, for the next open connection.
- * 6. A reserve() rejected (its connection failed to start) stays queued; the next connection to open
+ * 7. A reserve() rejected (its connection failed to start) stays queued; the next connection to open
  *    is then handed to the settled promise and lost to the pool. A settled reserve() now leaves the
  *    queue, and a connection handed to one goes on to the next waiting statement.
- * 7. A reserved handle whose connection closed still sends statements to that connection object,
+ * 8. A reserved handle whose connection closed still sends statements to that connection object,
  *    which the pool reconnects for other work: a late ROLLBACK or INSERT of a dead transaction
  *    would run on a connection now serving someone else. Once its reservation has ended (closed,
  *    released) a handle refuses statements with CONNECTION_CLOSED.

@@ -163,6 +163,23 @@ describe.skipIf(!pgTestUrl())("PostgreSQL connections that die", () => {
     }
   });
 
+  test("a server that closes every connection during start-up without an error (a proxy with nothing behind it): statements fail, none hangs", async () => {
+    // Accepts, then closes: what a TCP proxy or load balancer does when no PostgreSQL is behind it.
+    const closer = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: (s) => void s.end(), data() {} } });
+    const sql = postgres(`postgres://postgres@127.0.0.1:${closer.port}/postgres`, { max: 2, connect_timeout: 3, onnotice: () => {}, backoff: () => 0.02 });
+    try {
+      const results = await Promise.all([0, 1, 2].map(() => within(2000, sql`SELECT 1`.execute())));
+      for (const r of results) {
+        expect(r.hung).toBeUndefined();
+        expect(r.error?.code).toBe("CONNECTION_CLOSED");
+      }
+      expect(uncaught).toEqual([]);
+    } finally {
+      await sql.end({ timeout: 1 });
+      closer.stop(true);
+    }
+  });
+
   /** A pool of `max` whose connections the test can end from the server side, through `admin`. */
   const pgPool = (max: number) => postgres(database.url, { max, connect_timeout: 3, onnotice: () => {}, backoff: () => 0.02 });
 
