@@ -1,6 +1,7 @@
 // Translates constraint failures of either engine into domain errors; repo.sqlite.ts and repo.pg.ts
 // files use these helpers. drizzle wraps driver errors (DrizzleQueryError), so the cause chain is
-// searched: SQLite reports SQLITE_CONSTRAINT_* codes, PostgreSQL SQLSTATE 23505 / 23503.
+// searched: SQLite reports SQLITE_CONSTRAINT_* codes, PostgreSQL SQLSTATE 23505 / 23503. Also: which
+// failures mean "the database cannot answer right now" (the error handler's 503).
 import { AppError } from "../shared/errors";
 
 interface DriverError {
@@ -39,4 +40,54 @@ export function rethrowConstraint(e: unknown, messages: { unique?: string; forei
   if (messages.unique && isUniqueViolation(e)) throw new AppError("CONFLICT", { message: messages.unique });
   if (messages.foreignKey && isForeignKeyViolation(e)) throw new AppError("CONFLICT", { message: messages.foreignKey });
   throw e;
+}
+
+/**
+ * postgres.js's own connection failures, and the socket errors it passes on as they are: the
+ * connection was lost, refused or never established.
+ */
+const LOST_CONNECTION = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "CONNECTION_ENDED",
+  "CONNECT_TIMEOUT",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+]);
+
+/**
+ * PostgreSQL SQLSTATEs of a server that cannot serve now: the connection exception class (08…),
+ * the server shutting down or starting (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
+ * cannot_connect_now), too many connections (53300), and a transaction aborted by a serialization
+ * failure or deadlock that outlasted its retries (40001, 40P01). SQLite: the write lock still held
+ * by another process after busy_timeout (SQLITE_BUSY and its extended codes).
+ */
+function isUnavailableCode(code: string): boolean {
+  return (
+    LOST_CONNECTION.has(code) ||
+    code.startsWith("08") ||
+    code === "57P01" ||
+    code === "57P02" ||
+    code === "57P03" ||
+    code === "53300" ||
+    code === "40001" ||
+    code === "40P01" ||
+    code === "SQLITE_BUSY" ||
+    code.startsWith("SQLITE_BUSY_")
+  );
+}
+
+/**
+ * The database cannot answer right now, and asking again shortly may succeed: a lost or refused
+ * connection, a server restarting, a lock held past its timeout. Whatever the statement was, its
+ * transaction did not commit, except when the connection was lost during COMMIT itself, when the
+ * caller cannot know (an Idempotency-Key makes the retry safe).
+ */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  return causes(e).some((err) => typeof err.code === "string" && isUnavailableCode(err.code));
 }

@@ -26,7 +26,8 @@ export const ErrorBody = t.Object(
 /** Error responses every route can produce, for the OpenAPI document. */
 export function errors(...statuses: number[]) {
   const out: Record<number, typeof ErrorBody> = {};
-  for (const s of [400, 500, ...statuses]) out[s] = ErrorBody;
+  // Every route may also answer 503 DATABASE_UNAVAILABLE (http/error-handler.ts).
+  for (const s of [400, 500, 503, ...statuses]) out[s] = ErrorBody;
   return out;
 }
 

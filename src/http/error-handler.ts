@@ -1,12 +1,18 @@
-// Maps every failure to the spec's error envelope with a stable code. Unexpected errors become
-// 500 INTERNAL_ERROR with a fixed message; the cause is logged with the request id, never echoed.
+// Maps every failure to the spec's error envelope with a stable code. A database that cannot answer
+// right now (connection lost or refused, server restarting, lock timeout) is 503 DATABASE_UNAVAILABLE
+// with Retry-After; other unexpected errors become 500 INTERNAL_ERROR with a fixed message. The
+// cause is logged with the request id, never echoed.
 import { Elysia, ValidationError } from "elysia";
 import { AppError, ERROR_CODES, isAppError, type ErrorCode } from "../shared/errors";
 import type { Logger } from "../shared/logger";
+import { isDatabaseUnavailable } from "../db/errors";
 import { requestContext } from "./request-context";
 import { describeQueryInteger, QUERY_INTEGER_KIND } from "./schema";
 
 const TYPEBOX_KIND = Symbol.for("TypeBox.Kind");
+
+/** Retry-After of a 503 DATABASE_UNAVAILABLE: a node reconnects within about 2 s (db/pg.ts, reconnectDelaySeconds). */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /** The error body as sent (spec: Errors). Also used to store 4xx outcomes for idempotent replay. */
 export function errorBodyJson(code: ErrorCode, message: string, details: Record<string, unknown> | null): string {
@@ -85,6 +91,12 @@ export function errorHandler(logger: Logger) {
     }
     if (code === "NOT_FOUND") {
       return errorResponse(request, "NOT_FOUND", "No route matches this request.", null);
+    }
+    if (isDatabaseUnavailable(error)) {
+      logger.warn("database unavailable", { requestId: requestContext(request).requestId, error });
+      return errorResponse(request, "DATABASE_UNAVAILABLE", "The database is unavailable; retry shortly.", null, {
+        "retry-after": String(DATABASE_RETRY_AFTER_SECONDS),
+      });
     }
     logger.error("unhandled error", { requestId: requestContext(request).requestId, code, error });
     return errorResponse(request, "INTERNAL_ERROR", "An internal error occurred.", null);

@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   PAYMENTS_NOT_CONFIGURED: 503,
   STORAGE_DISABLED: 503,
   NOT_READY: 503,
+  DATABASE_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -73,6 +74,7 @@ const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   PAYMENT_PROVIDER_ERROR: "The payment provider could not be reached; retry later.",
   RENEWAL_NOT_AVAILABLE: "Support renewal is not available for this license.",
   NOT_READY: "The service is not ready.",
+  DATABASE_UNAVAILABLE: "The database is unavailable; retry shortly.",
   NOTHING_TO_REFUND: "The license has no payment to refund.",
 };
 

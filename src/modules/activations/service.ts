@@ -67,12 +67,11 @@ export async function activate(deps: Deps, input: ActivateInput, record?: Record
   // about any key.
   const hash = keyHashOf(deps, input.licenseKey);
   const lookup = hash === null ? null : deps.repos.activations.lookup(hash, input.identifier);
-  try {
-    await assertNotLockedOut(deps, input.ip, now);
-  } catch (e) {
-    lookup?.catch(() => {});
-    throw e;
-  }
+  // Handled from the start: when the database goes away, the lookup can fail before the lockout
+  // check has settled, and a rejection left without a handler for that long ends the process. Its
+  // error still reaches `await lookup` below.
+  lookup?.catch(() => {});
+  await assertNotLockedOut(deps, input.ip, now);
   const seen = await lookup;
   if (!seen || !belongsToProduct(seen.access, input.productId)) {
     await recordFailedLookup(deps, input.ip, now);

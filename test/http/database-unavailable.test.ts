@@ -1,0 +1,185 @@
+// A database that cannot answer right now is 503 DATABASE_UNAVAILABLE with Retry-After, in the
+// spec's envelope, never a 500; and the node serves again as soon as the database does.
+// PostgreSQL: the app reaches its database through a TCP relay that the test cuts (every open
+// connection dropped, new ones closed at once) and restores. SQLite: another connection holds the
+// write lock past busy_timeout (SQLITE_BUSY).
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { connect, createServer, type AddressInfo, type Socket as NetSocket } from "node:net";
+import { createTestApp, type TestApp } from "../support/app";
+import { catalog } from "../support/license-api";
+import { freshPgDatabase, pgTestUrl, type ScratchDatabase } from "../support/pg";
+import { eventually } from "../process/support";
+import { isDatabaseUnavailable } from "../../src/db/errors";
+
+setDefaultTimeout(30_000);
+
+const expectUnavailable = (res: { status: number; headers: Headers; body: any }) => {
+  expect(res.status).toBe(503);
+  expect(res.headers.get("retry-after")).toBe("2");
+  expect(res.headers.get("x-request-id")).toBeTruthy();
+  expect(res.body).toEqual({
+    success: false,
+    error: { code: "DATABASE_UNAVAILABLE", message: "The database is unavailable; retry shortly.", details: null },
+  });
+};
+
+interface Relay {
+  port: number;
+  /** Drops every relayed connection, and closes new ones as soon as they open. */
+  cut(): void;
+  restore(): void;
+  stop(): void;
+}
+
+/** A TCP relay to PostgreSQL on 127.0.0.1 that the test can cut (node:net streams: backpressure handled). */
+async function startRelay(target: { hostname: string; port: number }): Promise<Relay> {
+  const open = new Set<NetSocket>();
+  let down = false;
+  const server = createServer((client) => {
+    if (down) return void client.end();
+    const upstream = connect(target.port, target.hostname);
+    for (const s of [client, upstream]) {
+      open.add(s);
+      s.on("close", () => open.delete(s));
+      s.on("error", () => undefined);
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const cut = () => {
+    down = true;
+    for (const s of open) s.resetAndDestroy();
+    open.clear();
+  };
+  return {
+    port: (server.address() as AddressInfo).port,
+    cut,
+    restore() {
+      down = false;
+    },
+    stop() {
+      cut();
+      server.close();
+    },
+  };
+}
+
+describe.skipIf(!pgTestUrl())("PostgreSQL unreachable", () => {
+  let database: ScratchDatabase;
+  let relay: Relay;
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    database = await freshPgDatabase("db_unavailable", { migrated: true });
+    const url = new URL(database.url);
+    relay = await startRelay({ hostname: url.hostname, port: Number(url.port || 5432) });
+    url.hostname = "127.0.0.1";
+    url.port = String(relay.port);
+    t = await createTestApp({ engine: "postgres", env: { DATABASE_URL: url.toString() } });
+    ({ key } = await catalog(t));
+    expect((await t.request("POST", "/api/v1/license/activate", { body: { license_key: key, identifier: "device-1" } })).status).toBe(200);
+  });
+  afterAll(async () => {
+    relay?.restore();
+    await t?.close();
+    relay?.stop();
+    await database?.drop();
+  });
+
+  test("while the database is cut off: 503 DATABASE_UNAVAILABLE with Retry-After on public, write and admin routes; 200 again once it is back", async () => {
+    expect((await t.request("POST", "/api/v1/license/verify", { body: { license_key: key, identifier: "device-1" } })).status).toBe(200);
+    relay.cut();
+    expectUnavailable(await t.request("POST", "/api/v1/license/verify", { body: { license_key: key, identifier: "device-1" } }));
+    expectUnavailable(await t.request("POST", "/api/v1/license/activate", { body: { license_key: key, identifier: "device-2" } }));
+    expectUnavailable(await t.request("GET", "/api/v1/admin/products"));
+    relay.restore();
+    await eventually(
+      async () => (await t.request("POST", "/api/v1/license/verify", { body: { license_key: key, identifier: "device-1" } })).status === 200,
+      "verify answers 200 again",
+      5_000,
+    );
+    expect((await t.request("POST", "/api/v1/license/activate", { body: { license_key: key, identifier: "device-2" } })).status).toBe(200);
+  });
+});
+
+describe("SQLite write lock held past busy_timeout", () => {
+  let t: TestApp;
+  let other: Database;
+  beforeAll(async () => {
+    t = await createTestApp({ engine: "sqlite" });
+    other = new Database(t.deps.config.databasePath);
+  });
+  afterAll(async () => {
+    other?.close();
+    await t?.close();
+  });
+
+  test("a write that cannot get the lock is 503 DATABASE_UNAVAILABLE; the same write succeeds once the lock is released", async () => {
+    const { key } = await catalog(t);
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      expectUnavailable(await t.request("POST", "/api/v1/license/activate", { body: { license_key: key, identifier: "device-1" } }));
+    } finally {
+      other.exec("ROLLBACK");
+    }
+    expect((await t.request("POST", "/api/v1/license/activate", { body: { license_key: key, identifier: "device-1" } })).status).toBe(200);
+  });
+});
+
+describe("isDatabaseUnavailable", () => {
+  test("the real errors of a held SQLite lock and of a refused PostgreSQL connection are; a constraint violation is not", async () => {
+    const dir = (await import("node:fs")).mkdtempSync(`${(await import("node:os")).tmpdir()}/keyward-busy-`);
+    const a = new Database(`${dir}/x.db`);
+    const b = new Database(`${dir}/x.db`);
+    try {
+      a.exec("PRAGMA journal_mode = WAL; CREATE TABLE x (n INTEGER PRIMARY KEY)");
+      b.exec("PRAGMA busy_timeout = 0");
+      a.exec("BEGIN IMMEDIATE");
+      let busy: unknown = null;
+      try {
+        b.exec("INSERT INTO x (n) VALUES (1)");
+      } catch (e) {
+        busy = e;
+      }
+      a.exec("ROLLBACK");
+      expect(isDatabaseUnavailable(busy)).toBe(true);
+      // drizzle wraps driver errors: the cause chain is searched.
+      expect(isDatabaseUnavailable(Object.assign(new Error("Failed query: INSERT"), { cause: busy }))).toBe(true);
+      a.exec("INSERT INTO x (n) VALUES (1)");
+      let unique: unknown = null;
+      try {
+        a.exec("INSERT INTO x (n) VALUES (1)");
+      } catch (e) {
+        unique = e;
+      }
+      expect(isDatabaseUnavailable(unique)).toBe(false);
+    } finally {
+      a.close();
+      b.close();
+      (await import("node:fs")).rmSync(dir, { recursive: true, force: true });
+    }
+    const postgres = (await import("postgres")).default;
+    const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = closed.port;
+    closed.stop(true);
+    const sql = postgres(`postgres://nobody@127.0.0.1:${port}/none`, { max: 1, connect_timeout: 2, onnotice: () => {} });
+    let refused: unknown = null;
+    try {
+      await sql`SELECT 1`;
+    } catch (e) {
+      refused = e;
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+    expect((refused as { code?: string }).code).toBe("ECONNREFUSED");
+    expect(isDatabaseUnavailable(refused)).toBe(true);
+    expect(isDatabaseUnavailable(new Error("boom"))).toBe(false);
+    expect(isDatabaseUnavailable({ code: "57P01" })).toBe(true);
+    expect(isDatabaseUnavailable({ code: "08006" })).toBe(true);
+    expect(isDatabaseUnavailable({ code: "23505" })).toBe(false);
+  });
+});
