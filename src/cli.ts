@@ -187,7 +187,18 @@ export async function runCli(argv: string[]): Promise<number | null> {
  * Starts the service. SIGTERM/SIGINT stop it gracefully (server.ts: stop accepting, finish in-flight
  * requests within SHUTDOWN_GRACE_MS, close the database) and exit 0; a second signal exits at once.
  */
+/**
+ * A promise rejected with no handler ends a Bun process, and with it every request in flight on this
+ * node. The ones seen so far came from error paths when the database went away (a driver's own
+ * queries, a statement started before another was awaited), where the request that owned the
+ * promise had already been answered or failed. A server logs such a rejection and keeps serving.
+ */
+export function logUnhandledRejections(logger: Logger): void {
+  process.on("unhandledRejection", (reason) => logger.error("unhandled rejection", { error: reason }));
+}
+
 async function serve(config: Readonly<Config>, logger: Logger): Promise<number | null> {
+  logUnhandledRejections(logger);
   const deps = await createDeps(config, systemClock, logger);
   let server: RunningServer;
   // Background job passes (JOBS): stopped by server.stop() after in-flight requests, before the
