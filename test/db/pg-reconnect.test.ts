@@ -39,13 +39,10 @@ describe.skipIf(!pgTestUrl())("PostgreSQL connections that die", () => {
     await database?.drop();
   });
 
-  test("a socket closed while a statement is still buffered: that statement fails, the next one runs on a new connection", async () => {
-    // The driver's own sockets, so the test can close one at the exact moment that matters: right
-    // after a statement was queued for writing (postgres.js flushes small writes on setImmediate)
-    // and before that flush runs. A socket's close is emitted before pending immediates run.
-    const sockets: Socket[] = [];
+  /** A pool of one connection whose sockets (one per connect) are pushed to `sockets` for the test to close. */
+  const poolRecordingSockets = (sockets: Socket[]) => {
     const { hostname, port } = new URL(database.url);
-    const sql = postgres(
+    return postgres(
       database.url,
       withSockets({ max: 1, connect_timeout: 3, onnotice: () => {} }, () => {
         const s = new Socket();
@@ -54,6 +51,14 @@ describe.skipIf(!pgTestUrl())("PostgreSQL connections that die", () => {
         return s;
       }),
     );
+  };
+
+  test("a socket closed while a statement is still buffered: that statement fails, the next one runs on a new connection", async () => {
+    // The driver's own sockets, so the test can close one at the exact moment that matters: right
+    // after a statement was queued for writing (postgres.js flushes small writes on setImmediate)
+    // and before that flush runs. A socket's close is emitted before pending immediates run.
+    const sockets: Socket[] = [];
+    const sql = poolRecordingSockets(sockets);
     try {
       const [first] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
       const buffered = sql`SELECT 1 AS one`.execute();
@@ -82,16 +87,7 @@ describe.skipIf(!pgTestUrl())("PostgreSQL connections that die", () => {
 
   test("a statement sent on a socket that dies with an error (a reset) is failed, never answered by the next connection's start-up", async () => {
     const sockets: Socket[] = [];
-    const { hostname, port } = new URL(database.url);
-    const sql = postgres(
-      database.url,
-      withSockets({ max: 1, connect_timeout: 3, onnotice: () => {} }, () => {
-        const s = new Socket();
-        s.connect(Number(port || 5432), hostname);
-        sockets.push(s);
-        return s;
-      }),
-    );
+    const sql = poolRecordingSockets(sockets);
     try {
       await sql`SELECT 1`;
       // Two statements on the wire, then the socket fails with an error (as on a reset) before

@@ -5,7 +5,11 @@
 // write lock past busy_timeout (SQLITE_BUSY).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
 import { connect, createServer, type AddressInfo, type Socket as NetSocket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
 import { createTestApp, type TestApp } from "../support/app";
 import { catalog } from "../support/license-api";
 import { freshPgDatabase, pgTestUrl, type ScratchDatabase } from "../support/pg";
@@ -130,39 +134,38 @@ describe("SQLite write lock held past busy_timeout", () => {
   });
 });
 
+/** What `fn` throws (it must throw). */
+function thrownBy(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  throw new Error("expected an error");
+}
+
 describe("isDatabaseUnavailable", () => {
   test("the real errors of a held SQLite lock and of a refused PostgreSQL connection are; a constraint violation is not", async () => {
-    const dir = (await import("node:fs")).mkdtempSync(`${(await import("node:os")).tmpdir()}/keyward-busy-`);
+    const dir = mkdtempSync(join(tmpdir(), "keyward-busy-"));
     const a = new Database(`${dir}/x.db`);
     const b = new Database(`${dir}/x.db`);
     try {
       a.exec("PRAGMA journal_mode = WAL; CREATE TABLE x (n INTEGER PRIMARY KEY)");
       b.exec("PRAGMA busy_timeout = 0");
       a.exec("BEGIN IMMEDIATE");
-      let busy: unknown = null;
-      try {
-        b.exec("INSERT INTO x (n) VALUES (1)");
-      } catch (e) {
-        busy = e;
-      }
+      const busy = thrownBy(() => b.exec("INSERT INTO x (n) VALUES (1)"));
       a.exec("ROLLBACK");
       expect(isDatabaseUnavailable(busy)).toBe(true);
       // drizzle wraps driver errors: the cause chain is searched.
       expect(isDatabaseUnavailable(Object.assign(new Error("Failed query: INSERT"), { cause: busy }))).toBe(true);
       a.exec("INSERT INTO x (n) VALUES (1)");
-      let unique: unknown = null;
-      try {
-        a.exec("INSERT INTO x (n) VALUES (1)");
-      } catch (e) {
-        unique = e;
-      }
+      const unique = thrownBy(() => a.exec("INSERT INTO x (n) VALUES (1)"));
       expect(isDatabaseUnavailable(unique)).toBe(false);
     } finally {
       a.close();
       b.close();
-      (await import("node:fs")).rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
     }
-    const postgres = (await import("postgres")).default;
     const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     const port = closed.port;
     closed.stop(true);

@@ -22,6 +22,16 @@ for (const engine of engines()) {
     const status = async (key: string, feature = "api") =>
       (await postJson(c.url(0), "/license/usage/status", { license_key: key, feature })).body.data.used as number;
 
+    /** The counter holds every acknowledged report and nothing never sent, each with its event row (one transaction). */
+    const expectNoAcknowledgedUsageLost = async (key: string, licenseId: string, acked: number, sent: number) => {
+      const used = await status(key);
+      expect(acked).toBeGreaterThan(300);
+      expect(used).toBeGreaterThanOrEqual(acked);
+      expect(used).toBeLessThanOrEqual(sent);
+      const [row] = await c.t.exec<{ n: number }>("SELECT count(*) AS n FROM usage_events WHERE license_id = $1", [licenseId]);
+      expect(Number(row!.n)).toBe(used);
+    };
+
     test("300 concurrent activations against max_activations = 10 → exactly 10", async () => {
       const { key, license } = await catalog(c.t, { maxActivations: 10 });
       const results = await all(300, (i) => postJson(c.url(i), "/license/activate", { license_key: key, identifier: `device-${i}` }));
@@ -148,13 +158,7 @@ for (const engine of engines()) {
       await Bun.sleep(120);
       victim.proc.kill("SIGKILL");
       await load;
-      const used = await status(key);
-      expect(acked).toBeGreaterThan(300);
-      expect(used).toBeGreaterThanOrEqual(acked);
-      expect(used).toBeLessThanOrEqual(sent);
-      // Each counted increment has its event row: the two were written in one transaction.
-      const [row] = await c.t.exec<{ n: number }>("SELECT count(*) AS n FROM usage_events WHERE license_id = $1", [license.id]);
-      expect(Number(row!.n)).toBe(used);
+      await expectNoAcknowledgedUsageLost(key, license.id, acked, sent);
     }, 60_000);
 
     // PostgreSQL ends every connection of every node twice mid-load, as a restart or failover does
@@ -191,12 +195,7 @@ for (const engine of engines()) {
       for (let i = 0; i < NODES; i++) {
         await eventually(async () => (await postJson(url(i), "/license/usage/status", { license_key: key, feature: "api" })).status === 200, `node ${i} serves`, 3_000);
       }
-      const used = await status(key);
-      expect(acked).toBeGreaterThan(300);
-      expect(used).toBeGreaterThanOrEqual(acked);
-      expect(used).toBeLessThanOrEqual(sent);
-      const [row] = await c.t.exec<{ n: number }>("SELECT count(*) AS n FROM usage_events WHERE license_id = $1", [license.id]);
-      expect(Number(row!.n)).toBe(used);
+      await expectNoAcknowledgedUsageLost(key, license.id, acked, sent);
       // And a burst on every node at once succeeds whole.
       const burst = await all(60, (i) => postJson(url(i), "/license/usage", { license_key: key, feature: "api" }));
       expect(tally(burst)).toEqual({ 200: 60 });
