@@ -6,6 +6,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { configFromProcessEnv, ConfigError, type Config } from "./config";
 import { createDeps } from "./container";
+import type { Deps } from "./deps";
+import { isDatabaseUnavailable } from "./db/errors";
 import { startServer, type RunningServer } from "./server";
 import { startScheduler, type Scheduler } from "./jobs/scheduler";
 import { warnIfEmailIsOnlyLogged } from "./modules/email/handler";
@@ -197,9 +199,51 @@ export function logUnhandledRejections(logger: Logger): void {
   process.on("unhandledRejection", (reason) => logger.error("unhandled rejection", { error: reason }));
 }
 
+/** How long `serve` waits for a database that cannot answer yet (starting, restarting, unreachable). */
+export const STARTUP_DATABASE_WAIT_MS = 60_000;
+
+/** Where the database is, for a log line: the host and database of DATABASE_URL (never its password), or the SQLite file. */
+function databaseLocation(config: Readonly<Config>): Record<string, string> {
+  if (!config.databaseUrl) return { file: config.databasePath };
+  try {
+    const url = new URL(config.databaseUrl);
+    return { host: url.host, database: url.pathname.slice(1) };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Opens the database (and migrates it) for `serve`. A database that cannot answer yet (a server
+ * still starting, restarting or unreachable, a lock held by another process) is retried with a
+ * growing pause, up to `waitMs`, so a node started before its database comes up when the database
+ * does. Any other failure (wrong password, no such database, an unreadable file) is reported at once.
+ * Returns null after logging why, for `serve` to exit 1 without a stack trace.
+ */
+export async function depsWhenDatabaseAnswers(config: Readonly<Config>, logger: Logger, waitMs = STARTUP_DATABASE_WAIT_MS): Promise<Deps | null> {
+  const deadline = performance.now() + waitMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createDeps(config, systemClock, logger);
+    } catch (e) {
+      const error = (e as Error)?.message ?? String(e);
+      const code = (e as { code?: unknown })?.code;
+      const pause = Math.min(2_000, 100 * 2 ** attempt);
+      if (isDatabaseUnavailable(e) && performance.now() + pause < deadline) {
+        logger.warn("database unavailable at start; retrying", { ...databaseLocation(config), attempt, retryInMs: pause, error, code });
+        await Bun.sleep(pause);
+        continue;
+      }
+      logger.error("cannot open the database", { ...databaseLocation(config), error, code });
+      return null;
+    }
+  }
+}
+
 async function serve(config: Readonly<Config>, logger: Logger): Promise<number | null> {
   logUnhandledRejections(logger);
-  const deps = await createDeps(config, systemClock, logger);
+  const deps = await depsWhenDatabaseAnswers(config, logger);
+  if (!deps) return 1;
   let server: RunningServer;
   // Background job passes (JOBS): stopped by server.stop() after in-flight requests, before the
   // database closes.

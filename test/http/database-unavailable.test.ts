@@ -1,12 +1,11 @@
 // A database that cannot answer right now is 503 DATABASE_UNAVAILABLE with Retry-After, in the
 // spec's envelope, never a 500; and the node serves again as soon as the database does.
-// PostgreSQL: the app reaches its database through a TCP relay that the test cuts (every open
-// connection dropped, new ones closed at once) and restores. SQLite: another connection holds the
+// PostgreSQL: the app reaches its database through a TCP relay (test/support/tcp-relay.ts) that the
+// test cuts (every open connection dropped, new ones closed at once) and restores. SQLite: another connection holds the
 // write lock past busy_timeout (SQLITE_BUSY).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
-import { connect, createServer, type AddressInfo, type Socket as NetSocket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -14,6 +13,7 @@ import { createTestApp, type TestApp } from "../support/app";
 import { catalog } from "../support/license-api";
 import { freshPgDatabase, pgTestUrl, type ScratchDatabase } from "../support/pg";
 import { eventually } from "../process/support";
+import { startRelay, type Relay } from "../support/tcp-relay";
 import { isDatabaseUnavailable } from "../../src/db/errors";
 
 setDefaultTimeout(30_000);
@@ -27,50 +27,6 @@ const expectUnavailable = (res: { status: number; headers: Headers; body: any })
     error: { code: "DATABASE_UNAVAILABLE", message: "The database is unavailable; retry shortly.", details: null },
   });
 };
-
-interface Relay {
-  port: number;
-  /** Drops every relayed connection, and closes new ones as soon as they open. */
-  cut(): void;
-  restore(): void;
-  stop(): void;
-}
-
-/** A TCP relay to PostgreSQL on 127.0.0.1 that the test can cut (node:net streams: backpressure handled). */
-async function startRelay(target: { hostname: string; port: number }): Promise<Relay> {
-  const open = new Set<NetSocket>();
-  let down = false;
-  const server = createServer((client) => {
-    if (down) return void client.end();
-    const upstream = connect(target.port, target.hostname);
-    for (const s of [client, upstream]) {
-      open.add(s);
-      s.on("close", () => open.delete(s));
-      s.on("error", () => undefined);
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const cut = () => {
-    down = true;
-    for (const s of open) s.resetAndDestroy();
-    open.clear();
-  };
-  return {
-    port: (server.address() as AddressInfo).port,
-    cut,
-    restore() {
-      down = false;
-    },
-    stop() {
-      cut();
-      server.close();
-    },
-  };
-}
 
 describe.skipIf(!pgTestUrl())("PostgreSQL unreachable", () => {
   let database: ScratchDatabase;

@@ -1,7 +1,10 @@
-// The real entry point as a child process: first start with no configuration, restart, bad config.
+// The real entry point as a child process: first start with no configuration, restart, bad config,
+// a port in use, and (PostgreSQL) a database that is not up yet or does not exist.
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { freshPgDatabase, pgTestUrl } from "../support/pg";
+import { startRelay } from "../support/tcp-relay";
 import { removeTempDirs, runKeyward, startKeyward, tempDir } from "./support";
 
 afterAll(removeTempDirs);
@@ -103,5 +106,50 @@ describe("a port already in use", () => {
     } finally {
       expect(await first.stop()).toBe(0);
     }
+  });
+});
+
+describe.skipIf(!pgTestUrl())("a database that is not there yet, or not at all (PostgreSQL)", () => {
+  test("a node started while its database is unreachable waits for it, logging each retry, and serves once it answers", async () => {
+    const database = await freshPgDatabase("boot_wait");
+    const url = new URL(database.url);
+    // Between the node and PostgreSQL, a relay that first closes every connection it accepts.
+    const relay = await startRelay({ hostname: url.hostname, port: Number(url.port || 5432) });
+    relay.cut();
+    url.hostname = "127.0.0.1";
+    url.port = String(relay.port);
+    const comesUp = setTimeout(() => relay.restore(), 1_500);
+    try {
+      const node = await startKeyward({ env: { DATA_DIR: join(tempDir(), "data"), DATABASE_URL: url.toString() } });
+      try {
+        const retries = node
+          .output()
+          .stdout.split("\n")
+          .filter((l) => l.includes("database unavailable at start; retrying"));
+        expect(retries.length).toBeGreaterThan(0);
+        expect(JSON.parse(retries[0]!)).toMatchObject({ level: "warn", host: `127.0.0.1:${relay.port}`, code: "CONNECTION_CLOSED" });
+        expect((await fetch(`${node.url}/api/v1/health`)).status).toBe(200);
+      } finally {
+        expect(await node.stop()).toBe(0);
+      }
+    } finally {
+      clearTimeout(comesUp);
+      relay.stop();
+      await database.drop();
+    }
+  }, 30_000);
+
+  test("a database that does not exist stops the boot at once with one error line: no stack trace, no password", () => {
+    const url = new URL(pgTestUrl()!);
+    url.password = "not-a-real-password-42";
+    url.pathname = "/keyward_no_such_database";
+    const r = runKeyward(["serve"], { env: { HOST: "127.0.0.1", PORT: "0", DATA_DIR: join(tempDir(), "data"), LOG_LEVEL: "info", DATABASE_URL: url.toString() } });
+    expect(r.exitCode).toBe(1);
+    const lines = (r.stdout + r.stderr).trim().split("\n");
+    const error = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === "cannot open the database");
+    expect(error).toMatchObject({ level: "error", database: "keyward_no_such_database", code: "3D000" });
+    expect(r.stdout + r.stderr).not.toContain("not-a-real-password-42");
+    expect(r.stdout + r.stderr).not.toContain("    at ");
+    expect(r.stdout + r.stderr).not.toContain("retrying");
   });
 });

@@ -1,0 +1,47 @@
+// A TCP relay the test can cut: what a database looks like to Keyward when a network, a proxy or a
+// load balancer in front of it fails. node:net streams, so backpressure is handled.
+import { connect, createServer, type AddressInfo, type Socket as NetSocket } from "node:net";
+
+export interface Relay {
+  port: number;
+  /** Drops every relayed connection, and closes new ones as soon as they open. */
+  cut(): void;
+  restore(): void;
+  stop(): void;
+}
+
+/** A TCP relay to PostgreSQL on 127.0.0.1 that the test can cut (node:net streams: backpressure handled). */
+export async function startRelay(target: { hostname: string; port: number }): Promise<Relay> {
+  const open = new Set<NetSocket>();
+  let down = false;
+  const server = createServer((client) => {
+    if (down) return void client.end();
+    const upstream = connect(target.port, target.hostname);
+    for (const s of [client, upstream]) {
+      open.add(s);
+      s.on("close", () => open.delete(s));
+      s.on("error", () => undefined);
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const cut = () => {
+    down = true;
+    for (const s of open) s.resetAndDestroy();
+    open.clear();
+  };
+  return {
+    port: (server.address() as AddressInfo).port,
+    cut,
+    restore() {
+      down = false;
+    },
+    stop() {
+      cut();
+      server.close();
+    },
+  };
+}
