@@ -91,3 +91,14 @@ function isUnavailableCode(code: string): boolean {
 export function isDatabaseUnavailable(e: unknown): boolean {
   return causes(e).some((err) => typeof err.code === "string" && isUnavailableCode(err.code));
 }
+
+/**
+ * An error from the database or the way to it, rather than from Keyward's own code: a driver's
+ * connection failure, a PostgreSQL error (it carries a severity), or an SQLite one (SQLITE_* codes).
+ */
+export function isDatabaseFailure(e: unknown): boolean {
+  return (
+    isDatabaseUnavailable(e) ||
+    causes(e).some((err) => typeof (err as { severity?: unknown }).severity === "string" || (typeof err.code === "string" && err.code.startsWith("SQLITE_")))
+  );
+}

@@ -1,8 +1,10 @@
-// CLI subcommands through the real entry point: --help, migrate, api-key create.
+// CLI subcommands through the real entry point: --help, migrate, api-key create, a database that
+// cannot be opened.
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { pgTestUrl } from "../support/pg";
 import { removeTempDirs, runKeyward, startKeyward, tempDir } from "./support";
 import { MIGRATIONS } from "../../src/db/migrations.gen";
 
@@ -46,6 +48,31 @@ describe("keyward migrate", () => {
       expect(db.query("SELECT name FROM sqlite_master WHERE type='table' AND name='products'").get()).toBeTruthy();
     } finally {
       db.close();
+    }
+  });
+});
+
+describe("a database the command cannot open", () => {
+  test("migrate on an SQLite path that cannot be a database file: one line on stderr, exit 1, no stack trace", () => {
+    const dataDir = join(tempDir(), "data");
+    // The database file's place is taken by a directory.
+    mkdirSync(join(dataDir, "keyward.db"), { recursive: true });
+    const r = runKeyward(["migrate"], { env: { DATA_DIR: dataDir } });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toStartWith(`cannot open the database (file ${join(dataDir, "keyward.db")}): `);
+    expect(r.stderr).not.toContain("    at ");
+  });
+
+  test.skipIf(!pgTestUrl())("migrate and api-key create against a PostgreSQL database that does not exist: one line naming host and database, never the password", () => {
+    const url = new URL(pgTestUrl()!);
+    url.password = "not-a-real-password-42";
+    url.pathname = "/keyward_no_such_database";
+    for (const args of [["migrate"], ["api-key", "create", "--scopes", "admin"]]) {
+      const r = runKeyward(args, { env: { DATA_DIR: join(tempDir(), "data"), DATABASE_URL: url.toString() } });
+      expect(r.exitCode).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.trim()).toBe(`cannot open the database (host ${url.host}, database keyward_no_such_database): database "keyward_no_such_database" does not exist (3D000)`);
     }
   });
 });
