@@ -227,7 +227,7 @@ function databaseLocation(config: Readonly<Config>): Record<string, string> {
  * Returns null after logging why, for `serve` to exit 1 without a stack trace.
  */
 export async function depsWhenDatabaseAnswers(config: Readonly<Config>, logger: Logger, waitMs = STARTUP_DATABASE_WAIT_MS): Promise<Deps | null> {
-  const deadline = performance.now() + waitMs;
+  const deadline = systemClock.monotonicMs() + waitMs;
   for (let attempt = 1; ; attempt++) {
     try {
       return await createDeps(config, systemClock, logger);
@@ -235,7 +235,7 @@ export async function depsWhenDatabaseAnswers(config: Readonly<Config>, logger: 
       const error = (e as Error)?.message ?? String(e);
       const code = (e as { code?: unknown })?.code;
       const pause = Math.min(2_000, 100 * 2 ** attempt);
-      if (isDatabaseUnavailable(e) && performance.now() + pause < deadline) {
+      if (isDatabaseUnavailable(e) && systemClock.monotonicMs() + pause < deadline) {
         logger.warn("database unavailable at start; retrying", { ...databaseLocation(config), attempt, retryInMs: pause, error, code });
         await Bun.sleep(pause);
         continue;
