@@ -3,7 +3,7 @@
 // accepted report of a metered feature queues in the same transaction; and on PostgreSQL 300
 // reports of 1 from 3 nodes against a quota of 100.
 import { afterEach, expect, test } from "bun:test";
-import type { ConsumeChange, ConsumeInput, UsageRepo } from "../../src/modules/usage/repo";
+import type { ConsumeChange, ConsumeInput, ConsumeResult, UsageRepo } from "../../src/modules/usage/repo";
 import { event } from "../../src/modules/outbox/effects";
 import { crossesWarning } from "../../src/modules/usage/events";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
@@ -105,6 +105,58 @@ forEachEngine("UsageRepo", (engine, open) => {
     expect(recorded).toBe(false);
     expect(await claimState(o, scope2)).toMatchObject({ state: "in_flight" });
   });
+
+  test("reports at once in one process (one batch) are each decided as if alone: a refusing check, a lost claim, one that does not fit affect only themselves", async () => {
+    await setup();
+    const { license, product, plan } = await seedCatalog(o);
+    const suspended = await seedLicense(o, product.id, plan.id, { status: "suspended" });
+    const claimedAt = later(5);
+    const kept = await seedClaim(o, claimedAt);
+    const never = { key: "never-claimed", route: "/v1/test", scope: "nobody" };
+    // 3 + 4 + 2 + 1 fit the limit of 10 in any order (concurrent reports have none); 11 never fits.
+    const settled = await Promise.allSettled([
+      repo.consume(input(license.id, { quantity: 3 }), mustBeActive),
+      repo.consume(input(suspended.id), mustBeActive),
+      repo.consume(input(license.id, { quantity: 4 }), mustBeActive, (r) => completion(kept, claimedAt, `used=${r.used}`)),
+      repo.consume(input(license.id, { quantity: 2 }), mustBeActive, () => completion(never, claimedAt, "x")),
+      repo.consume(input(license.id, { quantity: 11 }), mustBeActive),
+      repo.consume(input(license.id, { quantity: 1 }), mustBeActive),
+      repo.consume(input(license.id, { feature: "export", quantity: 1, limit: 1 }), mustBeActive),
+    ]);
+    const outcome = (r: PromiseSettledResult<ConsumeResult>) =>
+      r.status === "fulfilled" ? (r.value.accepted ? "accepted" : "refused") : r.reason instanceof ClaimLostError ? "claim lost" : (r.reason as AppError).code;
+    expect(settled.map(outcome)).toEqual(["accepted", "LICENSE_INACTIVE", "accepted", "claim lost", "refused", "accepted", "accepted"]);
+    const used = (i: number) => (settled[i] as PromiseFulfilledResult<ConsumeResult>).value.used;
+    // The three accepted reports of "api" saw the counter one after the other: 3, 4 and 1 added in some order.
+    const steps = [0, 2, 5].map((i, k) => ({ used: used(i), quantity: [3, 4, 1][k]! })).sort((a, b) => a.used - b.used);
+    let total = 0;
+    for (const s of steps) expect(s.used).toBe((total += s.quantity));
+    expect(used(6)).toBe(1);
+    expect(await repo.used(license.id, "api", "2026-11")).toBe(8);
+    expect(await repo.used(license.id, "export", "2026-11")).toBe(1);
+    // One event per accepted report, none for the undone or refused ones.
+    expect(await countRows(o, "usageEvents", license.id)).toBe(4);
+    expect(await countRows(o, "usageEvents", suspended.id)).toBe(0);
+    expect(await claimState(o, kept)).toEqual({ state: "done", responseStatus: 200, responseSealed: `used=${used(2)}` });
+  });
+
+  if (engine === "sqlite") {
+    test("a report waiting for its batch while another transaction holds the connection waits for that transaction to end, and is not part of it", async () => {
+      await setup();
+      const { license } = await seedCatalog(o);
+      const db = o.sqlite!.sqlite;
+      const pending = repo.consume(input(license.id, { quantity: 2 }), mustBeActive);
+      // A DataStore.transaction opens before the batch runs, and stays open across event-loop turns.
+      db.exec("BEGIN IMMEDIATE");
+      db.exec("INSERT INTO usage_counters (license_id, feature, period_key, used, updated_at) VALUES ('" + license.id + "', 'other', '2026-11', 5, 0)");
+      await new Promise((r) => setTimeout(r, 30));
+      db.exec("ROLLBACK");
+      // The report was written after the rollback, in its own transaction: acknowledged and kept.
+      expect(await pending).toEqual({ accepted: true, used: 2 });
+      expect(await repo.used(license.id, "api", "2026-11")).toBe(2);
+      expect(await repo.used(license.id, "other", "2026-11")).toBe(0);
+    });
+  }
 
   test("reset deletes the named counters and audits what it reset", async () => {
     await setup();

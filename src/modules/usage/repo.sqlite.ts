@@ -6,7 +6,26 @@ import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import { fits } from "../entitlements/quota";
-import type { UsageCounter, UsageRepo } from "./repo";
+import type { ConsumeChange, ConsumeInput, ConsumeResult, UsageCounter, UsageRepo } from "./repo";
+import type { LicenseAccess } from "../license-api/repo";
+import type { Recorder } from "../idempotency/repo";
+import type { Effects } from "../outbox/effects";
+
+type Check = (current: LicenseAccess | null) => void;
+type RecordOutcome = Recorder<ConsumeResult>;
+type EffectsOf = (change: ConsumeChange) => Effects;
+
+interface Pending {
+  input: ConsumeInput;
+  check: Check;
+  record: RecordOutcome | undefined;
+  effects: EffectsOf | undefined;
+  resolve(result: ConsumeResult): void;
+  reject(error: unknown): void;
+}
+
+/** Reports per transaction at most: bounds how long one batch holds the write lock. */
+const MAX_BATCH = 256;
 
 
 export function createUsageRepo(handle: DbHandle): UsageRepo {
@@ -50,27 +69,85 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
     ),
   );
 
+  /** One report, decided as if alone; runs inside a write transaction (its own, or a batch's savepoint). */
+  const one = (input: ConsumeInput, check: Check, record: RecordOutcome | undefined, effects: EffectsOf | undefined): ConsumeResult => {
+    // Re-read inside the write transaction: a revoke or suspend that committed after the
+    // caller's lookup must win over this report (same rule as activation).
+    check(access.findById(input.licenseId));
+    const used = get(input.licenseId, input.feature, input.periodKey)?.used ?? 0;
+    const at = input.at.getTime();
+    if (!fits({ used, limit: input.limit }, input.quantity)) {
+      const firstRefusal = markExceeded().get(input.licenseId, input.feature, input.periodKey, at) !== null;
+      if (effects) writeEffects(db, effects({ accepted: false, used, firstRefusal }));
+      return { accepted: false, used };
+    }
+    const next = used + input.quantity;
+    bump().run(input.licenseId, input.feature, input.periodKey, next, at);
+    event().run(newId(), input.licenseId, input.feature, input.periodKey, input.quantity, input.metadata == null ? null : JSON.stringify(input.metadata), at);
+    if (input.meter) queueMeterEvent().run(newId(), input.licenseId, input.feature, input.meter, input.quantity, at);
+    const result = { accepted: true, used: next };
+    if (effects) writeEffects(db, effects({ accepted: true, before: used, used: next }));
+    if (record) storeOutcome(handle, record(result));
+    return result;
+  };
+
+  // Group commit. Every report used to be its own IMMEDIATE transaction, and measured under the
+  // contention bench's load the transaction took about 40 of a usage request's 85 µs of CPU, most
+  // of it taking the write lock and committing. Reports that arrive in the same turn of the event
+  // loop now share one transaction: each runs in a savepoint of its own, in arrival order, exactly
+  // as it would alone (a refusing check or a lost Idempotency claim undoes that report only), and
+  // every promise settles after the COMMIT, so a report is acknowledged only once it is durable.
+  // Across processes nothing changes: a batch holds SQLite's write lock like a single report did.
+  const waiting: Pending[] = [];
+  let scheduled = false;
+  const schedule = (delayMs: number) => {
+    if (scheduled) return;
+    scheduled = true;
+    if (delayMs === 0) setImmediate(flush);
+    else setTimeout(flush, delayMs);
+  };
+  function flush(): void {
+    scheduled = false;
+    // A DataStore.transaction holds the connection across awaits: a batch started now would become
+    // part of it (the rate limiter's flush waits the same way). Try again shortly.
+    if (handle.sqlite.inTransaction) return schedule(1);
+    const batch = waiting.splice(0, MAX_BATCH);
+    if (waiting.length > 0) schedule(0);
+    const outcomes: ({ ok: ConsumeResult } | { error: unknown })[] = [];
+    try {
+      immediate(handle, () => {
+        for (const p of batch) {
+          try {
+            outcomes.push({ ok: savepoint(() => one(p.input, p.check, p.record, p.effects)) });
+          } catch (error) {
+            outcomes.push({ error });
+          }
+        }
+      });
+    } catch (error) {
+      // BEGIN or COMMIT failed (the lock stayed taken past busy_timeout, the disk): nothing of the
+      // batch was written.
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    batch.forEach((p, i) => {
+      const o = outcomes[i]!;
+      if ("ok" in o) p.resolve(o.ok);
+      else p.reject(o.error);
+    });
+  }
+  /** A nested bun:sqlite transaction is a SAVEPOINT: rolled back alone when `fn` throws. */
+  let nested: ((fn: () => ConsumeResult) => ConsumeResult) | null = null;
+  const savepoint = (fn: () => ConsumeResult): ConsumeResult => (nested ??= handle.sqlite.transaction((f: () => ConsumeResult) => f()))(fn);
+
   return {
     async consume(input, check, record, effects) {
-      return immediate(handle, () => {
-        // Re-read inside the write transaction: a revoke or suspend that committed after the
-        // caller's lookup must win over this report (same rule as activation).
-        check(access.findById(input.licenseId));
-        const used = get(input.licenseId, input.feature, input.periodKey)?.used ?? 0;
-        const at = input.at.getTime();
-        if (!fits({ used, limit: input.limit }, input.quantity)) {
-          const firstRefusal = markExceeded().get(input.licenseId, input.feature, input.periodKey, at) !== null;
-          if (effects) writeEffects(db, effects({ accepted: false, used, firstRefusal }));
-          return { accepted: false, used };
-        }
-        const next = used + input.quantity;
-        bump().run(input.licenseId, input.feature, input.periodKey, next, at);
-        event().run(newId(), input.licenseId, input.feature, input.periodKey, input.quantity, input.metadata == null ? null : JSON.stringify(input.metadata), at);
-        if (input.meter) queueMeterEvent().run(newId(), input.licenseId, input.feature, input.meter, input.quantity, at);
-        const result = { accepted: true, used: next };
-        if (effects) writeEffects(db, effects({ accepted: true, before: used, used: next }));
-        if (record) storeOutcome(handle, record(result));
-        return result;
+      // Inside a caller's DataStore.transaction (ungated repositories): part of that transaction,
+      // now, in a savepoint so that a report that throws leaves nothing behind in it.
+      if (handle.sqlite.inTransaction) return savepoint(() => one(input, check, record, effects));
+      return new Promise<ConsumeResult>((resolve, reject) => {
+        waiting.push({ input, check, record, effects, resolve, reject });
+        schedule(0);
       });
     },
     async used(licenseId, feature, periodKey) {
