@@ -158,6 +158,16 @@ forEachEngine("UsageRepo", (engine, open) => {
     });
   }
 
+  if (engine === "sqlite") {
+    test("a report still waiting for its batch when the database closes is rejected, and nothing throws from the timer", async () => {
+      await setup();
+      const { license } = await seedCatalog(o);
+      const pending = repo.consume(input(license.id), mustBeActive);
+      await o.close();
+      await expect(pending).rejects.toBeDefined();
+    });
+  }
+
   test("reset deletes the named counters and audits what it reset", async () => {
     await setup();
     const { license, product, plan } = await seedCatalog(o);

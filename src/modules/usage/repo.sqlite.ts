@@ -27,7 +27,6 @@ interface Pending {
 /** Reports per transaction at most: bounds how long one batch holds the write lock. */
 const MAX_BATCH = 256;
 
-
 export function createUsageRepo(handle: DbHandle): UsageRepo {
   const { db } = handle;
   const access = createLicenseAccessReaders(handle);
@@ -110,7 +109,15 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
     scheduled = false;
     // A DataStore.transaction holds the connection across awaits: a batch started now would become
     // part of it (the rate limiter's flush waits the same way). Try again shortly.
-    if (handle.sqlite.inTransaction) return schedule(1);
+    let busy: boolean;
+    try {
+      busy = handle.sqlite.inTransaction;
+    } catch (error) {
+      // The database was closed under the waiting reports (this runs from a timer: never throw).
+      for (const p of waiting.splice(0)) p.reject(error);
+      return;
+    }
+    if (busy) return schedule(1);
     const batch = waiting.splice(0, MAX_BATCH);
     if (waiting.length > 0) schedule(0);
     const outcomes: ({ ok: ConsumeResult } | { error: unknown })[] = [];
