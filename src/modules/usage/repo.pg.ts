@@ -10,6 +10,7 @@ import { fits } from "../entitlements/quota";
 import type { Recorder } from "../idempotency/repo";
 import type { LicenseAccess } from "../license-api/repo";
 import type { ConsumeChange, ConsumeInput, ConsumeResult, UsageCounter, UsageRepo } from "./repo";
+import { settleEach, type Outcome } from "./batch";
 
 const keyOf = (licenseId: string, feature: string, periodKey: string) =>
   and(eq(usageCounters.licenseId, licenseId), eq(usageCounters.feature, feature), eq(usageCounters.periodKey, periodKey));
@@ -48,7 +49,7 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
   async function applyBatch(batch: Pending[]): Promise<void> {
     const first = batch[0]!.input;
     const { licenseId, feature, periodKey } = first;
-    const settled: ({ ok: ConsumeResult } | { error: unknown })[] = [];
+    const settled: Outcome<ConsumeResult>[] = [];
     // The batch's own write, when COMMIT went out right behind it (see below).
     let sentWithCommit: Promise<unknown> | null = null;
     try {
@@ -164,11 +165,7 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
       for (const p of batch) p.reject(error);
       return;
     }
-    batch.forEach((p, i) => {
-      const s = settled[i]!;
-      if ("ok" in s) p.resolve(s.ok);
-      else p.reject(s.error);
-    });
+    settleEach(batch, settled);
   }
 
   /**

@@ -7,6 +7,7 @@ import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import { fits } from "../entitlements/quota";
 import type { ConsumeChange, ConsumeInput, ConsumeResult, UsageCounter, UsageRepo } from "./repo";
+import { settleEach, type Outcome } from "./batch";
 import type { LicenseAccess } from "../license-api/repo";
 import type { Recorder } from "../idempotency/repo";
 import type { Effects } from "../outbox/effects";
@@ -120,7 +121,7 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
     if (busy) return schedule(1);
     const batch = waiting.splice(0, MAX_BATCH);
     if (waiting.length > 0) schedule(0);
-    const outcomes: ({ ok: ConsumeResult } | { error: unknown })[] = [];
+    const outcomes: Outcome<ConsumeResult>[] = [];
     try {
       immediate(handle, () => {
         for (const p of batch) {
@@ -137,11 +138,7 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
       for (const p of batch) p.reject(error);
       return;
     }
-    batch.forEach((p, i) => {
-      const o = outcomes[i]!;
-      if ("ok" in o) p.resolve(o.ok);
-      else p.reject(o.error);
-    });
+    settleEach(batch, outcomes);
   }
   /** A nested bun:sqlite transaction is a SAVEPOINT: rolled back alone when `fn` throws. */
   let nested: ((fn: () => ConsumeResult) => ConsumeResult) | null = null;
