@@ -146,10 +146,12 @@ export function patchDependencies({ root = ROOT, check = false } = {}) {
       const path = join(base, file);
       let text = readFileSync(path, "utf8");
       let changed = false;
+      let refused = false;
       for (const edit of repair.edits) {
         if (count(text, edit.to) === 1) continue; // already repaired (the replacement carries MARK)
         if (count(text, edit.from) !== 1) {
           problems.push(`${repair.pkg}/${file}: "${edit.name}" does not apply (the text it replaces is not there exactly once)`);
+          refused = true;
           continue;
         }
         if (check) {
@@ -159,7 +161,8 @@ export function patchDependencies({ root = ROOT, check = false } = {}) {
         text = text.replace(edit.from, edit.to);
         changed = true;
       }
-      if (changed) {
+      // A file is written whole or not at all: never with some of its edits and not others.
+      if (changed && !refused) {
         writeFileSync(path, text);
         applied.push(`${repair.pkg}/${file}`);
       }

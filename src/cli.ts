@@ -79,117 +79,122 @@ export async function runCli(argv: string[]): Promise<number | null> {
   if (!config) return 2;
   const now = () => systemClock.now();
 
+  if (command === "serve") return serve(config, createLogger(config.logLevel, undefined, now));
   // One-shot commands: a database they cannot open is one line on stderr and exit 1, not a stack
-  // trace (serve logs it, see depsWhenDatabaseAnswers).
+  // trace (serve logs it and waits for it, see depsWhenDatabaseAnswers).
   try {
-    switch (command) {
-      case "serve":
-        return serve(config, createLogger(config.logLevel, undefined, now));
-      case "migrate": {
-        if (config.databaseUrl) {
-          // The PostgreSQL modules load only when they are used (see createDeps in container.ts).
-          const [{ openPostgres }, { runPgMigrations }] = await Promise.all([import("./db/pg"), import("./db/migrate.pg")]);
-          const pg = openPostgres(config.databaseUrl, { max: 1 });
-          try {
-            const applied = await runPgMigrations(pg.sql, systemClock.nowMs());
-            for (const m of applied) console.log(`${m.appliedNow ? "applied" : "up to date"}  ${m.tag}`);
-          } finally {
-            await pg.close();
-          }
-          return 0;
-        }
-        const db = openDatabase(config.databasePath);
+    return await runCommand(command, rest, config, now);
+  } catch (e) {
+    if (!isDatabaseFailure(e)) throw e;
+    const { error, code } = describeFailure(e);
+    console.error(`cannot open the database${describeLocation(databaseLocation(config))}: ${error}${typeof code === "string" ? ` (${code})` : ""}`);
+    return 1;
+  }
+}
+
+/** A one-shot command (every one but serve); returns its exit code. */
+async function runCommand(command: string, rest: string[], config: Readonly<Config>, now: () => Date): Promise<number> {
+  switch (command) {
+    case "migrate": {
+      if (config.databaseUrl) {
+        // The PostgreSQL modules load only when they are used (see createDeps in container.ts).
+        const [{ openPostgres }, { runPgMigrations }] = await Promise.all([import("./db/pg"), import("./db/migrate.pg")]);
+        const pg = openPostgres(config.databaseUrl, { max: 1 });
         try {
-          const applied = runMigrations(db.sqlite, systemClock.nowMs());
+          const applied = await runPgMigrations(pg.sql, systemClock.nowMs());
           for (const m of applied) console.log(`${m.appliedNow ? "applied" : "up to date"}  ${m.tag}`);
         } finally {
-          db.close();
+          await pg.close();
         }
         return 0;
       }
-      case "db": {
-        const { runDbCommand } = await import("./db/copy");
-        return runDbCommand(rest, config.databasePath, createLogger(config.logLevel, stderrSink, now));
+      const db = openDatabase(config.databasePath);
+      try {
+        const applied = runMigrations(db.sqlite, systemClock.nowMs());
+        for (const m of applied) console.log(`${m.appliedNow ? "applied" : "up to date"}  ${m.tag}`);
+      } finally {
+        db.close();
       }
-      case "demo": {
-        const deps = await createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
-        try {
-          console.log(describeDemo(await loadDemo(deps), config.baseUrl));
-          return 0;
-        } catch (e) {
-          if (!isAppError(e)) throw e;
-          // e.g. STORAGE_DRIVER=none: the demo's releases need storage.
-          console.error(`${e.code}: ${e.message}`);
-          return 1;
-        } finally {
-          await deps.db.close();
-        }
-      }
-      case "backup": {
-        const target = rest[0];
-        if (!target) {
-          console.error("usage: keyward backup FILE");
-          return 2;
-        }
-        if (config.databaseUrl) {
-          // PostgreSQL has its own consistent online backup tools; this command copies the SQLite file.
-          console.error("backup copies the SQLite database; with DATABASE_URL use pg_dump (see docs/operations.md)");
-          return 1;
-        }
-        if (!existsSync(config.databasePath)) {
-          console.error(`no database at ${config.databasePath}`);
-          return 1;
-        }
-        const db = openDatabase(config.databasePath);
-        try {
-          const { path, bytes } = backupDatabase(db.sqlite, target);
-          console.log(path);
-          // Secrets in the copy are sealed under the master key: a restore without it cannot use them.
-          const keyFile = join(config.dataDir, GENERATED_MASTER_KEY_FILE);
-          console.error(`Backup written (${bytes} bytes). Keep the master key (RELEASE_KEY_ENCRYPTION_KEY or ${keyFile}) backed up separately.`);
-          return 0;
-        } catch (e) {
-          console.error((e as Error).message);
-          return 1;
-        } finally {
-          db.close();
-        }
-      }
-      default: {
-        if (rest[0] !== "create") {
-          console.error(API_KEY_USAGE);
-          return 2;
-        }
-        const scopes = (flag(rest, "--scopes") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-        const bad = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
-        if (scopes.length === 0 || bad.length) {
-          console.error(`--scopes must list one or more of: ${SCOPES.join(", ")}${bad.length ? ` (unknown: ${bad.join(", ")})` : ""}`);
-          return 2;
-        }
-        const deps = await createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
-        try {
-          const { record, key } = await createApiKey(deps, SYSTEM_ACTOR, {
-            name: flag(rest, "--name") ?? "cli",
-            scopes: scopes as Scope[],
-            productId: flag(rest, "--product") ?? null,
-          });
-          console.log(key);
-          console.error(`Created API key ${record.id} (${record.scopes.join(", ")}${record.productId ? `, product ${record.productId}` : ""}). It is shown only once.`);
-          return 0;
-        } catch (e) {
-          if (!isAppError(e)) throw e;
-          // e.g. --product names no product: the service's own message, not a stack trace.
-          console.error(`${e.code}: ${e.message}${e.details ? ` ${JSON.stringify(e.details)}` : ""}`);
-          return 2;
-        } finally {
-          await deps.db.close();
-        }
+      return 0;
+    }
+    case "db": {
+      const { runDbCommand } = await import("./db/copy");
+      return runDbCommand(rest, config.databasePath, createLogger(config.logLevel, stderrSink, now));
+    }
+    case "demo": {
+      const deps = await createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
+      try {
+        console.log(describeDemo(await loadDemo(deps), config.baseUrl));
+        return 0;
+      } catch (e) {
+        if (!isAppError(e)) throw e;
+        // e.g. STORAGE_DRIVER=none: the demo's releases need storage.
+        console.error(`${e.code}: ${e.message}`);
+        return 1;
+      } finally {
+        await deps.db.close();
       }
     }
-  } catch (e) {
-    if (command === "serve" || !isDatabaseFailure(e)) throw e;
-    console.error(`cannot open the database${describeLocation(databaseLocation(config))}: ${(e as Error).message}${typeof (e as { code?: unknown }).code === "string" ? ` (${(e as { code: string }).code})` : ""}`);
-    return 1;
+    case "backup": {
+      const target = rest[0];
+      if (!target) {
+        console.error("usage: keyward backup FILE");
+        return 2;
+      }
+      if (config.databaseUrl) {
+        // PostgreSQL has its own consistent online backup tools; this command copies the SQLite file.
+        console.error("backup copies the SQLite database; with DATABASE_URL use pg_dump (see docs/operations.md)");
+        return 1;
+      }
+      if (!existsSync(config.databasePath)) {
+        console.error(`no database at ${config.databasePath}`);
+        return 1;
+      }
+      const db = openDatabase(config.databasePath);
+      try {
+        const { path, bytes } = backupDatabase(db.sqlite, target);
+        console.log(path);
+        // Secrets in the copy are sealed under the master key: a restore without it cannot use them.
+        const keyFile = join(config.dataDir, GENERATED_MASTER_KEY_FILE);
+        console.error(`Backup written (${bytes} bytes). Keep the master key (RELEASE_KEY_ENCRYPTION_KEY or ${keyFile}) backed up separately.`);
+        return 0;
+      } catch (e) {
+        console.error((e as Error).message);
+        return 1;
+      } finally {
+        db.close();
+      }
+    }
+    default: {
+      if (rest[0] !== "create") {
+        console.error(API_KEY_USAGE);
+        return 2;
+      }
+      const scopes = (flag(rest, "--scopes") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+      const bad = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+      if (scopes.length === 0 || bad.length) {
+        console.error(`--scopes must list one or more of: ${SCOPES.join(", ")}${bad.length ? ` (unknown: ${bad.join(", ")})` : ""}`);
+        return 2;
+      }
+      const deps = await createDeps(config, systemClock, createLogger(config.logLevel, stderrSink, now));
+      try {
+        const { record, key } = await createApiKey(deps, SYSTEM_ACTOR, {
+          name: flag(rest, "--name") ?? "cli",
+          scopes: scopes as Scope[],
+          productId: flag(rest, "--product") ?? null,
+        });
+        console.log(key);
+        console.error(`Created API key ${record.id} (${record.scopes.join(", ")}${record.productId ? `, product ${record.productId}` : ""}). It is shown only once.`);
+        return 0;
+      } catch (e) {
+        if (!isAppError(e)) throw e;
+        // e.g. --product names no product: the service's own message, not a stack trace.
+        console.error(`${e.code}: ${e.message}${e.details ? ` ${JSON.stringify(e.details)}` : ""}`);
+        return 2;
+      } finally {
+        await deps.db.close();
+      }
+    }
   }
 }
 
@@ -205,6 +210,9 @@ export function logUnhandledRejections(logger: Logger): void {
 
 /** How long `serve` waits for a database that cannot answer yet (starting, restarting, unreachable). */
 export const STARTUP_DATABASE_WAIT_MS = 60_000;
+
+/** An error's message and driver code, for a log line. */
+const describeFailure = (e: unknown): { error: string; code: unknown } => ({ error: (e as Error)?.message ?? String(e), code: (e as { code?: unknown })?.code });
 
 const describeLocation = (where: Record<string, string>) => (Object.keys(where).length ? ` (${Object.entries(where).map(([k, v]) => `${k} ${v}`).join(", ")})` : "");
 
@@ -232,8 +240,7 @@ export async function depsWhenDatabaseAnswers(config: Readonly<Config>, logger: 
     try {
       return await createDeps(config, systemClock, logger);
     } catch (e) {
-      const error = (e as Error)?.message ?? String(e);
-      const code = (e as { code?: unknown })?.code;
+      const { error, code } = describeFailure(e);
       const pause = Math.min(2_000, 100 * 2 ** attempt);
       if (isDatabaseUnavailable(e) && systemClock.monotonicMs() + pause < deadline) {
         logger.warn("database unavailable at start; retrying", { ...databaseLocation(config), attempt, retryInMs: pause, error, code });

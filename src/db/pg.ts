@@ -114,8 +114,9 @@ function reservedBegin(pool: PgSql): PgSql["begin"] {
     // list it as open.
     let ended = false;
     const answered = (e: unknown) => e instanceof postgres.PostgresError;
-    // A query on a reserved connection that has closed never settles (postgres.js's own begin races
-    // its callback with the connection's close the same way): `lost` rejects when it closes.
+    // The callback may be waiting on something other than a statement when the connection closes
+    // (statements on it fail with CONNECTION_CLOSED, scripts/patch-deps.mjs): `lost` rejects then,
+    // as postgres.js's own begin races its callback with the connection's close.
     let connection: { onclose?: ((e: unknown) => void) | null } | null = null;
     let onLost: (e: unknown) => void = () => {};
     const lost = new Promise<never>((_, reject) => (onLost = reject));

@@ -22,6 +22,7 @@ test("on an unrepaired copy the check fails, the repair applies once, and a seco
     // The copy back to the package's own text: each edit's replacement undone.
     let files = 0;
     let edits = 0;
+    const pristine = new Map<string, string>();
     for (const repair of REPAIRS) {
       for (const file of repair.files) {
         const path = join(dir, "node_modules", repair.pkg, file);
@@ -33,6 +34,7 @@ test("on an unrepaired copy the check fails, the repair applies once, and a seco
         }
         expect(text).not.toContain(MARK);
         writeFileSync(path, text);
+        pristine.set(path, text);
         files++;
       }
     }
@@ -51,11 +53,14 @@ test("on an unrepaired copy the check fails, the repair applies once, and a seco
     }
     expect(patchDependencies({ root: dir })).toEqual({ problems: [], applied: [] });
 
-    // Text the repair does not know (an edited or upstream-fixed file): refused, never half-applied.
+    // Text the repair does not know (an edited or upstream-fixed file): refused, and the file is
+    // left exactly as it was, not with its other edits applied.
     const connection = join(pkg, "src/connection.js");
     const repaired = readFileSync(connection, "utf8");
-    writeFileSync(connection, repaired.replace(REPAIRS[0]!.edits[0]!.to, "    clearImmediate(nextWriteTimer) // changed\n    if (socket) {"));
+    const unknown = pristine.get(connection)!.replace(REPAIRS[0]!.edits[0]!.from, "    clearImmediate(nextWriteTimer) // changed\n    if (socket) {");
+    writeFileSync(connection, unknown);
     expect(patchDependencies({ root: dir }).problems.join("\n")).toContain("does not apply (the text it replaces is not there exactly once)");
+    expect(readFileSync(connection, "utf8")).toBe(unknown);
     writeFileSync(connection, repaired);
 
     // Another version: refused, with the reason.

@@ -1,9 +1,10 @@
 // A PostgreSQL connection that dies (server restart, failover, a pooler or an admin ending it) must
 // cost only the statements that were on it: the pool reconnects on the next query, nothing hangs,
 // nothing crashes the process, and no statement of the dead connection is answered by the new one.
-// postgres.js 3.4.9 gets all three wrong when the socket closes while a small write is still buffered
-// (porsager/postgres#1133, #1193, #1208); scripts/patch-deps.mjs repairs the driver at install time
-// and these tests hold it to that.
+// postgres.js 3.4.9 gets these wrong when a socket closes with a write still buffered, during a
+// connection's start-up, or under a reserved connection (porsager/postgres#1133, #1193, #1208);
+// scripts/patch-deps.mjs repairs the driver at install time (each repair is numbered there) and
+// every test here fails without its repair.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Socket } from "node:net";
 import postgres from "postgres";

@@ -8,9 +8,8 @@ import { storeOutcomePg } from "../idempotency/repo.pg";
 import { newId } from "../../shared/ids";
 import { fits } from "../entitlements/quota";
 import type { Recorder } from "../idempotency/repo";
-import type { LicenseAccess } from "../license-api/repo";
-import type { ConsumeChange, ConsumeInput, ConsumeResult, UsageCounter, UsageRepo } from "./repo";
-import { settleEach, type Outcome } from "./batch";
+import type { ConsumeInput, ConsumeResult, UsageCounter, UsageRepo } from "./repo";
+import { settleEach, type Outcome, type WaitingReport } from "./batch";
 
 const keyOf = (licenseId: string, feature: string, periodKey: string) =>
   and(eq(usageCounters.licenseId, licenseId), eq(usageCounters.feature, feature), eq(usageCounters.periodKey, periodKey));
@@ -25,14 +24,7 @@ type LockedLicenseRow = RawLicenseRow & RawPlanRow;
 const accessOf = rawAccess;
 
 /** One report waiting for its counter's next batch. */
-interface Pending {
-  input: ConsumeInput;
-  check: (current: LicenseAccess | null) => void;
-  record?: Recorder<ConsumeResult>;
-  effects?: (change: ConsumeChange) => Effects;
-  resolve: (r: ConsumeResult) => void;
-  reject: (e: unknown) => void;
-}
+type Pending = WaitingReport;
 
 export function createUsageRepoPg(handle: PgHandle): UsageRepo {
   const { db } = handle;
@@ -49,7 +41,7 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
   async function applyBatch(batch: Pending[]): Promise<void> {
     const first = batch[0]!.input;
     const { licenseId, feature, periodKey } = first;
-    const settled: Outcome<ConsumeResult>[] = [];
+    const settled: Outcome[] = [];
     // The batch's own write, when COMMIT went out right behind it (see below).
     let sentWithCommit: Promise<unknown> | null = null;
     try {

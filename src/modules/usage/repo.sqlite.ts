@@ -6,24 +6,8 @@ import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import { fits } from "../entitlements/quota";
-import type { ConsumeChange, ConsumeInput, ConsumeResult, UsageCounter, UsageRepo } from "./repo";
-import { settleEach, type Outcome } from "./batch";
-import type { LicenseAccess } from "../license-api/repo";
-import type { Recorder } from "../idempotency/repo";
-import type { Effects } from "../outbox/effects";
-
-type Check = (current: LicenseAccess | null) => void;
-type RecordOutcome = Recorder<ConsumeResult>;
-type EffectsOf = (change: ConsumeChange) => Effects;
-
-interface Pending {
-  input: ConsumeInput;
-  check: Check;
-  record: RecordOutcome | undefined;
-  effects: EffectsOf | undefined;
-  resolve(result: ConsumeResult): void;
-  reject(error: unknown): void;
-}
+import type { ConsumeResult, UsageCounter, UsageRepo } from "./repo";
+import { settleEach, type Outcome, type WaitingReport } from "./batch";
 
 /** Reports per transaction at most: bounds how long one batch holds the write lock. */
 const MAX_BATCH = 256;
@@ -70,7 +54,7 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
   );
 
   /** One report, decided as if alone; runs inside a write transaction (its own, or a batch's savepoint). */
-  const one = (input: ConsumeInput, check: Check, record: RecordOutcome | undefined, effects: EffectsOf | undefined): ConsumeResult => {
+  const one = ({ input, check, record, effects }: Omit<WaitingReport, "resolve" | "reject">): ConsumeResult => {
     // Re-read inside the write transaction: a revoke or suspend that committed after the
     // caller's lookup must win over this report (same rule as activation).
     check(access.findById(input.licenseId));
@@ -98,7 +82,7 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
   // as it would alone (a refusing check or a lost Idempotency claim undoes that report only), and
   // every promise settles after the COMMIT, so a report is acknowledged only once it is durable.
   // Across processes nothing changes: a batch holds SQLite's write lock like a single report did.
-  const waiting: Pending[] = [];
+  const waiting: WaitingReport[] = [];
   let scheduled = false;
   const schedule = (delayMs: number) => {
     if (scheduled) return;
@@ -121,12 +105,12 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
     if (busy) return schedule(1);
     const batch = waiting.splice(0, MAX_BATCH);
     if (waiting.length > 0) schedule(0);
-    const outcomes: Outcome<ConsumeResult>[] = [];
+    const outcomes: Outcome[] = [];
     try {
       immediate(handle, () => {
         for (const p of batch) {
           try {
-            outcomes.push({ ok: savepoint(() => one(p.input, p.check, p.record, p.effects)) });
+            outcomes.push({ ok: savepoint(() => one(p)) });
           } catch (error) {
             outcomes.push({ error });
           }
@@ -148,7 +132,7 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
     async consume(input, check, record, effects) {
       // Inside a caller's DataStore.transaction (ungated repositories): part of that transaction,
       // now, in a savepoint so that a report that throws leaves nothing behind in it.
-      if (handle.sqlite.inTransaction) return savepoint(() => one(input, check, record, effects));
+      if (handle.sqlite.inTransaction) return savepoint(() => one({ input, check, record, effects }));
       return new Promise<ConsumeResult>((resolve, reject) => {
         waiting.push({ input, check, record, effects, resolve, reject });
         schedule(0);
