@@ -8,13 +8,16 @@
 //   bun bench/verify.ts                  (BENCH_QUICK=1 for a short smoke run)
 //   bun bench/verify.ts --engine pg      (one engine only: sqlite or pg)
 //   bun bench/verify.ts --floor-only     (the floor alone on synthetic keys: a machine baseline)
-import { rmSync } from "node:fs";
+//   bun bench/verify.ts --ladder         (SQLite: where the distance to the floor goes, step by step;
+//                                         bench/verify-ladder-server.ts; figures only, no target)
+import { readFileSync, rmSync } from "node:fs";
+import type { Subprocess } from "bun";
 import { generateLicenseKey } from "../src/crypto/license-key";
 import { ROUTES, wire } from "./lib/api";
 import { activatedPairs, startFloor, type FloorProcess } from "./lib/fixtures";
 import { knobs, loadAverage, log, median, printFailed, printRatio, printSkipped, section, type Target } from "./lib/report";
 import { benchPgUrl, freshBenchDatabase, pgSkipReason, type BenchDatabase } from "./lib/pg";
-import { startKeyward, tempDir, type KeywardProcess } from "./lib/server";
+import { BUN, freePort, ROOT, startKeyward, tempDir, waitForHealth, type KeywardProcess } from "./lib/server";
 import { describeRun, ensureWrk, runWrk, unexpectedStatuses, type WrkResult } from "./lib/wrk";
 
 const NAME = "verify";
@@ -50,6 +53,96 @@ async function floorOnly(o: RunOptions) {
     return 0;
   } finally {
     await floor.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Server CPU time (user + system) of a process so far, in microseconds (Linux /proc). */
+function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks (USER_HZ = 100)
+}
+
+/** The steps of bench/verify-ladder-server.ts, each adding one layer of the HTTP contract. */
+const LADDER = ["service", "+ address", "+ request-id", "+ strict-body", "+ schemas"];
+
+/**
+ * The ladder: the floor, Keyward's verify in a bare Bun.serve route with the contract's layers added
+ * one at a time (bench/verify-ladder-server.ts), and Keyward itself, all on one SQLite file and one
+ * pool of licenses, measured in rotating order (forward, then backward, ...) so drift hits every step
+ * alike. Prints each step's median throughput ratio to the floor and its server CPU per verify.
+ */
+async function ladder(o: RunOptions): Promise<number> {
+  section(`${NAME} ladder: from the floor to Keyward, one layer at a time (SQLite)`);
+  await ensureWrk();
+  const dir = tempDir("verify");
+  const keyward = await startKeyward();
+  const steps: { name: string; url: string; pid: number; stop(): Promise<void> }[] = [];
+  try {
+    const pairs = await activatedPairs(keyward.client, o.poolSize);
+    const bodies = pairs.map((p) => JSON.stringify(wire.verifyBody(p.key, p.identifier)));
+    const floor = await startFloor(pairs, dir);
+    steps.push({ name: "floor", ...floor });
+    for (let layers = 0; layers < LADDER.length; layers++) {
+      const port = freePort();
+      const proc: Subprocess = Bun.spawn([BUN, "bench/verify-ladder-server.ts", "--port", String(port), "--layers", String(layers)], {
+        cwd: ROOT,
+        env: { ...keyward.env, PORT: String(port) },
+        stdout: "ignore",
+        stderr: "inherit",
+      });
+      const url = `http://127.0.0.1:${port}`;
+      await waitForHealth(url, 20_000, proc);
+      steps.push({
+        name: LADDER[layers]!,
+        url,
+        pid: proc.pid,
+        async stop() {
+          if (proc.exitCode === null) proc.kill("SIGTERM");
+          await proc.exited;
+        },
+      });
+    }
+    steps.push({ name: "keyward", url: keyward.url, pid: keyward.pid, stop: async () => {} });
+    log(`steps: ${steps.map((s) => s.name).join(" → ")}; each its own process, one at a time under wrk`);
+    log(`wrk: ${o.threads} thread(s), ${o.connections} connections, ${o.rounds} × ${o.seconds} s per step after a ${o.warmup} s warm-up`);
+    const run = (url: string, durationS: number) =>
+      runWrk({ url: `${url}${ROUTES.verify}`, threads: o.threads, connections: o.connections, durationS, bodies });
+    for (const s of steps) await run(s.url, o.warmup);
+    const rps = steps.map(() => [] as number[]);
+    const cpu = steps.map(() => [] as number[]);
+    const ratios = steps.map(() => [] as number[]);
+    const bad: Record<string, Record<string, number>> = {};
+    for (let round = 0; round < o.rounds; round++) {
+      const order = steps.map((_, i) => i);
+      if (round % 2 === 1) order.reverse();
+      for (const i of order) {
+        const before = cpuMicros(steps[i]!.pid);
+        const r = await run(steps[i]!.url, o.seconds);
+        const used = cpuMicros(steps[i]!.pid) - before;
+        rps[i]!.push(r.rps);
+        cpu[i]!.push(used / Math.max(1, r.requests));
+        const u = unexpectedStatuses(r, [200]);
+        if (Object.keys(u).length) bad[steps[i]!.name] = u;
+      }
+      for (let i = 0; i < steps.length; i++) ratios[i]!.push(rps[i]![round]! / rps[0]![round]!);
+    }
+    if (Object.keys(bad).length) {
+      printFailed(`${NAME}-ladder`, `non-200 responses during the runs: ${JSON.stringify(bad)}`);
+      return 1;
+    }
+    log(`load average now ${loadAverage()}`);
+    log("step              req/s   of floor  (per round)                     CPU per verify");
+    for (let i = 0; i < steps.length; i++) {
+      log(
+        `${steps[i]!.name.padEnd(15)} ${median(rps[i]!).toFixed(0).padStart(7)}   ${median(ratios[i]!).toFixed(3)}     (${ratios[i]!.map((r) => r.toFixed(2)).join(" ")})`.padEnd(72) +
+          `${median(cpu[i]!).toFixed(1)} µs`,
+      );
+    }
+    return 0;
+  } finally {
+    for (const s of steps) await s.stop();
+    await keyward.dispose();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -157,6 +250,7 @@ export async function main(): Promise<number> {
     poolSize: knobs.int("BENCH_VERIFY_LICENSES", 200, 50),
   };
   if (process.argv.includes("--floor-only")) return floorOnly(o);
+  if (process.argv.includes("--ladder")) return ladder(o);
   // `--engine sqlite|pg` runs one side only (profiling); both by default.
   const only = process.argv.includes("--engine") ? process.argv[process.argv.indexOf("--engine") + 1] : null;
   let code = 0;

@@ -69,8 +69,16 @@ export function jsonBodyParser(maxBytes: number, rawBodyPrefixes: readonly strin
   // public SDK call comes through here, and an async wrapper per call is measurable).
   return new Elysia({ name: "keyward/body" }).onParse({ as: "global" }, ({ request, contentType, path }) => {
     if (rawBodyPrefixes.some((p) => path.startsWith(p))) return null;
-    return readBounded(request, maxBytes).then((bytes) => parseJson(request, contentType, bytes));
+    return readJsonBody(request, contentType, maxBytes);
   });
+}
+
+/**
+ * A request's body read within `maxBytes` and parsed as strict JSON: what every JSON route gets
+ * (also used as is by bench/verify-ladder-server.ts). May throw before returning its promise.
+ */
+export function readJsonBody(request: Request, contentType: string | undefined, maxBytes: number): Promise<unknown> {
+  return readBounded(request, maxBytes).then((bytes) => parseJson(request, contentType, bytes));
 }
 
 function parseJson(request: Request, contentType: string | undefined, bytes: Uint8Array): unknown {
