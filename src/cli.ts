@@ -2,6 +2,7 @@
 // Output contract: `api-key create` prints only the key on stdout and `backup` only the file path, so
 // `KEY=$(keyward api-key create …)` works; every log line and message of the one-shot commands goes
 // to stderr. `serve` logs JSON lines to stdout, the usual place for a service's logs.
+import { hostsOf, parsePgUrl } from "./db/pg-url";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { configFromProcessEnv, ConfigError, type Config } from "./config";
@@ -219,12 +220,8 @@ const describeLocation = (where: Record<string, string>) => (Object.keys(where).
 /** Where the database is, for a log line: the host and database of DATABASE_URL (never its password), or the SQLite file. */
 function databaseLocation(config: Readonly<Config>): Record<string, string> {
   if (!config.databaseUrl) return { file: config.databasePath };
-  try {
-    const url = new URL(config.databaseUrl);
-    return { host: url.host, database: url.pathname.slice(1) };
-  } catch {
-    return {};
-  }
+  const url = parsePgUrl(config.databaseUrl);
+  return "error" in url ? {} : { host: hostsOf(url), database: url.database };
 }
 
 /**

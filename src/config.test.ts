@@ -188,6 +188,26 @@ describe("DATABASE_URL selects PostgreSQL", () => {
     }
     expect(errorOf({ ...base, DATABASE_POOL_SIZE: "0" }).variable).toBe("DATABASE_POOL_SIZE");
   });
+  test("a host list (postgres.js's failover form) is taken; a malformed list or an unknown target_session_attrs is refused", () => {
+    for (const value of [
+      "postgres://u:p@db1:5432,db2:5433/keyward?target_session_attrs=read-write",
+      "postgresql://db1,db2,[::1]:6432/keyward",
+      "postgres://u:p%40ss@db1,db2/keyward?sslmode=require&target_session_attrs=primary",
+    ]) {
+      expect(loadConfig({ ...base, DATABASE_URL: value }).databaseUrl).toBe(value);
+    }
+    for (const value of [
+      "postgres://u:s3cret@db1:5432,/keyward",
+      "postgres://u:s3cret@db1:99999,db2/keyward",
+      "postgres://u:s3cret@db1:54x2,db2/keyward",
+      "postgres://u:s3cret@db1,db2/keyward?target_session_attrs=any",
+      "postgres://u:s3c@ret@db1,db2/keyward",
+    ]) {
+      const e = errorOf({ ...base, DATABASE_URL: value });
+      expect(e.variable).toBe("DATABASE_URL");
+      expect(e.message).not.toContain("s3c");
+    }
+  });
 });
 
 describe("SMTP_URL and MAIL_FROM (email)", () => {

@@ -1,5 +1,6 @@
 // The only module that reads the environment. Everything else receives a frozen Config.
 // A bad value stops the boot with a message naming the variable (ConfigError).
+import { parsePgUrl } from "./db/pg-url";
 import { resolve } from "node:path";
 import { parseTrustProxy, TrustProxyParseError, type TrustProxy } from "./http/trusted-proxies";
 
@@ -399,16 +400,10 @@ function emailList(env: Env, name: string): string[] {
 function postgresUrl(env: Env, name: string): string | null {
   const raw = optional(env, name);
   if (raw === null) return null;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(name, "must be a postgres:// URL");
-  }
-  if ((url.protocol !== "postgres:" && url.protocol !== "postgresql:") || url.hostname === "") {
-    // Never echo the value: it usually holds a password.
-    throw new ConfigError(name, "must be a postgres:// or postgresql:// URL with a host");
-  }
+  // Several hosts (db1:5432,db2:5432) are postgres.js's failover list (docs/operations.md).
+  const parsed = parsePgUrl(raw);
+  // Never echo the value: it usually holds a password.
+  if ("error" in parsed) throw new ConfigError(name, parsed.error);
   return raw;
 }
 

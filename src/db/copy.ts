@@ -13,6 +13,7 @@
 //     PostgreSQL transaction. Text columns, sealed secrets included, are copied byte for byte, so
 //     the same master key opens them.
 //  4. Row counts per table are compared between the snapshot and the target.
+import { describePgUrl, parsePgUrl } from "./pg-url";
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { count, getTableColumns, is } from "drizzle-orm";
@@ -274,19 +275,7 @@ export async function copySqliteToPostgres(opts: CopyOptions): Promise<CopyRepor
   }
 }
 
-/** `postgres://user:secret@host/db` → `postgres://user@host/db`, for messages. */
-export function describeTarget(url: string): string {
-  try {
-    const u = new URL(url);
-    u.password = "";
-    u.search = "";
-    return u.toString();
-  } catch {
-    return "(unparsable URL)";
-  }
-}
-
-export const DB_USAGE = "usage: keyward db copy --to postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE";
+export const DB_USAGE = "usage: keyward db copy --to postgres://USER[:PASSWORD]@HOST[:PORT][,HOST[:PORT]…]/DATABASE";
 
 /**
  * `keyward db copy --to URL`, source = the configured SQLite database. Prints one `table<TAB>rows`
@@ -300,8 +289,9 @@ export async function runDbCommand(args: string[], sqlitePath: string, logger?: 
     console.error(DB_USAGE);
     return 2;
   }
-  if (!/^postgres(ql)?:\/\//.test(to)) {
-    console.error(`--to must be a postgres:// or postgresql:// URL\n${DB_USAGE}`);
+  const target = parsePgUrl(to);
+  if ("error" in target) {
+    console.error(`--to ${target.error}\n${DB_USAGE}`);
     return 2;
   }
   try {
@@ -309,7 +299,7 @@ export async function runDbCommand(args: string[], sqlitePath: string, logger?: 
     for (const t of report.tables) console.log(`${t.name}\t${t.rows}`);
     const total = report.tables.reduce((s, t) => s + t.rows, 0);
     console.error(
-      `Copied ${total} rows in ${report.tables.length} tables from ${sqlitePath} to ${describeTarget(to)}; row counts verified. ` +
+      `Copied ${total} rows in ${report.tables.length} tables from ${sqlitePath} to ${describePgUrl(to)}; row counts verified. ` +
         `Start the nodes with DATABASE_URL set to it and the same master key (RELEASE_KEY_ENCRYPTION_KEY, or the key file in DATA_DIR).`,
     );
     return 0;

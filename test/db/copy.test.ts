@@ -278,5 +278,11 @@ describe.skipIf(!url)("keyward db copy", () => {
     const usage = run(["db", "copy"]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("usage: keyward db copy --to");
+
+    // A malformed host list is refused before any connection, without echoing the password.
+    const malformed = run(["db", "copy", "--to", "postgres://u:s3cret@127.0.0.1:5432,/x"]);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain("--to has a host list that is not host[:port]");
+    expect(malformed.stderr).not.toContain("s3cret");
   }, 60_000);
 });

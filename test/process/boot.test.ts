@@ -139,6 +139,51 @@ describe.skipIf(!pgTestUrl())("a database that is not there yet, or not at all (
     }
   }, 30_000);
 
+  test("a failover host list: the node starts on the second host when the first refuses, and moves to it when the first goes away", async () => {
+    const database = await freshPgDatabase("boot_hosts");
+    const url = new URL(database.url);
+    const target = { hostname: url.hostname, port: Number(url.port || 5432) };
+    const [first, second] = [await startRelay(target), await startRelay(target)];
+    // A port with nothing listening: connections to it are refused.
+    const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const refusing = closed.port;
+    closed.stop(true);
+    const withHosts = (hosts: number[]) => `postgres://${url.username}@${hosts.map((p) => `127.0.0.1:${p}`).join(",")}${url.pathname}?target_session_attrs=read-write`;
+    const health = async (base: string) => (await fetch(`${base}/api/v1/health`)).status;
+    try {
+      const dataDir = join(tempDir(), "data");
+      const onSecond = await startKeyward({ env: { DATA_DIR: dataDir, DATABASE_URL: withHosts([refusing, second.port]) } });
+      try {
+        expect(await health(onSecond.url)).toBe(200);
+        expect(second.relayed).toBeGreaterThan(0);
+      } finally {
+        expect(await onSecond.stop()).toBe(0);
+      }
+
+      const node = await startKeyward({ env: { DATA_DIR: dataDir, DATABASE_URL: withHosts([first.port, second.port]) } });
+      try {
+        expect(await health(node.url)).toBe(200);
+        const before = second.relayed;
+        // The first host goes away: its connections reset, new ones closed at once.
+        first.cut();
+        const deadline = Date.now() + 10_000;
+        let status = 0;
+        while (Date.now() < deadline && (status = await health(node.url)) !== 200) await Bun.sleep(100);
+        expect(status).toBe(200);
+        // Several requests in a row, all answered, through the second host.
+        for (let i = 0; i < 20; i++) expect(await health(node.url)).toBe(200);
+        expect(second.relayed).toBeGreaterThan(before);
+        expect(node.output().stdout).not.toContain("unhandled rejection");
+      } finally {
+        expect(await node.stop()).toBe(0);
+      }
+    } finally {
+      first.stop();
+      second.stop();
+      await database.drop();
+    }
+  }, 40_000);
+
   test("a database that does not exist stops the boot at once with one error line: no stack trace, no password", () => {
     const url = new URL(pgTestUrl()!);
     url.password = "not-a-real-password-42";

@@ -4,6 +4,8 @@ import { connect, createServer, type AddressInfo, type Socket as NetSocket } fro
 
 export interface Relay {
   port: number;
+  /** Connections relayed to the target so far (not those closed while cut). */
+  readonly relayed: number;
   /** Drops every relayed connection, and closes new ones as soon as they open. */
   cut(): void;
   restore(): void;
@@ -14,8 +16,10 @@ export interface Relay {
 export async function startRelay(target: { hostname: string; port: number }): Promise<Relay> {
   const open = new Set<NetSocket>();
   let down = false;
+  let relayed = 0;
   const server = createServer((client) => {
     if (down) return void client.end();
+    relayed++;
     const upstream = connect(target.port, target.hostname);
     for (const s of [client, upstream]) {
       open.add(s);
@@ -35,6 +39,9 @@ export async function startRelay(target: { hostname: string; port: number }): Pr
   };
   return {
     port: (server.address() as AddressInfo).port,
+    get relayed() {
+      return relayed;
+    },
     cut,
     restore() {
       down = false;
