@@ -102,3 +102,16 @@ export function isDatabaseFailure(e: unknown): boolean {
     causes(e).some((err) => typeof (err as { severity?: unknown }).severity === "string" || (typeof err.code === "string" && err.code.startsWith("SQLITE_")))
   );
 }
+
+/**
+ * What an operator should change when a failure comes from how the database is reached rather than
+ * from Keyward, or null. A prepared statement the server does not know (SQLSTATE 26000) means the
+ * connection goes through a transaction-mode pooler that does not keep prepared statements from
+ * one transaction to the next (PgBouncer before 1.21, or max_prepared_statements = 0).
+ */
+export function databaseSetupHint(e: unknown): string | null {
+  if (causes(e).some((err) => err.code === "26000" && /prepared statement/i.test(err.message ?? ""))) {
+    return "PostgreSQL does not know a prepared statement: DATABASE_URL goes through a transaction-mode pooler that does not keep them; add prepare=false to DATABASE_URL (docs/operations.md)";
+  }
+  return null;
+}

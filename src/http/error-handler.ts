@@ -5,7 +5,7 @@
 import { Elysia, ValidationError } from "elysia";
 import { AppError, ERROR_CODES, isAppError, type ErrorCode } from "../shared/errors";
 import type { Logger } from "../shared/logger";
-import { isDatabaseUnavailable } from "../db/errors";
+import { databaseSetupHint, isDatabaseUnavailable } from "../db/errors";
 import { requestContext } from "./request-context";
 import { describeQueryInteger, QUERY_INTEGER_KIND } from "./schema";
 
@@ -98,7 +98,8 @@ export function errorHandler(logger: Logger) {
         "retry-after": String(DATABASE_RETRY_AFTER_SECONDS),
       });
     }
-    logger.error("unhandled error", { requestId: requestContext(request).requestId, code, error });
+    const hint = databaseSetupHint(error);
+    logger.error("unhandled error", { requestId: requestContext(request).requestId, code, error, ...(hint ? { hint } : {}) });
     return errorResponse(request, "INTERNAL_ERROR", "An internal error occurred.", null);
   });
 }

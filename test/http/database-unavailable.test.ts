@@ -14,7 +14,7 @@ import { catalog, quota } from "../support/license-api";
 import { freshPgDatabase, pgTestUrl, type ScratchDatabase } from "../support/pg";
 import { eventually } from "../process/support";
 import { startRelay, type Relay } from "../support/tcp-relay";
-import { isDatabaseUnavailable } from "../../src/db/errors";
+import { databaseSetupHint, isDatabaseUnavailable } from "../../src/db/errors";
 
 setDefaultTimeout(40_000);
 
@@ -147,5 +147,27 @@ describe("isDatabaseUnavailable", () => {
     expect(isDatabaseUnavailable({ code: "57P01" })).toBe(true);
     expect(isDatabaseUnavailable({ code: "08006" })).toBe(true);
     expect(isDatabaseUnavailable({ code: "23505" })).toBe(false);
+  });
+});
+
+describe.skipIf(!pgTestUrl())("databaseSetupHint", () => {
+  test("a prepared statement PostgreSQL does not know (what a transaction-mode pooler causes) names the fix; other errors get none", async () => {
+    const sql = postgres(pgTestUrl()!, { max: 1, onnotice: () => {} });
+    let missing: unknown = null;
+    try {
+      await sql.unsafe("EXECUTE keyward_no_such_statement");
+    } catch (e) {
+      missing = e;
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+    expect((missing as { code?: string }).code).toBe("26000");
+    expect(databaseSetupHint(missing)).toContain("add prepare=false to DATABASE_URL");
+    // drizzle wraps driver errors: the cause chain is searched.
+    expect(databaseSetupHint(Object.assign(new Error("Failed query: SELECT"), { cause: missing }))).toContain("prepare=false");
+    // Not a transient failure: retrying does not help, so it stays a 500 (logged with the hint).
+    expect(isDatabaseUnavailable(missing)).toBe(false);
+    expect(databaseSetupHint({ code: "23505", message: "duplicate key" })).toBeNull();
+    expect(databaseSetupHint(new Error("boom"))).toBeNull();
   });
 });

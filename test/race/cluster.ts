@@ -10,6 +10,7 @@ import type { Engine } from "../../src/db/store";
 import { createTestApp, type TestApp } from "../support/app";
 import { freshPgDatabase } from "../support/pg";
 import { startKeyward, type RunningKeyward } from "../process/support";
+import { startPgBouncer, type PgBouncer } from "../support/pgbouncer";
 
 export interface Cluster {
   engine: Engine;
@@ -22,12 +23,26 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-export async function startCluster(engine: Engine, size: number, env: Record<string, string> = {}): Promise<Cluster> {
+/**
+ * `pooler`: the nodes (not the inspecting TestApp) reach PostgreSQL through a PgBouncer in
+ * transaction mode, with `prepare=false` in their DATABASE_URL (see docs/operations.md).
+ */
+export async function startCluster(engine: Engine, size: number, env: Record<string, string> = {}, opts: { pooler?: boolean } = {}): Promise<Cluster> {
   const masterKey = randomBytes(32).toString("hex");
   const dataDir = mkdtempSync(join(tmpdir(), "keyward-cluster-"));
   const pgDb = engine === "postgres" ? await freshPgDatabase("cluster") : null;
   const dbEnv: Record<string, string> = pgDb ? { DATABASE_URL: pgDb.url } : {};
   const t = await createTestApp({ dataDir, engine, env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey, ...dbEnv } });
+  let pooler: PgBouncer | null = null;
+  if (opts.pooler && pgDb) {
+    const direct = new URL(pgDb.url);
+    pooler = await startPgBouncer({ hostname: direct.hostname, port: Number(direct.port || 5432) });
+    const pooled = new URL(pgDb.url);
+    pooled.hostname = "127.0.0.1";
+    pooled.port = String(pooler.port);
+    pooled.searchParams.set("prepare", "false");
+    dbEnv.DATABASE_URL = pooled.toString();
+  }
   const nodeEnv = {
     NODE_ENV: "test",
     DATA_DIR: dataDir,
@@ -49,6 +64,7 @@ export async function startCluster(engine: Engine, size: number, env: Record<str
   } catch (e) {
     for (const n of nodes) await n.stop("SIGKILL");
     await t.close();
+    await pooler?.stop();
     await pgDb?.drop();
     throw e;
   }
@@ -61,6 +77,7 @@ export async function startCluster(engine: Engine, size: number, env: Record<str
     async close() {
       for (const n of nodes) await n.stop("SIGKILL");
       await t.close();
+      await pooler?.stop();
       await pgDb?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -8,14 +8,26 @@ import { catalog, decodeToken, quota } from "../support/license-api";
 import { eventually } from "../process/support";
 import { all, postJson, tally } from "./support";
 import { startCluster, type Cluster } from "./cluster";
+import type { Engine } from "../../src/db/store";
+import { hasTool, REQUIRE_TOOLS_VAR, TOOLS } from "../support/tools";
 
 const NODES = 3;
 
-for (const engine of engines()) {
-  describe(`${NODES} nodes on ${engine}`, () => {
+/**
+ * Each engine, and PostgreSQL once more with the nodes behind a real PgBouncer in transaction mode
+ * (each transaction possibly on another server connection): no rule may depend on session state.
+ */
+const variants: { engine: Engine; pooler: boolean }[] = engines().map((engine) => ({ engine, pooler: false }));
+if (engines().includes("postgres")) {
+  if (hasTool("pgbouncer") || process.env[REQUIRE_TOOLS_VAR] === "1") variants.push({ engine: "postgres", pooler: true });
+  else console.warn(`SKIP (pgbouncer not installed; apt-get install -y ${TOOLS.pgbouncer.apt}): ${NODES} nodes on postgres through PgBouncer`);
+}
+
+for (const { engine, pooler } of variants) {
+  describe(`${NODES} nodes on ${engine}${pooler ? " through PgBouncer (transaction mode)" : ""}`, () => {
     let c: Cluster;
     beforeAll(async () => {
-      c = await startCluster(engine, NODES);
+      c = await startCluster(engine, NODES, {}, { pooler });
     }, 60_000);
     afterAll(() => c?.close());
 

@@ -7,6 +7,7 @@
 //   - tool absent and KEYWARD_REQUIRE_TOOLS=1 (set by .ci/run, which installs them): the test fails.
 // Add a tool to TOOLS to use it in a test.
 import { test } from "bun:test";
+import { pgbouncerPath } from "./pgbouncer";
 
 export interface Tool {
   /** Debian package that provides it. */
@@ -27,6 +28,8 @@ export const TOOLS = {
   xmllint: { apt: "libxml2-utils", available: onPath("xmllint") },
   /** Debian's Chromium, driven by playwright-core: pages in a real browser. */
   chromium: { apt: "chromium", available: () => CHROMIUM !== null },
+  /** A real connection pooler in transaction mode in front of PostgreSQL (test/support/pgbouncer.ts). */
+  pgbouncer: { apt: "pgbouncer", available: () => pgbouncerPath() !== null },
 } satisfies Record<string, Tool>;
 
 export type ToolName = keyof typeof TOOLS;
