@@ -2,6 +2,7 @@
 // Output contract: `api-key create` prints only the key on stdout and `backup` only the file path, so
 // `KEY=$(keyward api-key create …)` works; every log line and message of the one-shot commands goes
 // to stderr. `serve` logs JSON lines to stdout, the usual place for a service's logs.
+import { MasterKeyMismatchError, masterKeySource } from "./modules/keys/secrets";
 import { hostsOf, parsePgUrl } from "./db/pg-url";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -86,6 +87,10 @@ export async function runCli(argv: string[]): Promise<number | null> {
   try {
     return await runCommand(command, rest, config, now);
   } catch (e) {
+    if (e instanceof MasterKeyMismatchError) {
+      console.error(`${MASTER_KEY_MISMATCH}${describeLocation(databaseLocation(config))}: ${e.message}; the key used: ${masterKeySource(config)}`);
+      return 1;
+    }
     if (!isDatabaseFailure(e)) throw e;
     const { error, code } = describeFailure(e);
     console.error(`cannot open the database${describeLocation(databaseLocation(config))}: ${error}${typeof code === "string" ? ` (${code})` : ""}`);
@@ -213,6 +218,9 @@ export function logUnhandledRejections(logger: Logger): void {
 export const STARTUP_DATABASE_WAIT_MS = 60_000;
 
 /** An error's message and driver code, for a log line. */
+/** A node whose master key is not the deployment's: every node and every restart must use the one the data was sealed with. */
+const MASTER_KEY_MISMATCH = "the master key is not the one this database was sealed with (every node needs the deployment's RELEASE_KEY_ENCRYPTION_KEY)";
+
 const describeFailure = (e: unknown): { error: string; code: unknown } => ({ error: (e as Error)?.message ?? String(e), code: (e as { code?: unknown })?.code });
 
 const describeLocation = (where: Record<string, string>) => (Object.keys(where).length ? ` (${Object.entries(where).map(([k, v]) => `${k} ${v}`).join(", ")})` : "");
@@ -243,6 +251,10 @@ export async function depsWhenDatabaseAnswers(config: Readonly<Config>, logger: 
         logger.warn("database unavailable at start; retrying", { ...databaseLocation(config), attempt, retryInMs: pause, error, code });
         await Bun.sleep(pause);
         continue;
+      }
+      if (e instanceof MasterKeyMismatchError) {
+        logger.error(MASTER_KEY_MISMATCH, { ...databaseLocation(config), masterKey: masterKeySource(config), error });
+        return null;
       }
       logger.error("cannot open the database", { ...databaseLocation(config), error, code });
       return null;

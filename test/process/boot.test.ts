@@ -5,6 +5,7 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { freshPgDatabase, pgTestUrl } from "../support/pg";
 import { startRelay } from "../support/tcp-relay";
+import { startPgTlsServer } from "../support/pg-tls";
 import { removeTempDirs, runKeyward, startKeyward, tempDir } from "./support";
 
 afterAll(removeTempDirs);
@@ -91,6 +92,34 @@ describe("a bad configuration stops the boot with a message naming the variable"
       expect(existsSync(join(dataDir, "master.key"))).toBe(false);
     });
   }
+});
+
+describe("a master key that is not the database's", () => {
+  test("serve and one-shot commands stop with one line naming where the key came from, not a decryption error or a stack", async () => {
+    const dataDir = join(tempDir(), "data");
+    const keyOf = (byte: string) => byte.repeat(64);
+    const first = await startKeyward({ env: { DATA_DIR: dataDir, RELEASE_KEY_ENCRYPTION_KEY: keyOf("a") } });
+    expect(await first.stop()).toBe(0);
+
+    const env = { HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", RELEASE_KEY_ENCRYPTION_KEY: keyOf("b") };
+    const serve = runKeyward(["serve"], { env });
+    expect(serve.exitCode).toBe(1);
+    const lines = (serve.stdout + serve.stderr).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: "error", masterKey: "RELEASE_KEY_ENCRYPTION_KEY", file: join(dataDir, "keyward.db") });
+    expect(String(lines[0]!.msg)).toContain("the master key is not the one this database was sealed with");
+    expect(String(lines[0]!.error)).toContain("does not open the token-signing key");
+
+    const oneShot = runKeyward(["api-key", "create", "--scopes", "admin", "--name", "x"], { env });
+    expect(oneShot.exitCode).toBe(1);
+    expect(oneShot.stderr.trim().split("\n")).toHaveLength(1);
+    expect(oneShot.stderr).toContain("the master key is not the one this database was sealed with");
+    for (const out of [serve.stdout + serve.stderr, oneShot.stdout + oneShot.stderr]) {
+      expect(out).not.toContain(keyOf("b"));
+      expect(out).not.toContain("    at ");
+      expect(out).not.toContain("unable to authenticate");
+    }
+  });
 });
 
 describe("a port already in use", () => {
@@ -183,6 +212,55 @@ describe.skipIf(!pgTestUrl())("a database that is not there yet, or not at all (
       await database.drop();
     }
   }, 40_000);
+
+  test("TLS to PostgreSQL: verify-full with a private CA (NODE_EXTRA_CA_CERTS) serves over TLS only; without the CA the boot stops at once; require encrypts without verifying", async () => {
+    const database = await freshPgDatabase("boot_tls");
+    const url = new URL(database.url);
+    const server = await startPgTlsServer({ hostname: url.hostname, port: Number(url.port || 5432) });
+    // Trust auth: the password is never asked for, but it must never be printed either.
+    const tlsUrl = (mode: string) => `postgres://${url.username}:not-a-real-password-43@127.0.0.1:${server.port}${url.pathname}?sslmode=${mode}`;
+    // One DATA_DIR, so one master key, for the nodes below: they share the database's keys.
+    const dataDir = join(tempDir(), "data");
+    try {
+      const verified = await startKeyward({ env: { DATA_DIR: dataDir, DATABASE_URL: tlsUrl("verify-full"), NODE_EXTRA_CA_CERTS: server.caFile } });
+      try {
+        expect((await fetch(`${verified.url}/api/v1/health`)).status).toBe(200);
+        expect(await pubkey(verified.url)).toMatch(/^[0-9a-f]{64}$/);
+      } finally {
+        expect(await verified.stop()).toBe(0);
+      }
+      expect(server.counts().tls).toBeGreaterThan(0);
+      expect(server.counts().plain).toBe(0);
+
+      // The certificate cannot be verified: a configuration error, reported at once (not retried).
+      const untrusted = runKeyward(["serve"], {
+        env: { HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", DATABASE_URL: tlsUrl("verify-full") },
+      });
+      const output = untrusted.stdout + untrusted.stderr;
+      expect(untrusted.exitCode).toBe(1);
+      const error = output
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.msg === "cannot open the database");
+      expect(error).toMatchObject({ level: "error", host: `127.0.0.1:${server.port}` });
+      expect(String(error!.error)).toMatch(/certificate/i);
+      expect(output).not.toContain("not-a-real-password-43");
+      expect(output).not.toContain("    at ");
+      expect(output).not.toContain("retrying");
+
+      const unverified = await startKeyward({ env: { DATA_DIR: dataDir, DATABASE_URL: tlsUrl("require") } });
+      try {
+        expect((await fetch(`${unverified.url}/api/v1/health`)).status).toBe(200);
+      } finally {
+        expect(await unverified.stop()).toBe(0);
+      }
+      expect(server.counts().plain).toBe(0);
+    } finally {
+      await server.stop();
+      await database.drop();
+    }
+  }, 60_000);
 
   test("a database that does not exist stops the boot at once with one error line: no stack trace, no password", () => {
     const url = new URL(pgTestUrl()!);

@@ -27,6 +27,23 @@ export function secretsFromMaster(master: Uint8Array): Secrets {
 export const GENERATED_MASTER_KEY_FILE = "master.key";
 
 /**
+ * The database holds keys sealed under another master key: a node started without the deployment's
+ * key (a new DATA_DIR generated one, or RELEASE_KEY_ENCRYPTION_KEY differs), or a restore under the
+ * wrong key. Nothing can be signed, so the boot stops and says which key it used.
+ */
+export class MasterKeyMismatchError extends Error {
+  constructor(kid: string, cause: unknown) {
+    super(`the master key does not open the token-signing key stored in the database (kid ${kid})`, { cause });
+    this.name = "MasterKeyMismatchError";
+  }
+}
+
+/** Where the master key came from, for messages (never the key itself). */
+export function masterKeySource(config: Pick<Config, "masterKeyHex" | "dataDir">): string {
+  return config.masterKeyHex ? "RELEASE_KEY_ENCRYPTION_KEY" : join(config.dataDir, GENERATED_MASTER_KEY_FILE);
+}
+
+/**
  * RELEASE_KEY_ENCRYPTION_KEY, or outside production a key generated into DATA_DIR (mode 0600) with a
  * warning, so the first local start works (DECISIONS: Keys and secrets). Production refuses this in config.
  */

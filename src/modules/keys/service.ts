@@ -7,7 +7,7 @@ import { newId } from "../../shared/ids";
 import type { Clock } from "../../shared/clock";
 import type { Actor } from "../../shared/actor";
 import { assertSystemWide } from "../../shared/actor";
-import type { Secrets } from "./secrets";
+import { MasterKeyMismatchError, type Secrets } from "./secrets";
 import type { SigningKeyRecord, SigningKeyRepo } from "./repo";
 
 export interface ActiveSigningKey {
@@ -98,7 +98,12 @@ export async function createTokenKeyring(deps: {
       (await repo.findActive("token", null)) ??
       (await repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), { onlyIfNoneActive: true }));
   }
-  let current = load(record);
+  let current: ActiveSigningKey;
+  try {
+    current = load(record);
+  } catch (e) {
+    throw new MasterKeyMismatchError(record.kid, e);
+  }
 
   const refresh = async () => {
     const latest = await repo.findActive("token", null);
