@@ -188,6 +188,15 @@ describe("DATABASE_URL selects PostgreSQL", () => {
     }
     expect(errorOf({ ...base, DATABASE_POOL_SIZE: "0" }).variable).toBe("DATABASE_POOL_SIZE");
   });
+  test("transaction limits: 10 s lock wait and 30 s idle by default, bounded", () => {
+    expect(loadConfig(base)).toMatchObject({ databaseLockTimeoutMs: 10_000, databaseIdleInTransactionTimeoutMs: 30_000 });
+    expect(loadConfig({ ...base, DATABASE_LOCK_TIMEOUT_MS: "2500", DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: "60000" })).toMatchObject({
+      databaseLockTimeoutMs: 2_500,
+      databaseIdleInTransactionTimeoutMs: 60_000,
+    });
+    expect(errorOf({ ...base, DATABASE_LOCK_TIMEOUT_MS: "0" }).variable).toBe("DATABASE_LOCK_TIMEOUT_MS");
+    expect(errorOf({ ...base, DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: "500" }).variable).toBe("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS");
+  });
   test("a host list (postgres.js's failover form) is taken; a malformed list or an unknown target_session_attrs is refused", () => {
     for (const value of [
       "postgres://u:p@db1:5432,db2:5433/keyward?target_session_attrs=read-write",

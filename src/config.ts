@@ -21,6 +21,13 @@ export interface Config {
   databaseUrl: string | null;
   /** Connections per node in the PostgreSQL pool. */
   databasePoolSize: number;
+  /**
+   * PostgreSQL: how long a transaction waits for a row lock before it fails (503), and how long a
+   * transaction may sit idle before the server ends it and frees its locks (a node that stalled or
+   * lost its network mid-transaction). Set on every request transaction with SET LOCAL.
+   */
+  databaseLockTimeoutMs: number;
+  databaseIdleInTransactionTimeoutMs: number;
   /** 64 hex chars, or null: then a key is generated into DATA_DIR (refused in production). */
   masterKeyHex: string | null;
   /** 64 hex Ed25519 seed for license tokens, or null: generated and stored encrypted. */
@@ -242,6 +249,8 @@ export function loadConfig(env: Env): Readonly<Config> {
     databasePath: resolve(dataDir, str(env, "DATABASE_FILE", "keyward.db")),
     databaseUrl: postgresUrl(env, "DATABASE_URL"),
     databasePoolSize: int(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
+    databaseLockTimeoutMs: int(env, "DATABASE_LOCK_TIMEOUT_MS", 10_000, 100, 600_000),
+    databaseIdleInTransactionTimeoutMs: int(env, "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS", 30_000, 1_000, 3_600_000),
     masterKeyHex: hex64(env, "RELEASE_KEY_ENCRYPTION_KEY"),
     licenseSigningKeyHex: hex64(env, "LICENSE_SIGNING_KEY"),
     licenseKeyPrefix: prefix,

@@ -147,7 +147,10 @@ export async function createDeps(config: Readonly<Config>, clock: Clock, logger:
     // needs; the release build splits it into its own chunk (scripts/build.ts, --splitting), so a
     // SQLite start does not pay for loading it.
     const { openPgEngine } = await import("./repos.pg");
-    const engine = await openPgEngine(config.databaseUrl, config.databasePoolSize, clock.nowMs());
+    const engine = await openPgEngine(config.databaseUrl, config.databasePoolSize, clock.nowMs(), {
+      lockMs: config.databaseLockTimeoutMs,
+      idleMs: config.databaseIdleInTransactionTimeoutMs,
+    });
     try {
       return await assemble(config, clock, logger, engine);
     } catch (e) {

@@ -1,6 +1,6 @@
 // The PostgreSQL repository set (DATABASE_URL=postgres://…); createSqliteRepos in container.ts is
 // its SQLite counterpart. Each factory lives in its module's repo.pg.ts.
-import { openPostgres, type PgHandle } from "./db/pg";
+import { openPostgres, type PgHandle, type TransactionTimeouts } from "./db/pg";
 import { runPgMigrations } from "./db/migrate.pg";
 import type { DataStore, EngineParts } from "./db/store";
 import { withPgTransaction } from "./db/transaction.pg";
@@ -43,8 +43,8 @@ export { createPgRateLimiter };
  * DATABASE_URL is set): a pool of `poolSize` connections with the migrations applied, the
  * repositories, the shared rate limiter. The pool is closed again if the migrations fail.
  */
-export async function openPgEngine(url: string, poolSize: number, nowMs: number): Promise<EngineParts> {
-  const pg = openPostgres(url, { max: poolSize });
+export async function openPgEngine(url: string, poolSize: number, nowMs: number, timeouts?: TransactionTimeouts): Promise<EngineParts> {
+  const pg = openPostgres(url, { max: poolSize, ...(timeouts ? { timeouts } : {}) });
   try {
     await runPgMigrations(pg.sql, nowMs);
   } catch (e) {

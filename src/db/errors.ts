@@ -64,8 +64,10 @@ const LOST_CONNECTION = new Set([
  * PostgreSQL SQLSTATEs of a server that cannot serve now: the connection exception class (08…),
  * the server shutting down or starting (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
  * cannot_connect_now), too many connections (53300), and a transaction aborted by a serialization
- * failure or deadlock that outlasted its retries (40001, 40P01). SQLite: the write lock still held
- * by another process after busy_timeout (SQLITE_BUSY and its extended codes).
+ * failure or deadlock that outlasted its retries (40001, 40P01), a row lock still held by another
+ * session after the transaction's lock_timeout (55P03), a transaction ended by the server after
+ * idling past idle_in_transaction_session_timeout (25P03). SQLite: the write lock still held by
+ * another process after busy_timeout (SQLITE_BUSY and its extended codes).
  */
 function isUnavailableCode(code: string): boolean {
   return (
@@ -77,6 +79,8 @@ function isUnavailableCode(code: string): boolean {
     code === "53300" ||
     code === "40001" ||
     code === "40P01" ||
+    code === "55P03" ||
+    code === "25P03" ||
     code === "SQLITE_BUSY" ||
     code.startsWith("SQLITE_BUSY_")
   );

@@ -66,6 +66,10 @@ export async function runPgMigrations(
       continue;
     }
     const appliedNow = await sql.begin(async (tx) => {
+      // A migration may take long, and other nodes starting at once wait for its lock: the pool's
+      // request-transaction limits (db/pg.ts, TransactionTimeouts) do not apply here.
+      await tx`SET LOCAL lock_timeout = 0`;
+      await tx`SET LOCAL idle_in_transaction_session_timeout = 0`;
       await tx`LOCK TABLE _keyward_migrations IN ACCESS EXCLUSIVE MODE`;
       // Another node may have applied it while this one waited for the lock.
       const [row] = await tx<{ hash: string }[]>`SELECT hash FROM _keyward_migrations WHERE tag = ${m.tag}`;

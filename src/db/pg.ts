@@ -43,7 +43,21 @@ export function reconnectDelaySeconds(closesSinceConnect: number): number {
   return (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** closesSinceConnect, 2);
 }
 
-export function openPostgres(url: string, opts: { max?: number; maxPipeline?: number } = {}): PgHandle {
+/**
+ * Limits every transaction of the pool sets on itself (SET LOCAL, so they hold behind a
+ * transaction-mode pooler too): `lockMs` bounds a wait for a row lock (lock_timeout: the
+ * transaction fails with 55P03, a 503, instead of waiting for ever on a session that holds it);
+ * `idleMs` makes the server end a transaction left idle that long (idle_in_transaction_session_timeout:
+ * a node that stalled or lost its network mid-transaction would otherwise keep its row locks until
+ * TCP keepalive notices, two hours by default on Linux). Keyward's transactions only run statements
+ * and in-process work (DECISIONS: Payments keeps Stripe calls outside them).
+ */
+export interface TransactionTimeouts {
+  lockMs: number;
+  idleMs: number;
+}
+
+export function openPostgres(url: string, opts: { max?: number; maxPipeline?: number; timeouts?: TransactionTimeouts } = {}): PgHandle {
   const sql = postgres(url, {
     max: opts.max ?? 10,
     // Tests lower it to make a full pipeline easy to reach; postgres.js's default (100) otherwise.
@@ -55,7 +69,7 @@ export function openPostgres(url: string, opts: { max?: number; maxPipeline?: nu
     backoff: reconnectDelaySeconds,
   });
   // Every transaction (drizzle's db.transaction, sql.begin) on a connection of its own: see below.
-  sql.begin = reservedBegin(sql);
+  sql.begin = reservedBegin(sql, opts.timeouts ?? null);
   const db = drizzle({ client: sql, schema }) as PgDb;
   let closing: Promise<void> | null = null;
   return {
@@ -83,7 +97,11 @@ export function openPostgres(url: string, opts: { max?: number; maxPipeline?: nu
  * API, `savepoint(fn)` / `savepoint(name, fn)` (drizzle's nested transactions), ROLLBACK and the
  * error when the callback throws, the options string ("isolation level serializable").
  */
-function reservedBegin(pool: PgSql): PgSql["begin"] {
+function reservedBegin(pool: PgSql, timeouts: TransactionTimeouts | null): PgSql["begin"] {
+  // Sent with BEGIN in one simple-protocol message: no extra round trip.
+  const limits = timeouts
+    ? `; set local lock_timeout = ${Math.round(timeouts.lockMs)}; set local idle_in_transaction_session_timeout = ${Math.round(timeouts.idleMs)}`
+    : "";
   async function begin(optionsOrFn: string | ((tx: never) => unknown), maybeFn?: (tx: never) => unknown): Promise<unknown> {
     const [options, fn] = typeof optionsOrFn === "function" ? ["", optionsOrFn] : [optionsOrFn, maybeFn!];
     const conn = await pool.reserve();
@@ -124,7 +142,7 @@ function reservedBegin(pool: PgSql): PgSql["begin"] {
     const guarded = <T>(p: Promise<T>) => Promise.race([p, lost]);
     try {
       try {
-        await conn.unsafe(`begin ${options.replace(/[^a-z ]/gi, "")}`, [], {
+        await conn.unsafe(`begin ${options.replace(/[^a-z ]/gi, "")}${limits}`, [], {
           onexecute: (c: typeof connection) => {
             connection = c;
             c!.onclose = (e) => onLost(e ?? new Error("the connection closed during the transaction"));
