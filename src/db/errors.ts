@@ -66,8 +66,12 @@ const LOST_CONNECTION = new Set([
  * cannot_connect_now), too many connections (53300), and a transaction aborted by a serialization
  * failure or deadlock that outlasted its retries (40001, 40P01), a row lock still held by another
  * session after the transaction's lock_timeout (55P03), a transaction ended by the server after
- * idling past idle_in_transaction_session_timeout (25P03). SQLite: the write lock still held by
- * another process after busy_timeout (SQLITE_BUSY and its extended codes).
+ * idling past idle_in_transaction_session_timeout (25P03), a statement cancelled (57014: an
+ * operator's pg_cancel_backend, a server-side statement_timeout), and a write refused because the
+ * server is a read-only standby (25006: after a failover, until the connection reaches the new
+ * primary; target_session_attrs=read-write in DATABASE_URL makes new connections skip standbys).
+ * SQLite: the write lock still held by another process after busy_timeout (SQLITE_BUSY and its
+ * extended codes).
  */
 function isUnavailableCode(code: string): boolean {
   return (
@@ -81,6 +85,8 @@ function isUnavailableCode(code: string): boolean {
     code === "40P01" ||
     code === "55P03" ||
     code === "25P03" ||
+    code === "57014" ||
+    code === "25006" ||
     code === "SQLITE_BUSY" ||
     code.startsWith("SQLITE_BUSY_")
   );

@@ -66,6 +66,37 @@ describe.skipIf(!pgTestUrl())("PostgreSQL unreachable", () => {
   });
 });
 
+describe.skipIf(!pgTestUrl())("PostgreSQL taking reads only (a standby during a failover)", () => {
+  test("with the public limiter off, verify keeps answering 200, writes answer 503 DATABASE_UNAVAILABLE with Retry-After, and both work again once the server takes writes", async () => {
+    const database = await freshPgDatabase("read_only", { migrated: true });
+    const admin = postgres(pgTestUrl()!, { max: 1, onnotice: () => {} });
+    // The public rate limiter off: on PostgreSQL it counts hits with writes (leases), so with it on a
+    // read-only server answers every public request 503 too (docs/operations.md). Verify itself reads.
+    const t = await createTestApp({ engine: "postgres", env: { DATABASE_URL: database.url, RATE_LIMIT_PUBLIC_PER_MINUTE: "0" } });
+    // Existing sessions keep their mode: end the app's connections so its pool reconnects in the new one.
+    const setReadOnly = async (on: boolean) => {
+      await admin.unsafe(`ALTER DATABASE "${database.name}" ${on ? "SET default_transaction_read_only = on" : "RESET default_transaction_read_only"}`);
+      await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${database.name} AND pid <> pg_backend_pid()`;
+    };
+    try {
+      const { key } = await catalog(t);
+      const verify = () => t.request("POST", "/api/v1/license/verify", { body: { license_key: key, identifier: "device-1" } });
+      const activate = (identifier: string) => t.request("POST", "/api/v1/license/activate", { body: { license_key: key, identifier } });
+      expect((await activate("device-1")).status).toBe(200);
+      await setReadOnly(true);
+      await eventually(async () => (await verify()).status === 200, "verify answers 200 on the read-only server", 5_000);
+      expectUnavailable(await activate("device-2"));
+      expect((await verify()).status).toBe(200);
+      await setReadOnly(false);
+      await eventually(async () => (await activate("device-2")).status === 200, "activation succeeds once writes are taken again", 5_000);
+    } finally {
+      await t.close();
+      await admin.end({ timeout: 1 });
+      await database.drop();
+    }
+  });
+});
+
 // Pinned to SQLite: run in the SQLite pass of npm test only (it waits out busy_timeout twice).
 describe.skipIf(testEngine() !== "sqlite")("SQLite write lock held past busy_timeout", () => {
   let t: TestApp;
@@ -147,6 +178,34 @@ describe("isDatabaseUnavailable", () => {
     expect(isDatabaseUnavailable({ code: "57P01" })).toBe(true);
     expect(isDatabaseUnavailable({ code: "08006" })).toBe(true);
     expect(isDatabaseUnavailable({ code: "23505" })).toBe(false);
+  });
+});
+
+describe.skipIf(!pgTestUrl())("isDatabaseUnavailable on PostgreSQL's own refusals", () => {
+  test("a write on a read-only server (a standby after failover) and a cancelled statement are; a constraint violation is not", async () => {
+    const sql = postgres(pgTestUrl()!, { max: 1, onnotice: () => {} });
+    const failure = async (work: () => Promise<unknown>) => {
+      try {
+        await work();
+      } catch (e) {
+        return e as { code?: string };
+      }
+      throw new Error("expected a failure");
+    };
+    try {
+      // What a standby answers to a write: the same SQLSTATE as a read-only transaction's.
+      const readOnly = await failure(() => sql.begin("read only", (tx) => tx`CREATE TEMP TABLE keyward_probe (n int)`));
+      expect(readOnly.code).toBe("25006");
+      expect(isDatabaseUnavailable(readOnly)).toBe(true);
+      const cancelled = await failure(() => sql.begin((tx) => [tx`SET LOCAL statement_timeout = 50`, tx`SELECT pg_sleep(2)`]));
+      expect(cancelled.code).toBe("57014");
+      expect(isDatabaseUnavailable(cancelled)).toBe(true);
+      const duplicate = await failure(() => sql.begin((tx) => [tx`CREATE TEMP TABLE keyward_dup (n int PRIMARY KEY)`, tx`INSERT INTO keyward_dup VALUES (1), (1)`]));
+      expect(duplicate.code).toBe("23505");
+      expect(isDatabaseUnavailable(duplicate)).toBe(false);
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
   });
 });
 
