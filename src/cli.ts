@@ -2,11 +2,10 @@
 // Output contract: `api-key create` prints only the key on stdout and `backup` only the file path, so
 // `KEY=$(keyward api-key create …)` works; every log line and message of the one-shot commands goes
 // to stderr. `serve` logs JSON lines to stdout, the usual place for a service's logs.
-import { MasterKeyMismatchError, masterKeySource } from "./modules/keys/secrets";
-import { hostsOf, parsePgUrl } from "./db/pg-url";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { configFromProcessEnv, ConfigError, type Config } from "./config";
+import { hostsOf, parsePgUrl } from "./db/pg-url";
 import { createDeps } from "./container";
 import type { Deps } from "./deps";
 import { isDatabaseFailure, isDatabaseUnavailable } from "./db/errors";
@@ -22,7 +21,7 @@ import { describeDemo, loadDemo } from "./demo";
 import { openDatabase } from "./db/client";
 import { runMigrations } from "./db/migrate";
 import { backupDatabase } from "./db/backup";
-import { GENERATED_MASTER_KEY_FILE } from "./modules/keys/secrets";
+import { GENERATED_MASTER_KEY_FILE, MasterKeyMismatchError, masterKeySource } from "./modules/keys/secrets";
 
 const HELP = `Keyward — self-hosted licensing and software distribution
 
@@ -217,10 +216,10 @@ export function logUnhandledRejections(logger: Logger): void {
 /** How long `serve` waits for a database that cannot answer yet (starting, restarting, unreachable). */
 export const STARTUP_DATABASE_WAIT_MS = 60_000;
 
-/** An error's message and driver code, for a log line. */
 /** A node whose master key is not the deployment's: every node and every restart must use the one the data was sealed with. */
 const MASTER_KEY_MISMATCH = "the master key is not the one this database was sealed with (every node needs the deployment's RELEASE_KEY_ENCRYPTION_KEY)";
 
+/** An error's message and driver code, for a log line. */
 const describeFailure = (e: unknown): { error: string; code: unknown } => ({ error: (e as Error)?.message ?? String(e), code: (e as { code?: unknown })?.code });
 
 const describeLocation = (where: Record<string, string>) => (Object.keys(where).length ? ` (${Object.entries(where).map(([k, v]) => `${k} ${v}`).join(", ")})` : "");

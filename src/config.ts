@@ -1,7 +1,7 @@
 // The only module that reads the environment. Everything else receives a frozen Config.
 // A bad value stops the boot with a message naming the variable (ConfigError).
-import { parsePgUrl } from "./db/pg-url";
 import { resolve } from "node:path";
+import { parsePgUrl } from "./db/pg-url";
 import { parseTrustProxy, TrustProxyParseError, type TrustProxy } from "./http/trusted-proxies";
 
 export type StorageDriver = "local" | "s3" | "none";

@@ -13,7 +13,6 @@
 //     PostgreSQL transaction. Text columns, sealed secrets included, are copied byte for byte, so
 //     the same master key opens them.
 //  4. Row counts per table are compared between the snapshot and the target.
-import { describePgUrl, parsePgUrl } from "./pg-url";
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { count, getTableColumns, is } from "drizzle-orm";
@@ -26,6 +25,7 @@ import { openPostgres, type PgHandle } from "./pg";
 import { runPgMigrations } from "./migrate.pg";
 import { systemClock } from "../shared/clock";
 import type { Logger } from "../shared/logger";
+import { describePgUrl, parsePgUrl } from "./pg-url";
 
 export interface CopyReport {
   tables: { name: string; rows: number }[];

@@ -2,7 +2,8 @@
 //   postgres://user:secret@db1:5432,db2:5432/keyward?target_session_attrs=read-write
 // postgres.js tries the hosts in order (and, with target_session_attrs, skips those in the wrong
 // role); WHATWG URL parsing refuses a host list with ports, so Keyward parses the list itself here,
-// the way the driver does (the host part up to the first / or ?, after the last @).
+// the way the driver does (the host part up to the first / or ?, after the @; an unencoded @ in the
+// password would be read differently by the driver, so it is refused).
 
 export interface PgUrlHost {
   host: string;

@@ -10,6 +10,7 @@ import { Socket } from "node:net";
 import postgres from "postgres";
 import { openPostgres, reconnectDelaySeconds } from "../../src/db/pg";
 import { freshPgDatabase, pgTestUrl, type ScratchDatabase } from "../support/pg";
+import { unusedPort } from "../support/ports";
 
 /** postgres.js's `socket` option (a factory of the pool's sockets), missing from its option types. */
 const withSockets = (options: postgres.Options<{}>, socket: () => Socket): postgres.Options<{}> => ({ ...options, socket }) as postgres.Options<{}>;
@@ -224,9 +225,7 @@ describe.skipIf(!pgTestUrl())("PostgreSQL connections that die", () => {
       }),
     );
     const admin = pgPool(1);
-    const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-    const closedPort = probe.port;
-    probe.stop(true);
+    const closedPort = unusedPort();
     try {
       const pid = (await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`)[0]!.pid;
       await admin`SELECT pg_terminate_backend(${pid})`;

@@ -15,6 +15,7 @@ import { freshPgDatabase, pgTestUrl, type ScratchDatabase } from "../support/pg"
 import { eventually } from "../process/support";
 import { startRelay, type Relay } from "../support/tcp-relay";
 import { databaseSetupHint, isDatabaseUnavailable } from "../../src/db/errors";
+import { unusedPort } from "../support/ports";
 
 setDefaultTimeout(40_000);
 
@@ -160,10 +161,7 @@ describe("isDatabaseUnavailable", () => {
       b.close();
       rmSync(dir, { recursive: true, force: true });
     }
-    const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-    const port = closed.port;
-    closed.stop(true);
-    const sql = postgres(`postgres://nobody@127.0.0.1:${port}/none`, { max: 1, connect_timeout: 2, onnotice: () => {} });
+    const sql = postgres(`postgres://nobody@127.0.0.1:${unusedPort()}/none`, { max: 1, connect_timeout: 2, onnotice: () => {} });
     let refused: unknown = null;
     try {
       await sql`SELECT 1`;

@@ -7,6 +7,7 @@ import { freshPgDatabase, pgTestUrl } from "../support/pg";
 import { startRelay } from "../support/tcp-relay";
 import { startPgTlsServer } from "../support/pg-tls";
 import { removeTempDirs, runKeyward, startKeyward, tempDir } from "./support";
+import { unusedPort } from "../support/ports";
 
 afterAll(removeTempDirs);
 
@@ -99,6 +100,7 @@ describe("a master key that is not the database's", () => {
     const dataDir = join(tempDir(), "data");
     const keyOf = (byte: string) => byte.repeat(64);
     const first = await startKeyward({ env: { DATA_DIR: dataDir, RELEASE_KEY_ENCRYPTION_KEY: keyOf("a") } });
+    const before = await pubkey(first.url);
     expect(await first.stop()).toBe(0);
 
     const env = { HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", RELEASE_KEY_ENCRYPTION_KEY: keyOf("b") };
@@ -118,6 +120,19 @@ describe("a master key that is not the database's", () => {
       expect(out).not.toContain(keyOf("b"));
       expect(out).not.toContain("    at ");
       expect(out).not.toContain("unable to authenticate");
+    }
+
+    // With LICENSE_SIGNING_KEY pinned as well: refused before the pinned key is sealed under the
+    // wrong master key, so the deployment's own key still opens everything afterwards.
+    const seed = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
+    const pinned = runKeyward(["serve"], { env: { ...env, LICENSE_SIGNING_KEY: seed } });
+    expect(pinned.exitCode).toBe(1);
+    expect(pinned.stdout + pinned.stderr).toContain("the master key is not the one this database was sealed with");
+    const again = await startKeyward({ env: { DATA_DIR: dataDir, RELEASE_KEY_ENCRYPTION_KEY: keyOf("a") } });
+    try {
+      expect(await pubkey(again.url)).toBe(before);
+    } finally {
+      expect(await again.stop()).toBe(0);
     }
   });
 });
@@ -174,9 +189,7 @@ describe.skipIf(!pgTestUrl())("a database that is not there yet, or not at all (
     const target = { hostname: url.hostname, port: Number(url.port || 5432) };
     const [first, second] = [await startRelay(target), await startRelay(target)];
     // A port with nothing listening: connections to it are refused.
-    const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-    const refusing = closed.port;
-    closed.stop(true);
+    const refusing = unusedPort();
     const withHosts = (hosts: number[]) => `postgres://${url.username}@${hosts.map((p) => `127.0.0.1:${p}`).join(",")}${url.pathname}?target_session_attrs=read-write`;
     const health = async (base: string) => (await fetch(`${base}/api/v1/health`)).status;
     try {

@@ -6,19 +6,10 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-
-/** A TCP port nothing listens on right now (PgBouncer needs one named in its configuration). */
-function freePort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
+import { unusedPort } from "./ports";
 
 export interface PgBouncer {
   port: number;
-  /** The server's version line (e.g. "PgBouncer 1.18.0"). */
-  version: string;
   stop(): Promise<void>;
 }
 
@@ -35,7 +26,8 @@ export async function startPgBouncer(target: { hostname: string; port: number },
   // PgBouncer refuses to run as root: as root it runs as the postgres user, who must read the files.
   const asRoot = process.getuid?.() === 0;
   if (asRoot) chmodSync(dir, 0o755);
-  const port = freePort();
+  // PgBouncer needs its port named in its configuration.
+  const port = unusedPort();
   const users = join(dir, "users.txt");
   writeFileSync(users, '"postgres" ""\n', { mode: 0o644 });
   const ini = join(dir, "pgbouncer.ini");
@@ -57,7 +49,6 @@ export async function startPgBouncer(target: { hostname: string; port: number },
     ].join("\n"),
     { mode: 0o644 },
   );
-  const version = (Bun.spawnSync([exe, "--version"]).stdout.toString().split("\n")[0] ?? "").trim();
   const command = asRoot ? ["runuser", "-u", "postgres", "--", exe, ini] : [exe, ini];
   const proc: Subprocess = Bun.spawn(command, { stdout: "pipe", stderr: "pipe" });
   let log = "";
@@ -76,7 +67,6 @@ export async function startPgBouncer(target: { hostname: string; port: number },
   }
   return {
     port,
-    version,
     async stop() {
       if (proc.exitCode === null) proc.kill("SIGTERM");
       await proc.exited;

@@ -88,21 +88,28 @@ export async function createTokenKeyring(deps: {
     signer: createSigner(openSeed(secrets, record)),
   });
 
-  let record: SigningKeyRecord;
+  // At boot, a stored key this master key cannot open means the node has the wrong master key.
+  const loadAtBoot = (record: SigningKeyRecord): ActiveSigningKey => {
+    try {
+      return load(record);
+    } catch (e) {
+      throw new MasterKeyMismatchError(record.kid, e);
+    }
+  };
+
+  let current: ActiveSigningKey;
+  const stored = await repo.findActive("token", null);
   if (deps.configuredSeedHex) {
+    // Checked before the pinned key replaces it: a node with the wrong master key would otherwise
+    // seal its pinned key under that key, and every other node would fail to open it.
+    if (stored) loadAtBoot(stored);
     // LICENSE_SIGNING_KEY pins the key: it becomes the active one (a generated key is retired, still listed).
     const seed = new Uint8Array(Buffer.from(deps.configuredSeedHex, "hex"));
-    record = await repo.activate(newSigningKeyRecord(secrets, seed, "token", null, clock.now()), { onlyIfNoneActive: false });
+    current = load(await repo.activate(newSigningKeyRecord(secrets, seed, "token", null, clock.now()), { onlyIfNoneActive: false }));
   } else {
-    record =
-      (await repo.findActive("token", null)) ??
-      (await repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), { onlyIfNoneActive: true }));
-  }
-  let current: ActiveSigningKey;
-  try {
-    current = load(record);
-  } catch (e) {
-    throw new MasterKeyMismatchError(record.kid, e);
+    current = loadAtBoot(
+      stored ?? (await repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), { onlyIfNoneActive: true })),
+    );
   }
 
   const refresh = async () => {
