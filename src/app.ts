@@ -10,6 +10,7 @@ import { errorHandler } from "./http/error-handler";
 import { jsonBodyParser } from "./http/body";
 import { rateLimitCheck } from "./http/rate-limit";
 import { createLane, type Lane } from "./http/lane";
+import { urlNulRefusal } from "./http/url-nul";
 import { accessLog } from "./http/access-log";
 import { apiDocs } from "./http/openapi";
 // After the openapi plugin (imported by ./http/openapi): replaces its per-call uuid format check.
@@ -94,6 +95,15 @@ export function createApp(deps: Deps) {
     },
   ]);
 
+  // The request hook's decision after the request id: the rate limits, then U+0000 in the URL
+  // (http/url-nul.ts), except on the lane's routes, which read neither their query nor path parameters.
+  const lanePaths = new Set(LANE_PATHS);
+  const admit = (request: Request, path: string, ip: string): ReturnType<typeof rateLimits> => {
+    const limited = rateLimits(request, path, ip);
+    if (request.method === "POST" && lanePaths.has(path)) return limited;
+    return limited instanceof Promise ? limited.then((refusal) => refusal ?? urlNulRefusal(request)) : (limited ?? urlNulRefusal(request));
+  };
+
   // normalize: false — Elysia otherwise silently strips unknown body fields; our schemas say
   // additionalProperties: false and mean it (unknown keys are a 400), and responses stay exact.
   // encodeSchema: false — no response schema uses t.Transform, and Elysia otherwise walks every
@@ -113,7 +123,9 @@ export function createApp(deps: Deps) {
         const { request, set } = context;
         const ctx = beginRequest(request, clientIp(request, root.server, resolveClient), clock.monotonicMs());
         set.headers["x-request-id"] = ctx.requestId;
-        return rateLimits(request, (context as { path?: string }).path ?? pathOf(request.url), ctx.ip);
+        // Ends in `return <call>(`: Elysia decides from a hook's source text whether its answer may be
+        // a promise (the PostgreSQL limiter's is), and awaits it only then (compose.ts isAsync).
+        return admit(request, (context as { path?: string }).path ?? pathOf(request.url), ctx.ip);
       })
       // The access log is an info line; when info is off the hook is not registered at all, because
       // Elysia schedules an afterResponse hook for every request even if it returns at once.

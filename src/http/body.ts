@@ -7,7 +7,7 @@
 import { Elysia } from "elysia";
 import type { Config } from "../config";
 import { AppError } from "../shared/errors";
-import { jsonShapeViolation, loneSurrogatePath, MAX_JSON_DEPTH, MAX_JSON_NODES } from "./json-limits";
+import { jsonShapeViolation, MAX_JSON_DEPTH, MAX_JSON_NODES, unstorableStringPath } from "./json-limits";
 import { requestContext } from "./request-context";
 
 /** Largest artifact the local driver's upload route accepts through Keyward (per upload, the signed size). */
@@ -105,9 +105,12 @@ function parseJson(request: Request, contentType: string | undefined, bytes: Uin
   } catch {
     throw invalid("The request body is not valid JSON.", { body: "malformed JSON" });
   }
-  const surrogate = loneSurrogatePath(value, text);
-  if (surrogate !== null) {
-    throw invalid("Strings in the request body must be valid Unicode.", { [surrogate]: "contains an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)" });
+  const unstorable = unstorableStringPath(value, text);
+  if (unstorable?.reason === "surrogate") {
+    throw invalid("Strings in the request body must be valid Unicode.", { [unstorable.path]: "contains an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)" });
+  }
+  if (unstorable?.reason === "nul") {
+    throw invalid("Strings in the request body cannot contain U+0000.", { [unstorable.path]: "contains U+0000 (\\u0000 escape)" });
   }
   return value;
 }

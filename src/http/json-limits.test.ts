@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { jsonShapeViolation, loneSurrogatePath, MAX_JSON_DEPTH, MAX_JSON_NODES } from "./json-limits";
+import { jsonShapeViolation, MAX_JSON_DEPTH, MAX_JSON_NODES, unstorableStringPath } from "./json-limits";
 
 const nested = (depth: number) => '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
 
@@ -32,8 +32,11 @@ describe("jsonShapeViolation", () => {
   });
 });
 
-describe("loneSurrogatePath", () => {
-  const check = (text: string) => loneSurrogatePath(JSON.parse(text), text);
+describe("unstorableStringPath", () => {
+  const check = (text: string) => {
+    const found = unstorableStringPath(JSON.parse(text), text);
+    return found && (found.reason === "surrogate" ? found.path : `${found.reason}: ${found.path}`);
+  };
 
   test("names the field holding an unpaired surrogate, high or low", () => {
     expect(check('{"identifier":"dev\\ud800"}')).toBe("identifier");
@@ -46,5 +49,17 @@ describe("loneSurrogatePath", () => {
     expect(check('{"identifier":"\\ud83d\\ude00"}')).toBeNull();
     expect(check('{"identifier":"😀"}')).toBeNull();
     expect(check('{"identifier":"\\\\ud800"}')).toBeNull(); // an escaped backslash, not an escape
+  });
+
+  test("names the field or key holding U+0000, which PostgreSQL cannot store", () => {
+    expect(check('{"identifier":"a\\u0000b"}')).toBe("nul: identifier");
+    expect(check('{"metadata":{"k":["ok","\\u0000"]}}')).toBe("nul: metadata.k.1");
+    expect(check('{"metadata":{"a\\u0000":1}}')).toBe("nul: metadata.a\u0000");
+    expect(check('"\\u0000"')).toBe("nul: body");
+  });
+
+  test("an escaped backslash before u0000 is text, not U+0000", () => {
+    expect(check('{"identifier":"\\\\u0000"}')).toBeNull();
+    expect(check('{"identifier":"\\u0001\\u001f"}')).toBeNull();
   });
 });

@@ -53,23 +53,46 @@ export function jsonShapeViolation(text: string, maxDepth = MAX_JSON_DEPTH, maxN
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 // Text decoded as strict UTF-8 holds no lone surrogate; only a \uD800–\uDFFF escape can make one.
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+// JSON text cannot carry a raw U+0000 (JSON.parse refuses control characters in strings); only the
+// escape can, and it has one spelling.
+const NUL_ESCAPE = "\\u0000";
+
+/** Why a string of a body cannot be stored: an unpaired UTF-16 surrogate, or U+0000. */
+export type UnstorableString = "surrogate" | "nul";
 
 /**
- * The path ("identifier", "metadata.a.0") of the first string or key holding an unpaired UTF-16
- * surrogate, or null. JSON.parse accepts "\ud800" and yields a string SQLite would store as U+FFFD,
- * so two different identifiers would collide; I-JSON (RFC 7493 §2.1) forbids them. `text` is the
- * JSON the value was parsed from: without a surrogate escape in it the walk is skipped.
+ * The first string or key of a parsed body that no engine can store faithfully, with its path
+ * ("identifier", "metadata.a.0"), or null.
+ *
+ * - An unpaired surrogate: JSON.parse accepts "\ud800" and yields a string SQLite would store as
+ *   U+FFFD, so two different identifiers would collide; I-JSON (RFC 7493 §2.1) forbids them.
+ * - U+0000: PostgreSQL refuses it in text (22021) and in jsonb (22P05), where SQLite stores it; the
+ *   same request would be a 500 on one engine and stored on the other (and the row could not be
+ *   copied to PostgreSQL later with `keyward db copy`).
+ *
+ * `text` is the JSON the value was parsed from: without either escape in it the walk is skipped.
  */
-export function loneSurrogatePath(value: unknown, text: string): string | null {
-  if (!SURROGATE_ESCAPE.test(text)) return null;
-  return walk(value, "");
+export function unstorableStringPath(value: unknown, text: string): { path: string; reason: UnstorableString } | null {
+  const surrogate = SURROGATE_ESCAPE.test(text);
+  const nul = text.includes(NUL_ESCAPE);
+  if (!surrogate && !nul) return null;
+  return walk(value, "", surrogate, nul);
 }
 
-function walk(value: unknown, path: string): string | null {
-  if (typeof value === "string") return LONE_SURROGATE.test(value) ? path || "body" : null;
+function unstorable(s: string, surrogate: boolean, nul: boolean): UnstorableString | null {
+  if (nul && s.includes("\u0000")) return "nul";
+  if (surrogate && LONE_SURROGATE.test(s)) return "surrogate";
+  return null;
+}
+
+function walk(value: unknown, path: string, surrogate: boolean, nul: boolean): { path: string; reason: UnstorableString } | null {
+  if (typeof value === "string") {
+    const reason = unstorable(value, surrogate, nul);
+    return reason === null ? null : { path: path || "body", reason };
+  }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = walk(value[i], path ? `${path}.${i}` : String(i));
+      const found = walk(value[i], path ? `${path}.${i}` : String(i), surrogate, nul);
       if (found !== null) return found;
     }
     return null;
@@ -77,8 +100,9 @@ function walk(value: unknown, path: string): string | null {
   if (value !== null && typeof value === "object") {
     for (const [key, member] of Object.entries(value)) {
       const here = path ? `${path}.${key}` : key;
-      if (LONE_SURROGATE.test(key)) return here;
-      const found = walk(member, here);
+      const reason = unstorable(key, surrogate, nul);
+      if (reason !== null) return { path: here, reason };
+      const found = walk(member, here, surrogate, nul);
       if (found !== null) return found;
     }
   }
