@@ -58,7 +58,7 @@ interface TablePlan {
   source: SQLiteTable;
   target: PgTable;
   /** [column name, property key, converter] in schema order. */
-  columns: { name: string; key: string; convert: (v: unknown, where: () => string) => unknown }[];
+  columns: { name: string; key: string; pgType: string; convert: (v: unknown, where: () => string) => unknown }[];
 }
 
 /** Every table of a drizzle schema module, by name. */
@@ -187,10 +187,60 @@ function planCopy(sqlite: Database): TablePlan[] {
     const columns = Object.entries(getTableColumns(source)).map(([key, col]) => {
       const pgCol = pgColumns[key];
       if (!pgCol || pgCol.name !== col.name) throw new CopyRefusedError(`column ${name}.${col.name} has no PostgreSQL counterpart`);
-      return { name: col.name, key, convert: converterFor(pgCol.columnType) };
+      return { name: col.name, key, pgType: pgCol.columnType, convert: converterFor(pgCol.columnType) };
     });
     return { name, source, target, columns };
   });
+}
+
+/** At most this many offending values are named in the refusal. */
+const MAX_NAMED_NUL = 10;
+
+/** Whether a parsed JSON value holds U+0000 in a string or a key. */
+function jsonHoldsNul(v: unknown): boolean {
+  if (typeof v === "string") return v.includes("\u0000");
+  if (Array.isArray(v)) return v.some(jsonHoldsNul);
+  if (v !== null && typeof v === "object") return Object.entries(v).some(([k, m]) => k.includes("\u0000") || jsonHoldsNul(m));
+  return false;
+}
+
+/**
+ * Values PostgreSQL cannot store: U+0000 in text (22021) or in JSON (22P05). SQLite keeps them, and
+ * Keyward versions before the API refused U+0000 (http/json-limits.ts, http/url-nul.ts) could store
+ * some. Found before anything is written, so the copy refuses instead of failing part-way. Names
+ * the places (table.column and rowid), never the values.
+ */
+function valuesPostgresCannotStore(sqlite: Database, plans: TablePlan[]): string[] {
+  const found: string[] = [];
+  for (const plan of plans) {
+    for (const col of plan.columns) {
+      if (found.length >= MAX_NAMED_NUL) return found;
+      const room = MAX_NAMED_NUL - found.length;
+      if (col.pgType === "PgText") {
+        const rows = sqlite
+          .query(`SELECT rowid AS r FROM "${plan.name}" WHERE instr(CAST("${col.name}" AS BLOB), x'00') > 0 ORDER BY rowid LIMIT ?`)
+          .all(room) as { r: number }[];
+        for (const { r } of rows) found.push(`${plan.name}.${col.name} (rowid ${r})`);
+      } else if (col.pgType === "PgJsonb") {
+        // JSON text carries U+0000 as the escape \u0000 (SQL string literals take no escapes): the
+        // candidates are parsed, since "\\u0000" (an escaped backslash) is not U+0000.
+        const rows = sqlite.query(`SELECT rowid AS r, "${col.name}" AS v FROM "${plan.name}" WHERE instr("${col.name}", '\\u0000') > 0 ORDER BY rowid`).all() as {
+          r: number;
+          v: string;
+        }[];
+        for (const { r, v } of rows) {
+          let holds = false;
+          try {
+            holds = jsonHoldsNul(JSON.parse(v));
+          } catch {
+            // Not JSON: the copy's own conversion names it.
+          }
+          if (holds && found.length < MAX_NAMED_NUL) found.push(`${plan.name}.${col.name} (rowid ${r})`);
+        }
+      }
+    }
+  }
+  return found;
 }
 
 async function nonEmptyTables(pg: PgHandle, plans: TablePlan[]): Promise<string[]> {
@@ -238,6 +288,12 @@ export async function copySqliteToPostgres(opts: CopyOptions): Promise<CopyRepor
     // something still writes to the file (it should not: see docs/operations.md).
     sqlite.exec("BEGIN");
     const plans = planCopy(sqlite);
+    const unstorable = valuesPostgresCannotStore(sqlite, plans);
+    if (unstorable.length) {
+      throw new CopyRefusedError(
+        `PostgreSQL cannot store U+0000 in text or JSON, and these values hold it: ${unstorable.join(", ")}${unstorable.length === MAX_NAMED_NUL ? " (and maybe more)" : ""}; change or clear them in the SQLite database (docs/operations.md), then copy again`,
+      );
+    }
 
     pg = openPostgres(targetUrl, { max: 2 });
     await runPgMigrations(pg.sql, (opts.nowMs ?? systemClock.nowMs)());

@@ -245,6 +245,32 @@ describe.skipIf(!url)("keyward db copy", () => {
     expect([...tables]).toEqual([]);
   });
 
+  test("refuses a source holding U+0000, which PostgreSQL cannot store, naming where; the target stays untouched", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "keyward-copy-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, "keyward.db");
+    const h = openDatabase(path);
+    runMigrations(h.sqlite, 1);
+    // As an earlier version could store them: U+0000 in a text column and in a JSON value.
+    h.sqlite.query("INSERT INTO products (id, name, slug, created_at, updated_at) VALUES ('p1', ?, 'nul', 1, 1)").run("Pro\u0000duct");
+    const setting = h.sqlite.query("INSERT INTO settings (key, value, updated_at) VALUES (?, ?, 1)");
+    setting.run("with_nul", JSON.stringify({ note: "a\u0000b" }));
+    setting.run("escaped_backslash", JSON.stringify({ note: "\\u0000 is text" }));
+    const rowids = h.sqlite.query("SELECT (SELECT rowid FROM products WHERE id = 'p1') AS p, (SELECT rowid FROM settings WHERE key = 'with_nul') AS s").get() as { p: number; s: number };
+    h.close();
+    const dest = await target("copy_nul");
+    const err = await copySqliteToPostgres({ sqlitePath: path, targetUrl: dest.url }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CopyRefusedError);
+    const message = (err as Error).message;
+    expect(message).toContain(`products.name (rowid ${rowids.p})`);
+    expect(message).toContain(`settings.value (rowid ${rowids.s})`);
+    expect(message).not.toContain("escaped_backslash");
+    expect(message).not.toContain("Pro");
+    expect(message.match(/rowid/g)).toHaveLength(2);
+    const tables = await dest.handle.sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
+    expect([...tables]).toEqual([]);
+  });
+
   test("refuses a source that is not at the current schema", async () => {
     const dir = mkdtempSync(join(tmpdir(), "keyward-copy-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
