@@ -38,6 +38,14 @@ const MARK = "/* keyward-patch */";
  *    ever, holding the statement it was opened for: that request hangs while the process spins.
  *    With one host to try, the statement now fails with CONNECTION_CLOSED and the connection
  *    waits out the reconnect delay like any other closed one (several hosts: the next is tried).
+ * 9. (An addition, for src/db/pg.ts.) A statement sent on a connection whose network then goes
+ *    silent (a partition, a host that vanished during a failover: no RST, no FIN) waits until the
+ *    kernel gives up retransmitting, about 15 minutes on Linux, and so does every statement queued
+ *    behind it: postgres.js has no statement timeout, and TCP keepalive does not probe a connection
+ *    with unacknowledged data. With the option `stall_timeout` (seconds; unset: off), a connection
+ *    with a statement outstanding that has received nothing from the server for that long fails its
+ *    statements with CONNECTION_STALLED and is closed, and the pool reconnects. One check per
+ *    connection runs only while statements are outstanding.
  */
 const POSTGRES_CONNECTION = [
   {
@@ -71,6 +79,64 @@ const POSTGRES_CONNECTION = [
     from: "        return fetchArrayTypes()\n",
     to: `        return fetchArrayTypes().catch(() => {}) ${MARK}\n`,
   },
+  {
+    name: "stall_timeout: a watchdog per connection",
+    from: "      , connectTimer = timer(connectTimedOut, options.connect_timeout)\n",
+    to: `      , connectTimer = timer(connectTimedOut, options.connect_timeout)\n      , stallWatch = stallWatchdog() ${MARK}\n`,
+  },
+  {
+    name: "stall_timeout: the watchdog fails and closes a connection the server has been silent on",
+    from: "  function connectTimedOut() {",
+    to: `  ${MARK} function stallWatchdog() {
+    const ms = (options.stall_timeout || 0) * 1000
+    let since = 0
+      , check = null
+    const stop = () => {
+      since = 0
+      check && (clearInterval(check), check = null)
+    }
+    const tick = () => {
+      if (!since || !(query || sent.length))
+        return stop()
+      if (performance.now() - since < ms || !socket)
+        return
+      stop()
+      // Through the socket's error event, as any socket failure: its statements fail with this
+      // error, and the close that follows reconnects (a statement sent in between fails with
+      // CONNECTION_CLOSED, as on any connection that failed).
+      socket.destroy(Errors.connection('CONNECTION_STALLED', options, socket))
+    }
+    return {
+      sent() {
+        if (!ms)
+          return
+        since || (since = performance.now())
+        check || (check = setInterval(tick, Math.max(ms / 4, 50)), check.unref && check.unref())
+      },
+      heard() {
+        since && (since = performance.now())
+      },
+      stop
+    }
+  }
+
+  function connectTimedOut() {`,
+  },
+  {
+    name: "stall_timeout: a write starts the watch",
+    from: "  function write(x, fn) {\n    chunk = chunk ? Buffer.concat([chunk, x]) : Buffer.from(x)\n",
+    to: `  function write(x, fn) {\n    stallWatch.sent() ${MARK}\n    chunk = chunk ? Buffer.concat([chunk, x]) : Buffer.from(x)\n`,
+  },
+  {
+    name: "stall_timeout: any byte from the server restarts it",
+    from: "  function data(x) {\n",
+    to: `  function data(x) {\n    stallWatch.heard() ${MARK}\n`,
+  },
+  {
+    name: "stall_timeout: a closed connection stops it",
+    from: "    idleTimer.cancel()\n    lifeTimer.cancel()\n    connectTimer.cancel()\n",
+    to: `    idleTimer.cancel()\n    lifeTimer.cancel()\n    connectTimer.cancel()\n    stallWatch.stop() ${MARK}\n`,
+  },
 ];
 
 /**
@@ -88,6 +154,7 @@ const POSTGRES_CONNECTION = [
  *    which the pool reconnects for other work: a late ROLLBACK or INSERT of a dead transaction
  *    would run on a connection now serving someone else. Once its reservation has ended (closed,
  *    released) a handle refuses statements with CONNECTION_CLOSED.
+ * 10. The option `stall_timeout` of repair 9 is kept by the options parser (which drops unknown ones).
  */
 const POSTGRES_POOL = [
   {
@@ -104,6 +171,10 @@ const POSTGRES_POOL = [
     name: "reserve(): a handle whose reservation ended refuses statements",
     from: "    c.reserved.release = true\n\n    const sql = Sql(handler)\n    sql.release = () => {\n      c.reserved = null\n      onopen(c)\n    }\n\n    return sql\n\n    function handler(q) {\n",
     to: `    c.reserved.release = true\n    ${MARK} const reservation = c.reserved\n\n    const sql = Sql(handler)\n    sql.release = () => {\n      c.reserved = null\n      onopen(c)\n    }\n\n    return sql\n\n    function handler(q) {\n      ${MARK} if (c.reserved !== reservation) return q.reject(Errors.connection('CONNECTION_CLOSED', options))\n`,
+  },  {
+    name: "parseOptions(): keep stall_timeout",
+    from: "    keep_alive      : 60,\n",
+    to: `    keep_alive      : 60,\n    stall_timeout   : null, ${MARK}\n`,
   },
 ];
 

@@ -197,6 +197,20 @@ describe("DATABASE_URL selects PostgreSQL", () => {
     expect(errorOf({ ...base, DATABASE_LOCK_TIMEOUT_MS: "0" }).variable).toBe("DATABASE_LOCK_TIMEOUT_MS");
     expect(errorOf({ ...base, DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: "500" }).variable).toBe("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS");
   });
+  test("stall limit: 15 s by default, 0 turns it off, and it must outlast the lock timeout", () => {
+    expect(loadConfig(base).databaseStallTimeoutMs).toBe(15_000);
+    expect(loadConfig({ ...base, DATABASE_STALL_TIMEOUT_MS: "0" }).databaseStallTimeoutMs).toBe(0);
+    expect(loadConfig({ ...base, DATABASE_LOCK_TIMEOUT_MS: "1000", DATABASE_STALL_TIMEOUT_MS: "1500" }).databaseStallTimeoutMs).toBe(1_500);
+    for (const [lock, stall] of [
+      ["10000", "10000"],
+      ["10000", "5000"],
+      ["100", "500"],
+      ["10000", "-1"],
+    ] as const) {
+      const e = errorOf({ ...base, DATABASE_LOCK_TIMEOUT_MS: lock, DATABASE_STALL_TIMEOUT_MS: stall });
+      expect(e.variable).toBe("DATABASE_STALL_TIMEOUT_MS");
+    }
+  });
   test("a host list (postgres.js's failover form) is taken; a malformed list or an unknown target_session_attrs is refused", () => {
     for (const value of [
       "postgres://u:p@db1:5432,db2:5433/keyward?target_session_attrs=read-write",

@@ -28,6 +28,13 @@ export interface Config {
    */
   databaseLockTimeoutMs: number;
   databaseIdleInTransactionTimeoutMs: number;
+  /**
+   * PostgreSQL: how long a connection with a statement outstanding may receive nothing from the
+   * server (a network partition, a host gone in a failover) before its statements fail (503) and the
+   * pool reconnects; also the limit on opening a connection. 0: off (the kernel gives up after
+   * about 15 minutes).
+   */
+  databaseStallTimeoutMs: number;
   /** 64 hex chars, or null: then a key is generated into DATA_DIR (refused in production). */
   masterKeyHex: string | null;
   /** 64 hex Ed25519 seed for license tokens, or null: generated and stored encrypted. */
@@ -184,6 +191,22 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
   return raw as T;
 }
 
+/**
+ * DATABASE_STALL_TIMEOUT_MS: 0 (off) or 1 s to 1 h, and longer than DATABASE_LOCK_TIMEOUT_MS: a
+ * statement waiting for a row lock receives nothing from the server until the lock timeout ends it,
+ * and must not be taken for a stalled connection before.
+ */
+function stallTimeout(env: Env): number {
+  const ms = int(env, "DATABASE_STALL_TIMEOUT_MS", 15_000, 0, 3_600_000);
+  if (ms === 0) return 0;
+  if (ms < 1_000) throw new ConfigError("DATABASE_STALL_TIMEOUT_MS", `must be 0 (off) or at least 1000, got ${ms}`);
+  const lockMs = int(env, "DATABASE_LOCK_TIMEOUT_MS", 10_000, 100, 600_000);
+  if (ms <= lockMs) {
+    throw new ConfigError("DATABASE_STALL_TIMEOUT_MS", `must be longer than DATABASE_LOCK_TIMEOUT_MS (${lockMs}), got ${ms}: a statement waiting for a lock hears nothing until then`);
+  }
+  return ms;
+}
+
 function hex64(env: Env, name: string): string | null {
   const raw = optional(env, name);
   if (raw === null) return null;
@@ -251,6 +274,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     databasePoolSize: int(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     databaseLockTimeoutMs: int(env, "DATABASE_LOCK_TIMEOUT_MS", 10_000, 100, 600_000),
     databaseIdleInTransactionTimeoutMs: int(env, "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS", 30_000, 1_000, 3_600_000),
+    databaseStallTimeoutMs: stallTimeout(env),
     masterKeyHex: hex64(env, "RELEASE_KEY_ENCRYPTION_KEY"),
     licenseSigningKeyHex: hex64(env, "LICENSE_SIGNING_KEY"),
     licenseKeyPrefix: prefix,

@@ -148,8 +148,8 @@ export async function createDeps(config: Readonly<Config>, clock: Clock, logger:
     // SQLite start does not pay for loading it.
     const { openPgEngine } = await import("./repos.pg");
     const engine = await openPgEngine(config.databaseUrl, config.databasePoolSize, clock.nowMs(), {
-      lockMs: config.databaseLockTimeoutMs,
-      idleMs: config.databaseIdleInTransactionTimeoutMs,
+      timeouts: { lockMs: config.databaseLockTimeoutMs, idleMs: config.databaseIdleInTransactionTimeoutMs },
+      stallMs: config.databaseStallTimeoutMs,
     });
     try {
       return await assemble(config, clock, logger, engine);

@@ -40,17 +40,24 @@ export { createPgRateLimiter };
 
 /**
  * The PostgreSQL engine for createDeps (container.ts, which imports this module only when
- * DATABASE_URL is set): a pool of `poolSize` connections with the migrations applied, the
- * repositories, the shared rate limiter. The pool is closed again if the migrations fail.
+ * DATABASE_URL is set): the migrations applied, then a pool of `poolSize` connections with the
+ * transaction limits and the stall watchdog (`limits`), the repositories, the shared rate limiter.
  */
-export async function openPgEngine(url: string, poolSize: number, nowMs: number, timeouts?: TransactionTimeouts): Promise<EngineParts> {
-  const pg = openPostgres(url, { max: poolSize, ...(timeouts ? { timeouts } : {}) });
+export async function openPgEngine(
+  url: string,
+  poolSize: number,
+  nowMs: number,
+  limits: { timeouts?: TransactionTimeouts; stallMs?: number } = {},
+): Promise<EngineParts> {
+  // Migrations on a connection of their own, without the pool's limits: a long migration, or a node
+  // waiting while another node migrates, hears nothing from the server for as long as that takes.
+  const migrator = openPostgres(url, { max: 1 });
   try {
-    await runPgMigrations(pg.sql, nowMs);
-  } catch (e) {
-    await pg.close();
-    throw e;
+    await runPgMigrations(migrator.sql, nowMs);
+  } finally {
+    await migrator.close();
   }
+  const pg = openPostgres(url, { max: poolSize, ...limits });
   const store: DataStore = {
     engine: "postgres",
     ping: () => pg.ping(),

@@ -44,10 +44,12 @@ export function rethrowConstraint(e: unknown, messages: { unique?: string; forei
 
 /**
  * postgres.js's own connection failures, and the socket errors it passes on as they are: the
- * connection was lost, refused or never established.
+ * connection was lost, refused or never established, or the server went silent on it
+ * (CONNECTION_STALLED: the watchdog of scripts/patch-deps.mjs, DATABASE_STALL_TIMEOUT_MS).
  */
 const LOST_CONNECTION = new Set([
   "CONNECTION_CLOSED",
+  "CONNECTION_STALLED",
   "CONNECTION_DESTROYED",
   "CONNECTION_ENDED",
   "CONNECT_TIMEOUT",

@@ -57,8 +57,23 @@ export interface TransactionTimeouts {
   idleMs: number;
 }
 
-export function openPostgres(url: string, opts: { max?: number; maxPipeline?: number; timeouts?: TransactionTimeouts } = {}): PgHandle {
+/**
+ * postgres.js options for `stallMs` (DATABASE_STALL_TIMEOUT_MS): `stall_timeout` is the driver's
+ * watchdog added by scripts/patch-deps.mjs (repair 9): a connection with a statement outstanding
+ * that hears nothing from the server for that long fails its statements with CONNECTION_STALLED
+ * (a 503) and reconnects; without it a network partition holds every statement of the pool until
+ * the kernel gives up, about 15 minutes. Opening a connection gets the same bound (postgres.js: 30 s).
+ */
+function stallOptions(stallMs: number | undefined): Record<string, number> {
+  return stallMs ? { stall_timeout: stallMs / 1000, connect_timeout: stallMs / 1000 } : {};
+}
+
+export function openPostgres(
+  url: string,
+  opts: { max?: number; maxPipeline?: number; timeouts?: TransactionTimeouts; stallMs?: number } = {},
+): PgHandle {
   const sql = postgres(url, {
+    ...stallOptions(opts.stallMs),
     max: opts.max ?? 10,
     // Tests lower it to make a full pipeline easy to reach; postgres.js's default (100) otherwise.
     ...(opts.maxPipeline !== undefined ? { max_pipeline: opts.maxPipeline } : {}),

@@ -67,6 +67,42 @@ describe.skipIf(!pgTestUrl())("PostgreSQL unreachable", () => {
   });
 });
 
+describe.skipIf(!pgTestUrl())("PostgreSQL gone silent (a network partition: no reset, no close)", () => {
+  test("requests answer 503 DATABASE_UNAVAILABLE within DATABASE_STALL_TIMEOUT_MS instead of waiting for the kernel; 200 again once the network is back", async () => {
+    const database = await freshPgDatabase("db_silent", { migrated: true });
+    const url = new URL(database.url);
+    const relay = await startRelay({ hostname: url.hostname, port: Number(url.port || 5432) });
+    url.hostname = "127.0.0.1";
+    url.port = String(relay.port);
+    const t = await createTestApp({
+      engine: "postgres",
+      env: { DATABASE_URL: url.toString(), DATABASE_LOCK_TIMEOUT_MS: "1000", DATABASE_STALL_TIMEOUT_MS: "1500" },
+    });
+    try {
+      const { key } = await catalog(t);
+      const verify = () => t.request("POST", "/api/v1/license/verify", { body: { license_key: key, identifier: "device-1" } });
+      expect((await t.request("POST", "/api/v1/license/activate", { body: { license_key: key, identifier: "device-1" } })).status).toBe(200);
+      relay.freeze();
+      // A statement sent into the silence (its connection is dropped), then one that needs a new
+      // connection (its start-up gets the same limit).
+      for (const request of [verify, () => t.request("GET", "/api/v1/admin/products")]) {
+        const started = performance.now();
+        expectUnavailable(await request());
+        const waited = performance.now() - started;
+        expect(waited).toBeGreaterThanOrEqual(1_400);
+        expect(waited).toBeLessThan(10_000);
+      }
+      relay.restore();
+      await eventually(async () => (await verify()).status === 200, "verify answers 200 again", 5_000);
+    } finally {
+      relay.restore();
+      await t.close();
+      relay.stop();
+      await database.drop();
+    }
+  });
+});
+
 describe.skipIf(!pgTestUrl())("PostgreSQL taking reads only (a standby during a failover)", () => {
   test("with the public limiter off, verify keeps answering 200, writes answer 503 DATABASE_UNAVAILABLE with Retry-After, and both work again once the server takes writes", async () => {
     const database = await freshPgDatabase("read_only", { migrated: true });

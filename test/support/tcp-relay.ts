@@ -8,6 +8,11 @@ export interface Relay {
   readonly relayed: number;
   /** Drops every relayed connection, and closes new ones as soon as they open. */
   cut(): void;
+  /**
+   * Stops carrying bytes either way without closing anything: what a network partition or a vanished
+   * host looks like (no RST, no FIN; the client's TCP sees nothing wrong). restore() resumes.
+   */
+  freeze(): void;
   restore(): void;
   stop(): void;
 }
@@ -16,7 +21,9 @@ export interface Relay {
 export async function startRelay(target: { hostname: string; port: number }): Promise<Relay> {
   const open = new Set<NetSocket>();
   let down = false;
+  let frozen = false;
   let relayed = 0;
+  const flushers = new Set<() => void>();
   const server = createServer((client) => {
     if (down) return void client.end();
     relayed++;
@@ -26,8 +33,21 @@ export async function startRelay(target: { hostname: string; port: number }): Pr
       s.on("close", () => open.delete(s));
       s.on("error", () => undefined);
     }
-    client.pipe(upstream);
-    upstream.pipe(client);
+    // Not pipe(): a frozen relay must hold bytes back, then deliver them in order on restore().
+    const held = new Map<NetSocket, Buffer[]>([
+      [client, []],
+      [upstream, []],
+    ]);
+    const carry = (from: NetSocket, to: NetSocket) =>
+      from.on("data", (chunk: Buffer) => {
+        if (frozen) held.get(to)!.push(chunk);
+        else to.write(chunk);
+      });
+    carry(client, upstream);
+    carry(upstream, client);
+    flushers.add(() => {
+      for (const [to, chunks] of held) for (const chunk of chunks.splice(0)) to.write(chunk);
+    });
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
@@ -43,8 +63,13 @@ export async function startRelay(target: { hostname: string; port: number }): Pr
       return relayed;
     },
     cut,
+    freeze() {
+      frozen = true;
+    },
     restore() {
       down = false;
+      frozen = false;
+      for (const flush of flushers) flush();
     },
     stop() {
       cut();
