@@ -1,5 +1,6 @@
 // Builds Deps from a config: opens the database, applies migrations, loads keys, wires repositories.
 // Used by main.ts, the CLI and the test support; it reads no environment itself.
+import { watchClockSkew } from "./db/clock-skew";
 import type { Config } from "./config";
 import type { Deps, Repos } from "./deps";
 import { openDatabase, type DbHandle } from "./db/client";
@@ -104,12 +105,15 @@ async function assemble(
     onRefreshError: (error) => logger.warn("token key refresh failed", { error }),
   });
   const storage = createStorage({ config, clock, secrets });
+  // Several nodes on one database: each node's clock against the server's (db/clock-skew.ts).
+  const clockWatch = engine.clockSkew ? watchClockSkew({ measure: () => engine.clockSkew!(clock), logger }) : null;
   const db: DataStore = {
     engine: engine.store.engine,
     ping: () => engine.store.ping(),
     transaction: (fn) => engine.store.transaction(fn),
     close: async () => {
       tokenKeys.stop();
+      clockWatch?.stop();
       await engine.closeDb();
     },
   };

@@ -1,5 +1,6 @@
 // The PostgreSQL repository set (DATABASE_URL=postgres://…); createSqliteRepos in container.ts is
 // its SQLite counterpart. Each factory lives in its module's repo.pg.ts.
+import { measureClockSkew } from "./db/clock-skew";
 import { openPostgres, type PgHandle, type TransactionTimeouts } from "./db/pg";
 import { runPgMigrations } from "./db/migrate.pg";
 import type { DataStore, EngineParts } from "./db/store";
@@ -64,7 +65,13 @@ export async function openPgEngine(
     close: () => pg.close(),
     transaction: (fn) => withPgTransaction(pg, (tx) => fn(createPgRepos(tx))),
   };
-  return { store, repos: createPgRepos(pg), rateLimiter: createPgRateLimiter(pg), closeDb: () => pg.close() };
+  return {
+    store,
+    repos: createPgRepos(pg),
+    rateLimiter: createPgRateLimiter(pg),
+    closeDb: () => pg.close(),
+    clockSkew: (clock) => measureClockSkew(pg.sql, clock),
+  };
 }
 
 export function createPgRepos(handle: PgHandle): Repos {

@@ -3,6 +3,8 @@
 // container.ts is the one place that picks the engine (DATABASE_URL: PostgreSQL; unset: SQLite file).
 import type { Repos } from "../deps";
 import type { RateLimiter } from "../shared/rate-limiter";
+import type { Clock } from "../shared/clock";
+import type { ClockSkew } from "./clock-skew";
 
 export type Engine = "sqlite" | "postgres";
 
@@ -31,4 +33,6 @@ export interface EngineParts {
   repos: Repos;
   rateLimiter: RateLimiter;
   closeDb(): Promise<void>;
+  /** PostgreSQL: measures a clock against the database server's (db/clock-skew.ts). */
+  clockSkew?(clock: Clock): Promise<ClockSkew>;
 }
