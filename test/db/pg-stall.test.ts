@@ -83,7 +83,8 @@ describe.skipIf(!pgTestUrl())("PostgreSQL stall watchdog", () => {
     await pg.sql`SELECT 1`;
     const connections = relay.relayed;
     relay.freeze();
-    await sleep(2_500);
+    // Past the limit and a few of the watchdog's checks (every quarter of the limit).
+    await sleep(1_600);
     relay.restore();
     await pg.sql`SELECT 1`;
     expect(relay.relayed).toBe(connections);
@@ -105,7 +106,7 @@ describe.skipIf(!pgTestUrl())("PostgreSQL stall watchdog", () => {
     await pg.sql`SELECT 1`;
     relay.freeze();
     const pending = pg.sql`SELECT 1`;
-    const early = await outcome(pending, 2_500);
+    const early = await outcome(pending, 1_600);
     expect(early.hung).toBe(true);
     relay.restore();
     expect((await outcome(pending, 5_000)).ok).toBe(true);
