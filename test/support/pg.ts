@@ -2,6 +2,7 @@
 // statements); each test file creates its own throwaway database there and drops it afterwards.
 // Suites that need PostgreSQL skip, with one visible line, when TEST_DATABASE_URL is unset.
 import postgres from "postgres";
+import { hostname } from "node:os";
 import { runPgMigrations } from "../../src/db/migrate.pg";
 import { PG_MIGRATIONS } from "../../src/db/migrations-pg.gen";
 
@@ -59,14 +60,56 @@ export async function createScratchDatabase(base: string, name: string, template
  * A throwaway database for one test file. Empty by default; with `migrated`, a copy of a template
  * database that has every migration applied (the schema as `runPgMigrations` leaves it), so the
  * app's own migration run finds nothing to do. Migrating each database took about 0.45 s, and the
- * suite creates a few hundred of them.
+ * suite creates a few hundred of them. The next copy is made while the test runs (one ahead).
  */
 export async function freshPgDatabase(label: string, opts: { migrated?: boolean } = {}): Promise<ScratchDatabase> {
   const base = pgTestUrl();
   if (!base) throw new Error("freshPgDatabase needs TEST_DATABASE_URL");
   if (!opts.migrated) return createScratchDatabase(base, testDatabaseName(label));
   const template = await migratedTemplate(base);
-  return createScratchDatabase(base, testDatabaseName(label), template);
+  // The copy made ahead, if any, and the next one started now: the copy (a few hundred ms) then
+  // overlaps the test that uses this one. A copy made ahead that failed is simply made again.
+  const next = ahead ?? madeAhead(base, template);
+  ahead = madeAhead(base, template);
+  try {
+    return await next;
+  } catch {
+    return createScratchDatabase(base, testDatabaseName(label), template);
+  }
+}
+
+/**
+ * Migrated copies made ahead are named for this machine and process, so a later run can drop the
+ * one a finished process left unused (the last one it made ahead) without touching a live one.
+ */
+const AHEAD_PREFIX = "kwt_next_";
+const HOST_TAG = new Bun.CryptoHasher("sha256").update(hostname()).digest("hex").slice(0, 6);
+let ahead: Promise<ScratchDatabase> | null = null;
+
+function madeAhead(base: string, template: string): Promise<ScratchDatabase> {
+  const made = createScratchDatabase(base, `${AHEAD_PREFIX}${HOST_TAG}_${process.pid}_${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`, template);
+  made.catch(() => undefined);
+  return made;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as { code?: string }).code === "EPERM";
+  }
+}
+
+/** Drops the copies made ahead by processes of this machine that have ended. */
+async function dropAbandonedCopies(admin: postgres.Sql): Promise<void> {
+  const rows = await admin<{ datname: string }[]>`SELECT datname FROM pg_database WHERE datname LIKE ${`${AHEAD_PREFIX}${HOST_TAG}_%`}`;
+  for (const { datname } of rows) {
+    const pid = Number(datname.slice(AHEAD_PREFIX.length + HOST_TAG.length + 1).split("_")[0]);
+    if (Number.isInteger(pid) && pid !== process.pid && !processAlive(pid)) {
+      await admin.unsafe(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => undefined);
+    }
+  }
 }
 
 /** The template's name says which migrations it holds: a changed migration set gets a new one. */
@@ -105,6 +148,7 @@ function migratedTemplate(base: string): Promise<string> {
       const stale = await admin<{ datname: string }[]>`
         SELECT datname FROM pg_database WHERE datname LIKE ${`${TEMPLATE_PREFIX}%`} AND datname <> ${name} AND position('_build_' in datname) = 0`;
       for (const { datname } of stale) await admin.unsafe(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => undefined);
+      await dropAbandonedCopies(admin);
       return name;
     } finally {
       await admin.end({ timeout: 5 });
