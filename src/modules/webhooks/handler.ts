@@ -4,19 +4,42 @@
 // twice (the outbox delivers at least once) adds nothing: one delivery per (event, endpoint).
 import type { Deps } from "../../deps";
 import { newId } from "../../shared/ids";
+import { sortedKeys } from "../../shared/json";
+import { EVENT_SCHEMAS } from "../outbox/event-schemas";
 import type { OutboxHandler } from "../outbox/handlers";
 import type { OutboxMessage } from "../outbox/repo";
 import { endpointWants, eventProductId } from "./domain";
 import type { WebhookDelivery } from "./repo";
 
-/** The Standard Webhooks body of an event message, keys in the documented order: `{type, timestamp, data}`. */
+/**
+ * The Standard Webhooks body of an event message, keys in the documented order: `{type, timestamp,
+ * data}`, and `data`'s keys in the order of the event's schema (outbox/event-schemas.ts, the OpenAPI
+ * document's `webhooks`). The payload comes back from the outbox column, and PostgreSQL's jsonb
+ * returns an object's keys in its own order (shorter keys first): without this a receiver got
+ * differently ordered bodies from the two engines.
+ */
 export function eventBody(m: Pick<OutboxMessage, "topic" | "payload" | "createdAt">): string {
   const p = (m.payload && typeof m.payload === "object" ? m.payload : {}) as Record<string, unknown>;
+  const type = typeof p.type === "string" ? p.type : m.topic;
   return JSON.stringify({
-    type: typeof p.type === "string" ? p.type : m.topic,
+    type,
     timestamp: typeof p.timestamp === "string" ? p.timestamp : m.createdAt.toISOString(),
-    data: p.data ?? {},
+    data: inDocumentedOrder(type, p.data ?? {}),
   });
+}
+
+const SCHEMA_KEYS: ReadonlyMap<string, readonly string[]> = new Map(
+  Object.entries(EVENT_SCHEMAS).map(([type, schema]) => [type, Object.keys(schema.properties)]),
+);
+
+/** An event's data with its schema's keys first, in schema order, then any other key in byte order (nested values too). */
+function inDocumentedOrder(type: string, data: unknown): unknown {
+  if (data === null || typeof data !== "object" || Array.isArray(data)) return sortedKeys(data);
+  const fields = data as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of SCHEMA_KEYS.get(type) ?? []) if (key in fields) out[key] = sortedKeys(fields[key]);
+  for (const [key, value] of Object.entries(sortedKeys(fields) as Record<string, unknown>)) if (!(key in out)) out[key] = value;
+  return out;
 }
 
 /** A new pending delivery, due at `at`. */

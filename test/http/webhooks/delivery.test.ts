@@ -14,6 +14,7 @@ import { makeCatalog, makeLicense, makePlan, makeProduct } from "../../support/f
 import { fixedClock, HOUR, SECOND } from "../../../src/shared/clock";
 import { deliverWebhooks } from "../../../src/modules/webhooks/deliver";
 import { DISABLE_AFTER_CONSECUTIVE_FAILURES } from "../../../src/modules/webhooks/domain";
+import { EVENT_SCHEMAS } from "../../../src/modules/outbox/event-schemas";
 import { createOutboxNudger, type Later } from "../../../src/modules/outbox/nudge";
 import { startScheduler, type CronScheduler } from "../../../src/jobs/scheduler";
 
@@ -205,6 +206,22 @@ describe("webhook delivery", () => {
     const [hung] = await deliveries(t, slow.id);
     expect(hung).toMatchObject({ status: "pending", attempts: 1, last_response_code: null });
     expect(hung!.last_error).toContain("timeout");
+  });
+
+  test("a body's keys come in the documented order on either engine: type, timestamp, data, and data in its schema's order", async () => {
+    const { t, r } = await setup();
+    await endpoint(t, { url: r.url("/order"), events: ["*"] });
+    const { key } = await makeCatalog(t.deps);
+    expect((await t.request("POST", `${V1}/license/activate`, { body: { license_key: key, identifier: "device-1" }, key: null })).status).toBe(200);
+    await deliver(t);
+    const bodies = r.at("/order").map((h) => h.body);
+    expect(bodies.map((b) => JSON.parse(b).type).sort()).toEqual(["activation.created", "license.created"]);
+    for (const body of bodies) {
+      // JSON.parse keeps the order of the text: the order the receiver got.
+      const parsed = JSON.parse(body) as { type: keyof typeof EVENT_SCHEMAS; data: Record<string, unknown> };
+      expect(Object.keys(parsed)).toEqual(["type", "timestamp", "data"]);
+      expect(Object.keys(parsed.data)).toEqual(Object.keys(EVENT_SCHEMAS[parsed.type].properties));
+    }
   });
 
   test("a hung request holds only its own slot: more due deliveries are claimed and sent meanwhile", async () => {
