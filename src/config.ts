@@ -196,11 +196,10 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
  * statement waiting for a row lock receives nothing from the server until the lock timeout ends it,
  * and must not be taken for a stalled connection before.
  */
-function stallTimeout(env: Env): number {
+function stallTimeout(env: Env, lockMs: number): number {
   const ms = int(env, "DATABASE_STALL_TIMEOUT_MS", 15_000, 0, 3_600_000);
   if (ms === 0) return 0;
   if (ms < 1_000) throw new ConfigError("DATABASE_STALL_TIMEOUT_MS", `must be 0 (off) or at least 1000, got ${ms}`);
-  const lockMs = int(env, "DATABASE_LOCK_TIMEOUT_MS", 10_000, 100, 600_000);
   if (ms <= lockMs) {
     throw new ConfigError("DATABASE_STALL_TIMEOUT_MS", `must be longer than DATABASE_LOCK_TIMEOUT_MS (${lockMs}), got ${ms}: a statement waiting for a lock hears nothing until then`);
   }
@@ -218,6 +217,7 @@ export function loadConfig(env: Env): Readonly<Config> {
   const nodeEnv = oneOf(env, "NODE_ENV", "development", ["development", "production", "test"] as const);
   const host = str(env, "HOST", "127.0.0.1");
   const port = int(env, "PORT", 8080, 0, 65535);
+  const lockTimeoutMs = int(env, "DATABASE_LOCK_TIMEOUT_MS", 10_000, 100, 600_000);
   const baseUrlRaw = str(env, "BASE_URL", `http://${host.includes(":") ? `[${host}]` : host}:${port}`);
   let baseUrl: string;
   try {
@@ -272,9 +272,9 @@ export function loadConfig(env: Env): Readonly<Config> {
     databasePath: resolve(dataDir, str(env, "DATABASE_FILE", "keyward.db")),
     databaseUrl: postgresUrl(env, "DATABASE_URL"),
     databasePoolSize: int(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
-    databaseLockTimeoutMs: int(env, "DATABASE_LOCK_TIMEOUT_MS", 10_000, 100, 600_000),
+    databaseLockTimeoutMs: lockTimeoutMs,
     databaseIdleInTransactionTimeoutMs: int(env, "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS", 30_000, 1_000, 3_600_000),
-    databaseStallTimeoutMs: stallTimeout(env),
+    databaseStallTimeoutMs: stallTimeout(env, lockTimeoutMs),
     masterKeyHex: hex64(env, "RELEASE_KEY_ENCRYPTION_KEY"),
     licenseSigningKeyHex: hex64(env, "LICENSE_SIGNING_KEY"),
     licenseKeyPrefix: prefix,
