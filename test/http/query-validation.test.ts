@@ -5,6 +5,7 @@
 // Before the fix a range failure answered `fields: {property: …}` and "1e1" was taken as 10.
 import { afterAll, describe, expect, test } from "bun:test";
 import { createTestApp } from "../support/app";
+import { makeCatalog } from "../support/factories";
 
 const t = await createTestApp();
 afterAll(() => t.close());
@@ -51,7 +52,13 @@ function badValues(s: Schema): string[] {
   const out: string[] = [];
   if (typeof s.maxLength === "number") out.push("x".repeat(s.maxLength + 1));
   if (s.format === "uuid") out.push("not-a-uuid");
-  if (s.format === "date-time") out.push("yesterday");
+  // RFC 3339 with a zone only (Elysia's own date-time format takes local-time and JS Date strings,
+  // and any text containing a timestamp), and only instants both engines store: before the fix the
+  // last four answered 500 on PostgreSQL and filtered by a wrong or NaN time on SQLite.
+  if (s.format === "date-time") {
+    out.push("yesterday", "01/02/2026", "2026-01-01 00:00", "2026-01-01T00:00:00", "Thu Jan 01 2026 00:00:00 GMT+0000 (UTC)", "x2026-01-01T00:00:00Zx");
+    out.push('"2026-01-01T00:00:00Z"', "0000-01-01T00:00:00Z", "9999-12-31T23:59:59-14:00", "+275760-09-13T00:00:00Z");
+  }
   return out;
 }
 
@@ -82,6 +89,17 @@ for (const route of routes) {
     }
   });
 }
+
+test("instant filters take RFC 3339 with any offset, from the first to the last storable instant", async () => {
+  await makeCatalog(t.deps); // an audit row and an event to find
+  for (const path of ["/api/v1/admin/audit", "/api/v1/admin/events"]) {
+    const ends = await t.request("GET", `${path}?since=0001-01-01T00:00:00Z&until=9999-12-31T23:59:59.999Z`);
+    expect({ path, status: ends.status }).toEqual({ path, status: 200 });
+    expect(ends.body.data.items.length).toBeGreaterThan(0);
+    const offset = await t.request("GET", `${path}?since=${encodeURIComponent("2026-11-21T10:00:00+02:00")}&until=${encodeURIComponent("2026-11-21T08:00:00.001-00:00")}`);
+    expect({ path, status: offset.status }).toEqual({ path, status: 200 });
+  }
+});
 
 test("feed limit: a valid value still works and the refusal says the range (spec: integer 1-100)", async () => {
   const res = await t.request("GET", "/api/v1/releases/x/feed.xml?platform=linux-x64&limit=101");

@@ -3,6 +3,7 @@ import { t } from "../../http/schema";
 import type { Deps } from "../../deps";
 import type { AdminGuard } from "../../http/auth";
 import { Envelope, errors, ok } from "../../http/envelope";
+import { Instant, toInstant } from "../../http/common-schemas";
 import { assertSystemWide } from "../../shared/actor";
 import type { AuditRecord } from "./repo";
 import { sortedKeys } from "../../shared/json";
@@ -50,8 +51,8 @@ export function auditAdminRoutes(deps: Deps, guard: AdminGuard) {
         action: query.action,
         actorId: query.actor_id,
         productId: query.product_id,
-        since: query.since ? new Date(query.since) : undefined,
-        until: query.until ? new Date(query.until) : undefined,
+        since: toInstant("since", query.since),
+        until: toInstant("until", query.until),
         cursor: query.cursor,
         limit: query.limit ?? 50,
       });
@@ -65,8 +66,8 @@ export function auditAdminRoutes(deps: Deps, guard: AdminGuard) {
         action: t.Optional(t.String({ maxLength: 64 })),
         actor_id: t.Optional(t.String({ maxLength: 64 })),
         product_id: t.Optional(t.String({ format: "uuid" })),
-        since: t.Optional(t.String({ format: "date-time" })),
-        until: t.Optional(t.String({ format: "date-time" })),
+        since: t.Optional(Instant),
+        until: t.Optional(Instant),
         cursor: t.Optional(t.String({ maxLength: 512 })),
         limit: t.Optional(t.QueryInteger({ minimum: 1, maximum: 200 })),
       }),

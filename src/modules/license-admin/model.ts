@@ -1,39 +1,13 @@
 import { t } from "../../http/schema";
-import { LicenseStatusSchema } from "../../http/common-schemas";
+import { Instant, LicenseStatusSchema, toInstant } from "../../http/common-schemas";
 import { AddonSchema } from "../addons/model";
 import { QuotaPeriodSchema, ValueTypeSchema } from "../plans/model";
 import { FloatingSessionSchema } from "../floating/model";
-import { validationError } from "../../shared/errors";
 
 const Uuid = t.String({ format: "uuid" });
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
-// Elysia's own date-time format also accepts "2026-11-21 10:00" and JS Date strings; the spec says
-// RFC 3339, so the pattern below is enforced too (a time zone is required).
-const RFC3339 = "^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,9})?(?:[Zz]|[+-]\\d{2}:\\d{2})$";
-export const Instant = t.String({ format: "date-time", pattern: RFC3339, description: "RFC 3339 date-time with a time zone" });
-const DATE_PART = /^(\d{4})-(\d{2})-(\d{2})/;
-
-/**
- * Wire instant → Date. The schema has checked the shape; this rejects impossible calendar dates
- * (JS would roll 2026-02-30 over into March) with a field error. undefined stays undefined.
- */
-export function toInstant(field: string, value: string): Date;
-export function toInstant(field: string, value: string | null): Date | null;
-export function toInstant(field: string, value: string | null | undefined): Date | null | undefined;
-export function toInstant(field: string, value: string | null | undefined): Date | null | undefined {
-  if (value === null || value === undefined) return value;
-  const m = DATE_PART.exec(value);
-  const [y, mo, d] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [0, 0, 0];
-  const calendar = new Date(Date.UTC(y, mo - 1, d));
-  const at = new Date(value);
-  if (!m || calendar.getUTCMonth() !== mo - 1 || calendar.getUTCDate() !== d || Number.isNaN(at.getTime())) {
-    throw validationError({ [field]: "not a valid calendar date-time" });
-  }
-  return at;
-}
-
-export { LicenseStatusSchema };
+export { Instant, LicenseStatusSchema, toInstant };
 
 const ExternalId = t.String({ minLength: 1, maxLength: 255 });
 

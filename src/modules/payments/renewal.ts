@@ -4,7 +4,7 @@
 // commit together with the record that the event was processed — once, however often Stripe
 // delivers it and however many nodes receive it.
 import type Stripe from "stripe";
-import { DAY } from "../../shared/clock";
+import { DAY, LATEST_INSTANT_MS } from "../../shared/clock";
 import { newId } from "../../shared/ids";
 import { licenseSupportRenewed } from "../licenses/events";
 import type { License } from "../licenses/repo";
@@ -17,11 +17,12 @@ import { ref } from "./stripe-objects";
 /**
  * The renewed window: max(now, support_until) + support_days, so an early renewer keeps the time
  * left and a lapsed window restarts from now. null (unlimited support) stays null: a renewal never
- * shortens an unlimited window.
+ * shortens an unlimited window. A window pushed past the last storable instant (an admin set
+ * support_until near 9999-12-31) ends there: PostgreSQL cannot store a later one.
  */
 export function renewedSupportUntil(current: Date | null, supportDays: number, now: Date): Date | null {
   if (current === null) return null;
-  return new Date(Math.max(now.getTime(), current.getTime()) + supportDays * DAY);
+  return new Date(Math.min(Math.max(now.getTime(), current.getTime()) + supportDays * DAY, LATEST_INSTANT_MS));
 }
 
 /** The license a Keyward checkout is for: metadata.keyward_license_id, else client_reference_id. */

@@ -3,6 +3,7 @@ import { t } from "../../http/schema";
 import type { Deps } from "../../deps";
 import type { AdminGuard } from "../../http/auth";
 import { Empty, Envelope, errors, ok } from "../../http/envelope";
+import { toInstant } from "../../http/common-schemas";
 import {
   CreateEndpointBody,
   DeliveryIdParams,
@@ -175,8 +176,8 @@ export function webhookAdminRoutes(deps: Deps, guard: AdminGuard) {
       async ({ actor, query }) => {
         const page = await listEvents(deps, actor, {
           type: query.type,
-          since: query.since ? new Date(query.since) : undefined,
-          until: query.until ? new Date(query.until) : undefined,
+          since: toInstant("since", query.since),
+          until: toInstant("until", query.until),
           productId: query.product_id,
           cursor: query.cursor,
           limit: query.limit ?? 50,

@@ -1,6 +1,7 @@
 import { t } from "../../http/schema";
 import type { ElysiaOpenAPIConfig } from "@elysiajs/openapi";
 import { Uuid } from "../license-api/model";
+import { Instant } from "../../http/common-schemas";
 import type { DeliveryStatus, DisabledReason } from "./repo";
 import { MAX_FILTERS } from "./domain";
 import { EVENT_TYPES } from "../outbox/events";
@@ -113,8 +114,8 @@ export const DeliveryIdParams = t.Object({ id: Uuid });
 
 export const EventListQuery = t.Object({
   type: t.Optional(t.String({ minLength: 1, maxLength: 100, pattern: "^(\\*|[a-z_]+\\.\\*|[a-z_]+\\.[a-z_]+)$", description: 'An exact type ("license.revoked") or a prefix ("license.*")' })),
-  since: t.Optional(t.String({ format: "date-time", description: "Recorded at or after" })),
-  until: t.Optional(t.String({ format: "date-time", description: "Recorded before" })),
+  since: t.Optional(t.String({ format: "date-time", pattern: Instant.pattern, description: "Recorded at or after (RFC 3339)" })),
+  until: t.Optional(t.String({ format: "date-time", pattern: Instant.pattern, description: "Recorded before (RFC 3339)" })),
   product_id: t.Optional(Uuid),
   cursor: t.Optional(t.String({ maxLength: 512 })),
   limit: t.Optional(t.QueryInteger({ minimum: 1, maximum: 200 })),

@@ -184,6 +184,30 @@ describe("valid-until and support-until", () => {
     expectValidation(await post({ valid_until: null }), "valid_until");
   });
 
+  test("instants outside years 1-9999 (UTC) are 400 on every route that takes one; both ends are stored and read back exactly", async () => {
+    // Before the fix each was stored on SQLite (and read back as "-000001-…" or "+010000-…", not RFC
+    // 3339) and answered 500 on PostgreSQL, which refuses year 0 and six-digit years.
+    const { license } = await licenseIn("active");
+    const outside = ["0000-01-01T00:00:00Z", "0000-12-31T23:59:59+14:00", "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-14:00", "9999-12-31T23:59:59.999-00:01"];
+    for (const at of outside) {
+      expectValidation(await t.request("POST", `${V1}/admin/licenses/${license.id}/valid-until`, { body: { valid_until: at } }), "valid_until");
+      expectValidation(await t.request("POST", `${V1}/admin/licenses/${license.id}/support-until`, { body: { support_until: at } }), "support_until");
+      expectValidation(await t.request("POST", `${V1}/admin/licenses/${license.id}/offline-token`, { body: { identifier: "m-1", expires_at: at } }), "expires_at");
+      const create = { product_id: license.productId, plan_id: license.planId, email: "far@example.com" };
+      expectValidation(await t.request("POST", `${V1}/admin/licenses`, { body: { ...create, valid_until: at } }), "valid_until");
+      expectValidation(await t.request("POST", `${V1}/admin/licenses`, { body: { ...create, support_until: at } }), "support_until");
+    }
+    const first = "0001-01-01T00:00:00.000Z";
+    const last = "9999-12-31T23:59:59.999Z";
+    const set = await t.request("POST", `${V1}/admin/licenses/${license.id}/valid-until`, { body: { valid_until: "0001-01-01T01:00:00+01:00" } });
+    expect(set.status).toBe(200);
+    expect(set.body.data.valid_until).toBe(first);
+    const support = await t.request("POST", `${V1}/admin/licenses/${license.id}/support-until`, { body: { support_until: "9999-12-31T23:59:59.9999Z" } });
+    expect(support.body.data.support_until).toBe(last);
+    const read = (await t.request("GET", `${V1}/admin/licenses/${license.id}`)).body.data;
+    expect({ valid_until: read.valid_until, support_until: read.support_until }).toEqual({ valid_until: first, support_until: last });
+  });
+
   test("set and clear the support window", async () => {
     const { license } = await licenseIn("active");
     const post = (body: unknown) => t.request("POST", `${V1}/admin/licenses/${license.id}/support-until`, { body });

@@ -228,6 +228,17 @@ describe("renewal on checkout.session.completed", () => {
     expect((await supportUntil(t, l.id))!.getTime()).toBe(now.getTime() + 30 * DAY);
   });
 
+  test("a window renewed past 9999-12-31 ends there (the last instant both engines store) instead of failing", async () => {
+    const t = await app();
+    const last = "9999-12-31T23:59:59.999Z";
+    const { license: l } = await license(t, { supportDays: 365 }, { supportUntil: new Date("9999-06-01T00:00:00.000Z") });
+    const res = await deliver(t, await fake.signedEvent("checkout.session.completed", paidSession(l.id)));
+    expect(res.status).toBe(200);
+    expect(res.body.data.outcome).toBe("support_renewed");
+    expect((await supportUntil(t, l.id))!.toISOString()).toBe(last);
+    expect((await t.request("GET", `${V1}/admin/licenses/${l.id}`)).body.data.support_until).toBe(last);
+  });
+
   test("the same event delivered three times extends once: one payment, one event, one email", async () => {
     const t = await app();
     const now = t.clock.now();
