@@ -23,9 +23,10 @@ import * as pgSchema from "./schema-pg";
 import { MIGRATIONS } from "./migrations.gen";
 import { openPostgres, type PgHandle } from "./pg";
 import { runPgMigrations } from "./migrate.pg";
-import { systemClock } from "../shared/clock";
+import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, systemClock } from "../shared/clock";
 import type { Logger } from "../shared/logger";
 import { describePgUrl, parsePgUrl } from "./pg-url";
+import { statementFailure } from "./errors";
 
 export interface CopyReport {
   tables: { name: string; rows: number }[];
@@ -193,8 +194,8 @@ function planCopy(sqlite: Database): TablePlan[] {
   });
 }
 
-/** At most this many offending values are named in the refusal. */
-const MAX_NAMED_NUL = 10;
+/** At most this many offending values of each kind are named in the refusal. */
+const MAX_NAMED = 10;
 
 /** Whether a parsed JSON value holds U+0000 in a string or a key. */
 function jsonHoldsNul(v: unknown): boolean {
@@ -204,24 +205,31 @@ function jsonHoldsNul(v: unknown): boolean {
   return false;
 }
 
+/** Places (table.column and rowid, never the values) PostgreSQL cannot store, by reason. */
+interface Unstorable {
+  /** U+0000 in text (22021) or in JSON (22P05). */
+  nul: string[];
+  /** Timestamps outside 0001-01-01 … 9999-12-31 UTC (shared/clock.ts), which PostgreSQL refuses as written. */
+  instants: string[];
+}
+
 /**
- * Values PostgreSQL cannot store: U+0000 in text (22021) or in JSON (22P05). SQLite keeps them, and
- * Keyward versions before the API refused U+0000 (http/json-limits.ts, http/url-nul.ts) could store
- * some. Found before anything is written, so the copy refuses instead of failing part-way. Names
- * the places (table.column and rowid), never the values.
+ * Values PostgreSQL cannot store. SQLite keeps them, and Keyward versions before the API refused
+ * U+0000 (http/json-limits.ts, http/url-nul.ts) or instants outside the stored range
+ * (http/common-schemas.ts toInstant) could store some. Found before anything is written, so the copy
+ * refuses instead of failing part-way.
  */
-function valuesPostgresCannotStore(sqlite: Database, plans: TablePlan[]): string[] {
-  const found: string[] = [];
+function valuesPostgresCannotStore(sqlite: Database, plans: TablePlan[]): Unstorable {
+  const found: Unstorable = { nul: [], instants: [] };
   for (const plan of plans) {
     for (const col of plan.columns) {
-      if (found.length >= MAX_NAMED_NUL) return found;
-      const room = MAX_NAMED_NUL - found.length;
-      if (col.pgType === "PgText") {
+      const place = (r: number) => `${plan.name}.${col.name} (rowid ${r})`;
+      if (col.pgType === "PgText" && found.nul.length < MAX_NAMED) {
         const rows = sqlite
           .query(`SELECT rowid AS r FROM "${plan.name}" WHERE instr(CAST("${col.name}" AS BLOB), x'00') > 0 ORDER BY rowid LIMIT ?`)
-          .all(room) as { r: number }[];
-        for (const { r } of rows) found.push(`${plan.name}.${col.name} (rowid ${r})`);
-      } else if (col.pgType === "PgJsonb") {
+          .all(MAX_NAMED - found.nul.length) as { r: number }[];
+        for (const { r } of rows) found.nul.push(place(r));
+      } else if (col.pgType === "PgJsonb" && found.nul.length < MAX_NAMED) {
         // JSON text carries U+0000 as the escape \u0000 (SQL string literals take no escapes): the
         // candidates are parsed, since "\\u0000" (an escaped backslash) is not U+0000.
         const rows = sqlite.query(`SELECT rowid AS r, "${col.name}" AS v FROM "${plan.name}" WHERE instr("${col.name}", '\\u0000') > 0 ORDER BY rowid`).all() as {
@@ -235,12 +243,28 @@ function valuesPostgresCannotStore(sqlite: Database, plans: TablePlan[]): string
           } catch {
             // Not JSON: the copy's own conversion names it.
           }
-          if (holds && found.length < MAX_NAMED_NUL) found.push(`${plan.name}.${col.name} (rowid ${r})`);
+          if (holds && found.nul.length < MAX_NAMED) found.nul.push(place(r));
         }
+      } else if (col.pgType === "PgTimestamp" && found.instants.length < MAX_NAMED) {
+        // Integer milliseconds only: anything else is named by the copy's own conversion.
+        const rows = sqlite
+          .query(`SELECT rowid AS r FROM "${plan.name}" WHERE typeof("${col.name}") = 'integer' AND ("${col.name}" < ? OR "${col.name}" > ?) ORDER BY rowid LIMIT ?`)
+          .all(EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, MAX_NAMED - found.instants.length) as { r: number }[];
+        for (const { r } of rows) found.instants.push(place(r));
       }
     }
   }
   return found;
+}
+
+/** The refusal for values PostgreSQL cannot store, or null when there are none. */
+function unstorableRefusal({ nul, instants }: Unstorable): string | null {
+  const list = (places: string[]) => `${places.join(", ")}${places.length === MAX_NAMED ? " (and maybe more)" : ""}`;
+  const reasons = [
+    ...(nul.length ? [`PostgreSQL cannot store U+0000 in text or JSON, and these values hold it: ${list(nul)}`] : []),
+    ...(instants.length ? [`these timestamps lie outside 0001-01-01 to 9999-12-31 (UTC), which PostgreSQL cannot store as written: ${list(instants)}`] : []),
+  ];
+  return reasons.length ? `${reasons.join("; ")}; change or clear them in the SQLite database (docs/operations.md), then copy again` : null;
 }
 
 async function nonEmptyTables(pg: PgHandle, plans: TablePlan[]): Promise<string[]> {
@@ -288,12 +312,8 @@ export async function copySqliteToPostgres(opts: CopyOptions): Promise<CopyRepor
     // something still writes to the file (it should not: see docs/operations.md).
     sqlite.exec("BEGIN");
     const plans = planCopy(sqlite);
-    const unstorable = valuesPostgresCannotStore(sqlite, plans);
-    if (unstorable.length) {
-      throw new CopyRefusedError(
-        `PostgreSQL cannot store U+0000 in text or JSON, and these values hold it: ${unstorable.join(", ")}${unstorable.length === MAX_NAMED_NUL ? " (and maybe more)" : ""}; change or clear them in the SQLite database (docs/operations.md), then copy again`,
-      );
-    }
+    const refusal = unstorableRefusal(valuesPostgresCannotStore(sqlite, plans));
+    if (refusal) throw new CopyRefusedError(refusal);
 
     pg = openPostgres(targetUrl, { max: 2 });
     await runPgMigrations(pg.sql, (opts.nowMs ?? systemClock.nowMs)());
@@ -308,7 +328,7 @@ export async function copySqliteToPostgres(opts: CopyOptions): Promise<CopyRepor
       try {
         rows = await copyTable(sqlite, pg, plan, opts.batchSize ?? 1000);
       } catch (e) {
-        const reason = e instanceof Error ? e.message : String(e);
+        const reason = statementFailure(e);
         throw new CopyFailedError(`copying ${plan.name} failed: ${reason}. The target now holds a partial copy: drop and recreate it before trying again`);
       }
       tables.push({ name: plan.name, rows });

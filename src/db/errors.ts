@@ -20,6 +20,18 @@ function causes(e: unknown): DriverError[] {
   return out;
 }
 
+/**
+ * What went wrong with a statement, for a person to read: the driver's reason (and its SQLSTATE or
+ * SQLite code). A DrizzleQueryError's own message is the SQL followed by every parameter value of
+ * the statement (a batch of rows, with emails and ciphertexts), so it is never used.
+ */
+export function statementFailure(e: unknown): string {
+  const chain = causes(e);
+  const reason = chain.find((err) => !("params" in err) && typeof err.message === "string") ?? chain[chain.length - 1];
+  const message = reason?.message ?? String(e);
+  return reason?.code ? `${message} (${reason.code})` : message;
+}
+
 export function isUniqueViolation(e: unknown): boolean {
   return causes(e).some(
     (err) =>

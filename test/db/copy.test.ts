@@ -15,7 +15,7 @@ import * as pgSchema from "../../src/db/schema-pg";
 import { openDatabase } from "../../src/db/client";
 import { runMigrations } from "../../src/db/migrate";
 import { openPostgres, type PgHandle } from "../../src/db/pg";
-import { CopyRefusedError, copySqliteToPostgres, type CopyReport } from "../../src/db/copy";
+import { CopyFailedError, CopyRefusedError, copySqliteToPostgres, type CopyReport } from "../../src/db/copy";
 import { revealLicenseKey } from "../../src/modules/licenses/service";
 import { createTestApp, type TestApp } from "../support/app";
 import { freshPgDatabase, pgTestUrl } from "../support/pg";
@@ -269,6 +269,55 @@ describe.skipIf(!url)("keyward db copy", () => {
     expect(message.match(/rowid/g)).toHaveLength(2);
     const tables = await dest.handle.sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
     expect([...tables]).toEqual([]);
+  });
+
+  test("refuses a source holding timestamps outside years 1-9999, which PostgreSQL cannot store as written, naming where", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "keyward-copy-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, "keyward.db");
+    const h = openDatabase(path);
+    runMigrations(h.sqlite, 1);
+    // As an earlier version could store them (valid_until "0000-01-01T00:00:00Z" or
+    // "9999-12-31T23:59:59-14:00" was accepted): one millisecond past each end, and both ends themselves.
+    const product = h.sqlite.query("INSERT INTO products (id, name, slug, created_at, updated_at) VALUES (?, ?, ?, ?, ?)");
+    product.run("p-early", "Early", "early", Date.parse("0001-01-01T00:00:00.000Z") - 1, 1);
+    product.run("p-late", "Late", "late", 1, Date.parse("9999-12-31T23:59:59.999Z") + 1);
+    product.run("p-ends", "Ends", "ends", Date.parse("0001-01-01T00:00:00.000Z"), Date.parse("9999-12-31T23:59:59.999Z"));
+    const rowid = (id: string) => (h.sqlite.query("SELECT rowid AS r FROM products WHERE id = ?").get(id) as { r: number }).r;
+    const [early, late] = [rowid("p-early"), rowid("p-late")];
+    h.close();
+    const dest = await target("copy_instants");
+    const err = await copySqliteToPostgres({ sqlitePath: path, targetUrl: dest.url }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CopyRefusedError);
+    const message = (err as Error).message;
+    expect(message).toContain("outside 0001-01-01 to 9999-12-31");
+    expect(message).toContain(`products.created_at (rowid ${early})`);
+    expect(message).toContain(`products.updated_at (rowid ${late})`);
+    expect(message.match(/rowid/g)).toHaveLength(2);
+    expect(message).not.toContain("U+0000");
+    const tables = await dest.handle.sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
+    expect([...tables]).toEqual([]);
+  });
+
+  test("a value PostgreSQL refuses part-way fails the copy with the server's reason, never the batch's values", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "keyward-copy-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, "keyward.db");
+    const h = openDatabase(path);
+    runMigrations(h.sqlite, 1);
+    // SQLite stores any integer in an INTEGER column; PostgreSQL's integer ends at 2^31 - 1.
+    h.sqlite.query("INSERT INTO brute_force_state (ip, fails, window_started_at, level, updated_at) VALUES ('203.0.113.77', ?, 1, 0, 1)").run(2 ** 40);
+    h.close();
+    const dest = await target("copy_fails");
+    const err = await copySqliteToPostgres({ sqlitePath: path, targetUrl: dest.url }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CopyFailedError);
+    const message = (err as Error).message;
+    expect(message).toContain("copying brute_force_state failed");
+    expect(message).toContain("out of range");
+    expect(message).toContain("(22003)");
+    // drizzle's own message lists every parameter of the failed batch; the server's reason names the
+    // one value it refused.
+    expect(message).not.toContain("203.0.113.77");
   });
 
   test("refuses a source that is not at the current schema", async () => {
