@@ -12,6 +12,31 @@ const BIGINT_AS_NUMBER = {
   parse: (raw: string) => Number(raw),
 };
 
+/**
+ * PostgreSQL's text form of a timestamptz ("2026-11-21 08:00:00.123456+00", "1850-01-01 00:09:21+00:09:21"
+ * under a server TimeZone with local mean time, "0044-03-15 12:00:00+00 BC") as RFC 3339 UTC with
+ * milliseconds (microseconds truncated, as JavaScript dates do). drizzle leaves timestamps as text
+ * and makes Dates with `new Date(text)`, whose lenient parser reads years 0001-0099 as 1950-2049 (a
+ * license valid until 0001-01-01 came back valid until 2001) and gives an Invalid Date for offsets
+ * with seconds (any instant before a zone adopted standard time, on a server whose TimeZone is not
+ * UTC); it parses this function's output exactly. Text of another form ("infinity", which Keyward
+ * never writes) passes through unchanged.
+ */
+const PG_TIMESTAMPTZ = /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?( BC)?$/;
+export function pgTimestamptzToIso(text: string): string {
+  const m = PG_TIMESTAMPTZ.exec(text);
+  if (!m) return text;
+  const at = new Date(0);
+  // setUTCFullYear, not Date.UTC, which also reads years 0-99 as 1900-1999. Year 1 BC is year 0.
+  at.setUTCFullYear(m[12] ? 1 - Number(m[1]) : Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  at.setUTCHours(Number(m[4]), Number(m[5]), Number(m[6]), m[7] ? Number(m[7].slice(0, 3).padEnd(3, "0")) : 0);
+  const offsetSeconds = (m[8] === "-" ? -1 : 1) * (Number(m[9]) * 3600 + Number(m[10] ?? 0) * 60 + Number(m[11] ?? 0));
+  return new Date(at.getTime() - offsetSeconds * 1000).toISOString();
+}
+
+/** postgres.js type oids whose text drizzle hands to `new Date`: timestamptz (1184). */
+const TIMESTAMPTZ_OID = 1184;
+
 export type PgSql = postgres.Sql<{ bigint: number }>;
 export type PgDb = PostgresJsDatabase<typeof schema> & { $client: PgSql };
 /** A drizzle PostgreSQL database or an open transaction on it. */
@@ -86,6 +111,8 @@ export function openPostgres(
   // Every transaction (drizzle's db.transaction, sql.begin) on a connection of its own: see below.
   sql.begin = reservedBegin(sql, opts.timeouts ?? null);
   const db = drizzle({ client: sql, schema }) as PgDb;
+  // After drizzle, which sets timestamptz to pass through as text (drizzle-orm/postgres-js driver).
+  sql.options.parsers[TIMESTAMPTZ_OID] = pgTimestamptzToIso;
   let closing: Promise<void> | null = null;
   return {
     sql,

@@ -1,0 +1,56 @@
+// Timestamps read back from PostgreSQL (src/db/pg.ts pgTimestamptzToIso): drizzle hands the server's
+// text to `new Date`, whose lenient parser read years 0001-0099 as 1950-2049 and gave an Invalid Date
+// (a 500 on every read of the row) for offsets with seconds, which a server whose TimeZone is not UTC
+// writes for instants before its zone adopted standard time.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { pgTimestamptzToIso } from "../../src/db/pg";
+import { createTestApp, type TestApp } from "../support/app";
+import { makeCatalog } from "../support/factories";
+import { freshPgDatabase, pgTestUrl, type ScratchDatabase } from "../support/pg";
+import postgres from "postgres";
+
+describe("pgTimestamptzToIso", () => {
+  test("reads PostgreSQL's ISO output exactly, whatever the offset and the year", () => {
+    expect(pgTimestamptzToIso("2026-11-21 08:00:00+00")).toBe("2026-11-21T08:00:00.000Z");
+    expect(pgTimestamptzToIso("2026-11-21 09:00:00.123456+01")).toBe("2026-11-21T08:00:00.123Z");
+    expect(pgTimestamptzToIso("2026-11-21 13:30:00.5+05:30")).toBe("2026-11-21T08:00:00.500Z");
+    expect(pgTimestamptzToIso("2026-11-21 04:30:00.999999-03:30")).toBe("2026-11-21T08:00:00.999Z");
+    expect(pgTimestamptzToIso("1850-01-01 00:09:21+00:09:21")).toBe("1850-01-01T00:00:00.000Z");
+    expect(pgTimestamptzToIso("1849-12-31 20:29:08-03:30:52")).toBe("1850-01-01T00:00:00.000Z");
+    expect(pgTimestamptzToIso("0001-01-01 00:00:00+00")).toBe("0001-01-01T00:00:00.000Z");
+    expect(pgTimestamptzToIso("0099-12-31 23:59:59.999+00")).toBe("0099-12-31T23:59:59.999Z");
+    expect(pgTimestamptzToIso("9999-12-31 23:59:59.999+00")).toBe("9999-12-31T23:59:59.999Z");
+    expect(pgTimestamptzToIso("0001-12-31 12:00:00+00 BC")).toBe("0000-12-31T12:00:00.000Z");
+    expect(pgTimestamptzToIso("infinity")).toBe("infinity");
+  });
+});
+
+describe.skipIf(!pgTestUrl())("timestamps through a PostgreSQL server whose TimeZone is not UTC", () => {
+  let database: ScratchDatabase;
+  let t: TestApp;
+  beforeAll(async () => {
+    database = await freshPgDatabase("timestamps", { migrated: true });
+    // Newfoundland: a half-hour offset now, local mean time (-03:30:52) before 1935.
+    const admin = postgres(database.url, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`ALTER DATABASE "${database.name}" SET timezone = 'America/St_Johns'`);
+    await admin.end();
+    t = await createTestApp({ engine: "postgres", env: { DATABASE_URL: database.url } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await database?.drop();
+  });
+
+  test("every instant comes back as it was written: historic, first-century and last ones", async () => {
+    const [zone] = await t.exec<{ timezone: string }>("SELECT current_setting('TimeZone') AS timezone");
+    expect(zone!.timezone).toBe("America/St_Johns");
+    const { license } = await makeCatalog(t.deps);
+    for (const at of ["1850-01-01T00:00:00.000Z", "0001-01-01T00:00:00.000Z", "0050-06-15T12:34:56.789Z", "2026-11-21T08:00:00.123Z", "9999-12-31T23:59:59.999Z"]) {
+      const set = await t.request("POST", `/api/v1/admin/licenses/${license.id}/valid-until`, { body: { valid_until: at } });
+      expect({ at, status: set.status, valid_until: set.body.data?.valid_until }).toEqual({ at, status: 200, valid_until: at });
+      const read = await t.request("GET", `/api/v1/admin/licenses/${license.id}`);
+      expect({ at, valid_until: read.body.data.valid_until }).toEqual({ at, valid_until: at });
+      expect((await t.deps.repos.licenses.findById(license.id))!.validUntil!.toISOString()).toBe(at);
+    }
+  });
+});
