@@ -15,12 +15,33 @@ export interface Logger {
 
 export function redact(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== "object") return value;
-  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+  if (value instanceof Error) return describeError(value, depth);
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     out[k] = SECRET_FIELD.test(k) ? "[redacted]" : redact(v, depth + 1);
   }
+  return out;
+}
+
+/**
+ * An error as logged: name, message, stack, the driver's error code, and its cause. drizzle wraps
+ * every failed statement in a DrizzleQueryError whose message (and so its stack) is the SQL followed
+ * by the statement's parameter values (emails, addresses, identifiers, ciphertexts), and whose cause
+ * holds the only useful part, the database's reason: logged as the SQL and the cause, without values.
+ */
+function describeError(error: Error, depth: number): Record<string, unknown> {
+  let { message, stack } = error;
+  const query = (error as { query?: unknown }).query;
+  if (typeof query === "string" && "params" in error) {
+    const safe = `Failed query: ${query}`;
+    stack = stack?.replace(message, safe);
+    message = safe;
+  }
+  const out: Record<string, unknown> = { name: error.name, message, stack };
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" || typeof code === "number") out.code = code;
+  if (error.cause !== undefined) out.cause = redact(error.cause, depth + 1);
   return out;
 }
 
