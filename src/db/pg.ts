@@ -34,6 +34,22 @@ export function pgTimestamptzToIso(text: string): string {
   return new Date(at.getTime() - offsetSeconds * 1000).toISOString();
 }
 
+/**
+ * Refuses a server whose sessions write timestamps in another style than ISO (DateStyle "SQL, DMY"
+ * writes "21/11/2026 08:00:00 UTC", "German" "21.11.2026 08:00:00 UTC"): pgTimestamptzToIso reads the
+ * ISO form, and any other would be misread or fail on every read. "ISO, DMY" (what initdb picks for
+ * many locales) is ISO output: its second part only orders ambiguous input, which Keyward never sends.
+ */
+export async function assertIsoDateStyle(sql: PgSql): Promise<void> {
+  const [row] = await sql<{ style: string }[]>`SELECT current_setting('DateStyle') AS style`;
+  const style = row?.style ?? "";
+  if (!/^\s*ISO\b/i.test(style)) {
+    throw new Error(
+      `PostgreSQL's DateStyle is "${style}", and Keyward reads timestamps in PostgreSQL's ISO output; set it for Keyward's database (ALTER DATABASE <name> SET DateStyle = 'ISO, MDY') or role, then start again`,
+    );
+  }
+}
+
 /** postgres.js type oids whose text drizzle hands to `new Date`: timestamptz (1184). */
 const TIMESTAMPTZ_OID = 1184;
 

@@ -54,3 +54,44 @@ describe.skipIf(!pgTestUrl())("timestamps through a PostgreSQL server whose Time
     }
   });
 });
+
+describe.skipIf(!pgTestUrl())("a server whose DateStyle is not ISO", () => {
+  const databases: ScratchDatabase[] = [];
+  afterAll(async () => {
+    for (const d of databases) await d.drop();
+  });
+  async function databaseWith(style: string): Promise<ScratchDatabase> {
+    const database = await freshPgDatabase("datestyle");
+    databases.push(database);
+    const admin = postgres(database.url, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`ALTER DATABASE "${database.name}" SET DateStyle = '${style}'`);
+    await admin.end();
+    return database;
+  }
+
+  test("a node refuses to start, saying what to set, before it migrates anything", async () => {
+    // "SQL, DMY" writes 2027-02-01 as "01/02/2027 00:00:00 UTC", which new Date reads as January 2nd,
+    // and 2026-11-21 as "21/11/2026 …", an Invalid Date (a 500 on every read of the row).
+    const database = await databaseWith("SQL, DMY");
+    const err = await createTestApp({ engine: "postgres", env: { DATABASE_URL: database.url } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toContain(`DateStyle is "SQL, DMY"`);
+    expect((err as Error).message).toContain("ALTER DATABASE");
+    const probe = postgres(database.url, { max: 1, onnotice: () => {} });
+    const tables = await probe`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
+    await probe.end();
+    expect([...tables]).toEqual([]);
+  });
+
+  test("ISO output with day-month input order (what initdb picks for many locales) is served", async () => {
+    const database = await databaseWith("ISO, DMY");
+    const t = await createTestApp({ engine: "postgres", env: { DATABASE_URL: database.url } });
+    try {
+      const { license } = await makeCatalog(t.deps);
+      const set = await t.request("POST", `/api/v1/admin/licenses/${license.id}/valid-until`, { body: { valid_until: "2027-02-01T00:00:00.000Z" } });
+      expect(set.body.data.valid_until).toBe("2027-02-01T00:00:00.000Z");
+    } finally {
+      await t.close();
+    }
+  });
+});
