@@ -10,6 +10,7 @@ import { assertNotLockedOut, recordFailedLookup } from "../abuse/service";
 import { featureValues, mergeGrants } from "../entitlements/domain";
 import { licenseEntitlements } from "../entitlements/service";
 import {
+  assertStorableIdentifier,
   belongsToProduct,
   isUsableAccess,
   keyHashOf,
@@ -59,6 +60,7 @@ export interface ActivateResult {
  * transaction: the activation and the stored outcome commit together.
  */
 export async function activate(deps: Deps, input: ActivateInput, record?: Recorder<ActivateResult>): Promise<ActivateResult> {
+  assertStorableIdentifier(input.identifier);
   const now = deps.clock.now();
   // One read: the license with its grants, the identifier's activation and the slots taken, which
   // the repository may decide on (PostgreSQL does, conditional on the license row being unchanged).

@@ -4,7 +4,7 @@ import { AppError } from "../../shared/errors";
 import { MINUTE } from "../../shared/clock";
 import type { Actor } from "../../shared/actor";
 import { getLicense } from "../licenses/service";
-import { isUsableAccess, licenseNotFound, requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
+import { assertStorableIdentifier, isUsableAccess, licenseNotFound, requireUsableLicense, type PublicLicenseInput } from "../license-api/access";
 import type { LicenseAccess } from "../license-api/repo";
 import type { FloatingLimits, FloatingSession } from "./repo";
 import type { Recorder } from "../idempotency/repo";
@@ -40,6 +40,7 @@ function limitsFor(access: LicenseAccess | null, now: Date): FloatingLimits {
  * and the stored outcome commit together.
  */
 export async function checkout(deps: Deps, input: FloatingInput & { label: string | null }, record?: Recorder<FloatingView>): Promise<FloatingView> {
+  assertStorableIdentifier(input.identifier);
   const now = deps.clock.now();
   const access = await requireUsableLicense(deps, input, now);
   limitsFor(access, now);

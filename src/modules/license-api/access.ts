@@ -1,7 +1,7 @@
 // How public license calls find their license. The license key in the body is the only credential
 // (spec: design rule 1), so everything here is about not turning these routes into an oracle.
 import type { Deps } from "../../deps";
-import { AppError } from "../../shared/errors";
+import { AppError, validationError } from "../../shared/errors";
 import { isWellFormedLicenseKey, normalizeLicenseKey } from "../../crypto/license-key";
 import { licenseKeyHash } from "../licenses/service";
 import { isUsable } from "../licenses/domain";
@@ -21,6 +21,24 @@ export interface PublicLicenseInput {
   licenseKey: string;
   /** Optional: a client that names its product gets 404 for another product's key. */
   productId?: string;
+}
+
+/**
+ * The longest identifier, in bytes of UTF-8, that a new activation, floating session or offline
+ * activation stores. PostgreSQL indexes (license_id, identifier), and a btree entry holds at most
+ * 2704 bytes: an identifier past that failed to insert there (a 500) where SQLite stored it. Applied
+ * on both engines to what is created, never to lookups: an identifier a SQLite deployment stored
+ * before (with IDENTIFIER_MAX_LENGTH above 2048) still verifies, deactivates and checks in.
+ */
+export const MAX_STORED_IDENTIFIER_BYTES = 2048;
+
+/** 400 for an identifier a new row cannot hold (MAX_STORED_IDENTIFIER_BYTES), before anything is read. */
+export function assertStorableIdentifier(identifier: string): void {
+  // A UTF-16 code unit is at most 3 bytes of UTF-8 (a surrogate pair, two units, is 4): short
+  // identifiers need no count.
+  if (identifier.length * 3 > MAX_STORED_IDENTIFIER_BYTES && Buffer.byteLength(identifier, "utf8") > MAX_STORED_IDENTIFIER_BYTES) {
+    throw validationError({ identifier: `a new identifier is at most ${MAX_STORED_IDENTIFIER_BYTES} bytes of UTF-8` });
+  }
 }
 
 /** Lookup hash of a well-formed key; null for anything that cannot be a key (never hits the DB). */

@@ -11,6 +11,7 @@ import { signToken } from "../../crypto/token";
 import { getLicense } from "../licenses/service";
 import { licenseEntitlements } from "../entitlements/service";
 import { featureValues } from "../entitlements/domain";
+import { assertStorableIdentifier } from "../license-api/access";
 import type { LicenseAccess } from "../license-api/repo";
 import type { Effects } from "../outbox/effects";
 import { offlineExpiry, offlineIssueRefusal, offlineTokenClaims, selfServiceExpiry, selfServiceOffered, selfServiceRefusal } from "./domain";
@@ -225,6 +226,7 @@ export async function portalOfflineView(deps: Deps, caller: PortalCaller, licens
 
 /** POST /portal/offline-activation/activate: the owner and accepted admin seats (others: 404). */
 export async function portalOfflineActivate(deps: Deps, caller: PortalCaller, licenseKey: string, identifier: string): Promise<SelfServiceOfflineResult> {
+  assertStorableIdentifier(identifier);
   const { license } = await portalLicense(deps, caller, licenseKey, "manage");
   return await activateOfflineSelfService(deps, portalActor(caller), license.id, identifier);
 }
