@@ -27,6 +27,7 @@ import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, systemClock } from "../shared/c
 import type { Logger } from "../shared/logger";
 import { describePgUrl, parsePgUrl } from "./pg-url";
 import { statementFailure } from "./errors";
+import { MAX_STORED_IDENTIFIER_BYTES } from "../shared/identifier-limit";
 
 export interface CopyReport {
   tables: { name: string; rows: number }[];
@@ -211,7 +212,12 @@ interface Unstorable {
   nul: string[];
   /** Timestamps outside 0001-01-01 … 9999-12-31 UTC (shared/clock.ts), which PostgreSQL refuses as written. */
   instants: string[];
+  /** Identifiers longer than a new row may hold (shared/identifier-limit.ts): PostgreSQL's index on them may not. */
+  identifiers: string[];
 }
+
+/** Tables whose identifier PostgreSQL indexes with the license id. */
+const IDENTIFIER_TABLES = new Set(["activations", "floating_sessions", "offline_activations"]);
 
 /**
  * Values PostgreSQL cannot store. SQLite keeps them, and Keyward versions before the API refused
@@ -220,10 +226,16 @@ interface Unstorable {
  * refuses instead of failing part-way.
  */
 function valuesPostgresCannotStore(sqlite: Database, plans: TablePlan[]): Unstorable {
-  const found: Unstorable = { nul: [], instants: [] };
+  const found: Unstorable = { nul: [], instants: [], identifiers: [] };
   for (const plan of plans) {
     for (const col of plan.columns) {
       const place = (r: number) => `${plan.name}.${col.name} (rowid ${r})`;
+      if (col.pgType === "PgText" && col.name === "identifier" && IDENTIFIER_TABLES.has(plan.name) && found.identifiers.length < MAX_NAMED) {
+        const rows = sqlite
+          .query(`SELECT rowid AS r FROM "${plan.name}" WHERE length(CAST("${col.name}" AS BLOB)) > ? ORDER BY rowid LIMIT ?`)
+          .all(MAX_STORED_IDENTIFIER_BYTES, MAX_NAMED - found.identifiers.length) as { r: number }[];
+        for (const { r } of rows) found.identifiers.push(place(r));
+      }
       if (col.pgType === "PgText" && found.nul.length < MAX_NAMED) {
         const rows = sqlite
           .query(`SELECT rowid AS r FROM "${plan.name}" WHERE instr(CAST("${col.name}" AS BLOB), x'00') > 0 ORDER BY rowid LIMIT ?`)
@@ -258,11 +270,14 @@ function valuesPostgresCannotStore(sqlite: Database, plans: TablePlan[]): Unstor
 }
 
 /** The refusal for values PostgreSQL cannot store, or null when there are none. */
-function unstorableRefusal({ nul, instants }: Unstorable): string | null {
+function unstorableRefusal({ nul, instants, identifiers }: Unstorable): string | null {
   const list = (places: string[]) => `${places.join(", ")}${places.length === MAX_NAMED ? " (and maybe more)" : ""}`;
   const reasons = [
     ...(nul.length ? [`PostgreSQL cannot store U+0000 in text or JSON, and these values hold it: ${list(nul)}`] : []),
     ...(instants.length ? [`these timestamps lie outside 0001-01-01 to 9999-12-31 (UTC), which PostgreSQL cannot store as written: ${list(instants)}`] : []),
+    ...(identifiers.length
+      ? [`these identifiers are longer than ${MAX_STORED_IDENTIFIER_BYTES} bytes, more than PostgreSQL's index on them may hold: ${list(identifiers)}`]
+      : []),
   ];
   return reasons.length ? `${reasons.join("; ")}; change or clear them in the SQLite database (docs/operations.md), then copy again` : null;
 }

@@ -299,6 +299,32 @@ describe.skipIf(!url)("keyward db copy", () => {
     expect([...tables]).toEqual([]);
   });
 
+  test("refuses a source holding identifiers longer than PostgreSQL's index on them may hold, naming where", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "keyward-copy-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, "keyward.db");
+    const h = openDatabase(path);
+    runMigrations(h.sqlite, 1);
+    // As a SQLite deployment with IDENTIFIER_MAX_LENGTH=4096 could store them (the rows' license need
+    // not exist for the refusal, which comes before anything is copied).
+    h.sqlite.exec("PRAGMA foreign_keys = OFF");
+    const activation = h.sqlite.query("INSERT INTO activations (id, license_id, identifier, created_at) VALUES (?, 'l1', ?, 1)");
+    activation.run("a-long", "x".repeat(2049));
+    activation.run("a-edge", "y".repeat(2048));
+    const long = (h.sqlite.query("SELECT rowid AS r FROM activations WHERE id = 'a-long'").get() as { r: number }).r;
+    h.close();
+    const dest = await target("copy_identifiers");
+    const err = await copySqliteToPostgres({ sqlitePath: path, targetUrl: dest.url }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CopyRefusedError);
+    const message = (err as Error).message;
+    expect(message).toContain("longer than 2048 bytes");
+    expect(message).toContain(`activations.identifier (rowid ${long})`);
+    expect(message.match(/rowid/g)).toHaveLength(1);
+    expect(message).not.toContain("xxxx");
+    const tables = await dest.handle.sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
+    expect([...tables]).toEqual([]);
+  });
+
   test("a value PostgreSQL refuses part-way fails the copy with the server's reason, never the batch's values", async () => {
     const dir = mkdtempSync(join(tmpdir(), "keyward-copy-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,6 +2,7 @@
 // (spec: design rule 1), so everything here is about not turning these routes into an oracle.
 import type { Deps } from "../../deps";
 import { AppError, validationError } from "../../shared/errors";
+import { MAX_STORED_IDENTIFIER_BYTES } from "../../shared/identifier-limit";
 import { isWellFormedLicenseKey, normalizeLicenseKey } from "../../crypto/license-key";
 import { licenseKeyHash } from "../licenses/service";
 import { isUsable } from "../licenses/domain";
@@ -22,15 +23,6 @@ export interface PublicLicenseInput {
   /** Optional: a client that names its product gets 404 for another product's key. */
   productId?: string;
 }
-
-/**
- * The longest identifier, in bytes of UTF-8, that a new activation, floating session or offline
- * activation stores. PostgreSQL indexes (license_id, identifier), and a btree entry holds at most
- * 2704 bytes: an identifier past that failed to insert there (a 500) where SQLite stored it. Applied
- * on both engines to what is created, never to lookups: an identifier a SQLite deployment stored
- * before (with IDENTIFIER_MAX_LENGTH above 2048) still verifies, deactivates and checks in.
- */
-export const MAX_STORED_IDENTIFIER_BYTES = 2048;
 
 /** 400 for an identifier a new row cannot hold (MAX_STORED_IDENTIFIER_BYTES), before anything is read. */
 export function assertStorableIdentifier(identifier: string): void {
