@@ -1,6 +1,7 @@
 // Opaque keyset-pagination cursors: base64url JSON of the last row's sort key.
 import { and, eq, lt, or, sql, type Column, type SQL } from "drizzle-orm";
 import { AppError } from "../shared/errors";
+import { isStorableInstant } from "../shared/clock";
 
 export interface Cursor {
   t: number;
@@ -11,10 +12,18 @@ export function encodeCursor(c: Cursor): string {
   return Buffer.from(JSON.stringify(c), "utf8").toString("base64url");
 }
 
+/** The ids Keyward's cursors carry (UUIDs); anything else is not a cursor Keyward issued. */
+const CURSOR_ID = /^[0-9A-Za-z_-]{1,64}$/;
+
+/**
+ * A cursor as Keyward issues it: an integer instant both engines store, and an id. Anything else is
+ * 400: a crafted `t` past year 9999 or an id with U+0000 answered 500 on PostgreSQL (and read a
+ * meaningless page on SQLite).
+ */
 export function decodeCursor(raw: string): Cursor {
   try {
     const c = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")) as Partial<Cursor>;
-    if (typeof c.t === "number" && Number.isFinite(c.t) && typeof c.id === "string" && c.id.length <= 64) {
+    if (typeof c.t === "number" && Number.isInteger(c.t) && isStorableInstant(c.t) && typeof c.id === "string" && CURSOR_ID.test(c.id)) {
       return { t: c.t, id: c.id };
     }
   } catch {

@@ -5,7 +5,7 @@
 // Before the fix a range failure answered `fields: {property: …}` and "1e1" was taken as 10.
 import { afterAll, describe, expect, test } from "bun:test";
 import { createTestApp } from "../support/app";
-import { makeCatalog } from "../support/factories";
+import { makeCatalog, makeProduct } from "../support/factories";
 
 const t = await createTestApp();
 afterAll(() => t.close());
@@ -86,6 +86,46 @@ for (const route of routes) {
           expect(got).toEqual({ status: 400, code: "VALIDATION_ERROR", fields: [field] });
         }, 30_000);
       }
+    }
+  });
+}
+
+// Cursors are opaque, but a client can still craft one: each must be refused unless it is one Keyward
+// could have issued. Before the fix a time past year 9999 (or before year 1) or U+0000 in the id
+// answered 500 on PostgreSQL and read a meaningless page on SQLite.
+const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64url");
+const CRAFTED_CURSORS = [
+  b64(JSON.stringify({ t: 1e300, id: "01900000-0000-7000-8000-000000000000" })),
+  b64(JSON.stringify({ t: 1e15, id: "01900000-0000-7000-8000-000000000000" })),
+  b64(JSON.stringify({ t: -1e15, id: "01900000-0000-7000-8000-000000000000" })),
+  b64(JSON.stringify({ t: 1.5, id: "01900000-0000-7000-8000-000000000000" })),
+  b64(JSON.stringify({ t: 1, id: "a\u0000b" })),
+  b64(JSON.stringify({ t: 1, id: "\ud800" })),
+  b64(`${"0".repeat(16)}.${"0".repeat(16)}.${"0".repeat(15)}1~\u0000`),
+  b64(`${"0".repeat(16)}.${"0".repeat(16)}.${"0".repeat(15)}1-1beta\u0000`),
+];
+/** A real parent for routes listing under one (a made-up id would be a 404 before the cursor is read). */
+async function parentPath(path: string): Promise<string> {
+  if (path.includes("/products/:id/")) return path.replace(":id", (await makeProduct(t.deps)).id);
+  if (path.includes("/webhooks/:id/")) {
+    const created = await t.request("POST", "/api/v1/admin/webhooks", { body: { url: "https://93.184.216.34/keyward", events: ["*"] } });
+    expect(created.status).toBe(201);
+    return path.replace(":id", created.body.data.id);
+  }
+  return concretePath(path);
+}
+
+for (const route of routes.filter((r) => "cursor" in (r.query.properties as Record<string, Schema>))) {
+  test(`${route.method} ${route.path}: crafted cursors → 400 naming "cursor"`, async () => {
+    const props = route.query.properties as Record<string, Schema>;
+    const path = await parentPath(route.path);
+    for (const cursor of CRAFTED_CURSORS) {
+      const params = new URLSearchParams();
+      for (const name of route.query.required ?? []) params.set(name, goodValue(props[name]!));
+      params.set("cursor", cursor);
+      const res = await t.request(route.method, `${path}?${params}`);
+      const got = { cursor: Buffer.from(cursor, "base64url").toString("utf8"), status: res.status, fields: Object.keys(res.body?.error?.details?.fields ?? {}) };
+      expect(got).toEqual({ ...got, status: 400, fields: ["cursor"] });
     }
   });
 }

@@ -103,8 +103,10 @@ export async function getRelease(deps: Deps, actor: Actor, id: string): Promise<
   return release;
 }
 
-// Cursor = the last item's version key (unique per product), base64url so it stays opaque.
-const VERSION_KEY = /^\d{16}\.\d{16}\.\d{16}[~-]/;
+// Cursor = the last item's version key (unique per product), base64url so it stays opaque. The whole
+// key is checked (domain.ts versionSortKey): text after a valid prefix reached the query, and U+0000
+// there answered 500 on PostgreSQL.
+const VERSION_KEY = /^\d{16}\.\d{16}\.\d{16}(?:~|-[0-9A-Za-z -]+)$/;
 function decodeReleaseCursor(raw: string): string {
   const key = Buffer.from(raw, "base64url").toString("utf8");
   if (!VERSION_KEY.test(key) || key.length > 1024) {
