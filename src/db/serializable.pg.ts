@@ -37,3 +37,26 @@ export async function serializable<T>(db: PgDb, fn: (tx: PgTx) => Promise<T>, at
     }
   }
 }
+
+/**
+ * A single-statement write (no transaction of ours around it) under the database's own isolation.
+ * Transactions set READ COMMITTED themselves (pg.ts), but an autocommit statement runs at the
+ * server's default_transaction_isolation, and under REPEATABLE READ or SERIALIZABLE two of them
+ * updating one row fail with 40001 where READ COMMITTED waits and goes on.
+ *   "skip": a best-effort timestamp (last seen, last used): another writer just wrote the row, so
+ *           this write is dropped (it would have written the same moment).
+ *   "retry": the statement runs again (a fresh snapshot sees the other's commit), with the same
+ *           randomised backoff as serializable(), up to 20 times.
+ */
+export async function autocommitWrite<T>(run: () => Promise<T>, onConflict: "skip" | "retry"): Promise<T | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (e) {
+      if (!isRetryableConflict(e)) throw e;
+      if (onConflict === "skip") return undefined;
+      if (attempt >= 20) throw e;
+      await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
+    }
+  }
+}

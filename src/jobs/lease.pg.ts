@@ -3,6 +3,7 @@
 // several nodes racing for one slot exactly one gets a row back (no advisory locks: DECISIONS).
 import { and, eq, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { PgHandle } from "../db/pg";
+import { autocommitWrite } from "../db/serializable.pg";
 import { jobLeases } from "../db/schema-pg";
 import type { JobLease, JobLeaseRepo } from "./lease";
 
@@ -10,8 +11,12 @@ export function createJobLeaseRepoPg(handle: PgHandle): JobLeaseRepo {
   const { db } = handle;
   const free = (now: Date) => or(isNull(jobLeases.leaseUntil), lte(jobLeases.leaseUntil, now));
   const upsert = async (name: string, owner: string, slot: Date | null, leaseUntil: Date, now: Date) => {
-    const [row] = await db
-      .insert(jobLeases)
+    // Nodes race for a slot's lease at the same moment: under a REPEATABLE READ or SERIALIZABLE
+    // default the losers' upserts fail with 40001, and run again they see the winner's row and lose.
+    const rows = await autocommitWrite(
+      () =>
+        db
+          .insert(jobLeases)
       .values({ name, owner, leaseUntil, fence: 1, lastSlotAt: slot, lastStartedAt: now })
       .onConflictDoUpdate({
         target: jobLeases.name,
@@ -24,19 +29,26 @@ export function createJobLeaseRepoPg(handle: PgHandle): JobLeaseRepo {
         },
         setWhere: slot ? and(free(now), or(isNull(jobLeases.lastSlotAt), lt(jobLeases.lastSlotAt, slot))) : free(now),
       })
-      .returning({ fence: jobLeases.fence });
+      .returning({ fence: jobLeases.fence }),
+      "retry",
+    );
+    const row = rows?.[0];
     return row ? { fence: row.fence } : null;
   };
   return {
     claim: (name, owner, slot, leaseUntil, now) => upsert(name, owner, slot, leaseUntil, now),
     claimNow: (name, owner, leaseUntil, now) => upsert(name, owner, null, leaseUntil, now),
     async finish(name, owner, fence, result, now) {
-      const done = await db
-        .update(jobLeases)
-        .set({ owner: null, leaseUntil: null, lastFinishedAt: now, lastResult: result })
-        .where(and(eq(jobLeases.name, name), eq(jobLeases.owner, owner), eq(jobLeases.fence, fence)))
-        .returning({ name: jobLeases.name });
-      return done.length === 1;
+      const done = await autocommitWrite(
+        () =>
+          db
+            .update(jobLeases)
+            .set({ owner: null, leaseUntil: null, lastFinishedAt: now, lastResult: result })
+            .where(and(eq(jobLeases.name, name), eq(jobLeases.owner, owner), eq(jobLeases.fence, fence)))
+            .returning({ name: jobLeases.name }),
+        "retry",
+      );
+      return done?.length === 1;
     },
     async list() {
       // Byte order, as SQLite compares text.

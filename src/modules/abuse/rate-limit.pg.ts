@@ -16,6 +16,7 @@
 // over the limit). Near the limit R / 64 < 1 and every hit is one statement, as before; a reservation
 // of more than one hit that no longer fits is retried as a single hit.
 import type { PgHandle } from "../../db/pg";
+import { autocommitWrite } from "../../db/serializable.pg";
 import { slidingWindowDecision, type RateDecision, type RateLimiter } from "../../shared/rate-limiter";
 
 /** A lease is at most this fraction of the room left when it was taken (1/64). */
@@ -58,7 +59,7 @@ export function createPgRateLimiter(handle: PgHandle): RateLimiter {
     // The same weight slidingWindowDecision computes; the SQL repeats its float arithmetic
     // (previous × overlap + current, then + n against the limit) in float8, i.e. IEEE doubles.
     const overlap = 1 - (nowMs - start) / windowMs;
-    const [row] = await sql<HitRow[]>`
+    const [row] = (await autocommitWrite(() => sql<HitRow[]>`
       WITH p AS (
         SELECT coalesce((SELECT count FROM rate_limit_counters WHERE key = ${key} AND window_start = ${start - windowMs}), 0) AS n
       ), up AS (
@@ -69,7 +70,7 @@ export function createPgRateLimiter(handle: PgHandle): RateLimiter {
         RETURNING c.count
       )
       SELECT (SELECT n FROM p) AS previous, (SELECT count FROM up) AS counted,
-             coalesce((SELECT count FROM rate_limit_counters WHERE key = ${key} AND window_start = ${start}), 0) AS current`;
+             coalesce((SELECT count FROM rate_limit_counters WHERE key = ${key} AND window_start = ${start}), 0) AS current`, "retry"))!;
     return { row: row!, overlap };
   };
 

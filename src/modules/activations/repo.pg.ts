@@ -1,5 +1,6 @@
 import { and, asc, count, eq, getTableColumns, sql } from "drizzle-orm";
 import type { PgDb, PgExecutor, PgHandle } from "../../db/pg";
+import { autocommitWrite } from "../../db/serializable.pg";
 import { activations, licenses, plans } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import { outboxMessages, type Effects } from "../outbox/effects";
@@ -314,9 +315,12 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
     },
     async touch(id, at, notSeenSince) {
       // Conditional: another node may have just touched it.
-      await client`
+      await autocommitWrite(
+        () => client`
         UPDATE activations SET last_seen_at = ${at.toISOString()}::timestamptz
-         WHERE id = ${id} AND (last_seen_at IS NULL OR last_seen_at <= ${notSeenSince.toISOString()}::timestamptz)`;
+         WHERE id = ${id} AND (last_seen_at IS NULL OR last_seen_at <= ${notSeenSince.toISOString()}::timestamptz)`,
+        "skip",
+      );
     },
     async deactivate(licenseId, identifier, effects) {
       return db.transaction(async (tx) => {

@@ -1,5 +1,6 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
+import { autocommitWrite } from "../../db/serializable.pg";
 import { apiKeys } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { Scope } from "../../shared/actor";
@@ -59,7 +60,7 @@ export function createApiKeyRepoPg(handle: PgHandle): ApiKeyRepo {
       });
     },
     async touch(id, at) {
-      await touch.execute({ id, at: at.toISOString() });
+      await autocommitWrite(() => touch.execute({ id, at: at.toISOString() }), "skip");
     },
   };
 }

@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
+import { autocommitWrite } from "../../db/serializable.pg";
 import { sessions } from "../../db/schema-pg";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { writeEffectsPg } from "../outbox/write.pg";
@@ -35,7 +36,7 @@ export function createSessionRepoPg(handle: PgHandle): SessionRepo {
       return (await db.select(columns).from(sessions).where(eq(sessions.id, id)))[0] ?? null;
     },
     async touch(id, lastSeenAt, idleExpiresAt) {
-      await db.update(sessions).set({ lastSeenAt, idleExpiresAt }).where(eq(sessions.id, id));
+      await autocommitWrite(() => db.update(sessions).set({ lastSeenAt, idleExpiresAt }).where(eq(sessions.id, id)), "skip");
     },
     async revoke(id, effects) {
       return await db.transaction(async (tx) => {

@@ -1,6 +1,7 @@
 import { and, desc, eq, isNotNull, ne, or, sql, type SQL } from "drizzle-orm";
 import { lastAdmin } from "./domain";
 import type { PgDb, PgExecutor, PgHandle } from "../../db/pg";
+import { autocommitWrite } from "../../db/serializable.pg";
 import { users } from "../../db/schema-pg";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { likeEscape } from "../../db/like";
@@ -81,7 +82,7 @@ export function createUserRepoPg(handle: PgHandle): UserRepo {
       });
     },
     async touchSignIn(id, at) {
-      await db.update(users).set({ lastSignInAt: at }).where(eq(users.id, id));
+      await autocommitWrite(() => db.update(users).set({ lastSignInAt: at }).where(eq(users.id, id)), "skip");
     },
   };
 }
