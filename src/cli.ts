@@ -90,6 +90,11 @@ export async function runCli(argv: string[]): Promise<number | null> {
       console.error(`${MASTER_KEY_MISMATCH}${describeLocation(databaseLocation(config))}: ${e.message}; the key used: ${masterKeySource(config)}`);
       return 1;
     }
+    // db/pg.ts assertSupportedServer (checked by name: the PostgreSQL modules load only when used).
+    if (e instanceof Error && e.name === "UnsupportedServerError") {
+      console.error(`cannot use the database${describeLocation(databaseLocation(config))}: ${e.message}`);
+      return 1;
+    }
     if (!isDatabaseFailure(e)) throw e;
     const { error, code } = describeFailure(e);
     console.error(`cannot open the database${describeLocation(databaseLocation(config))}: ${error}${typeof code === "string" ? ` (${code})` : ""}`);
@@ -103,9 +108,10 @@ async function runCommand(command: string, rest: string[], config: Readonly<Conf
     case "migrate": {
       if (config.databaseUrl) {
         // The PostgreSQL modules load only when they are used (see createDeps in container.ts).
-        const [{ openPostgres }, { runPgMigrations }] = await Promise.all([import("./db/pg"), import("./db/migrate.pg")]);
+        const [{ openPostgres, assertSupportedServer }, { runPgMigrations }] = await Promise.all([import("./db/pg"), import("./db/migrate.pg")]);
         const pg = openPostgres(config.databaseUrl, { max: 1 });
         try {
+          await assertSupportedServer(pg.sql);
           const applied = await runPgMigrations(pg.sql, systemClock.nowMs());
           for (const m of applied) console.log(`${m.appliedNow ? "applied" : "up to date"}  ${m.tag}`);
         } finally {

@@ -1,7 +1,7 @@
 // The PostgreSQL repository set (DATABASE_URL=postgres://…); createSqliteRepos in container.ts is
 // its SQLite counterpart. Each factory lives in its module's repo.pg.ts.
 import { measureClockSkew } from "./db/clock-skew";
-import { assertIsoDateStyle, openPostgres, type PgHandle, type TransactionTimeouts } from "./db/pg";
+import { assertSupportedServer, openPostgres, type PgHandle, type TransactionTimeouts } from "./db/pg";
 import { runPgMigrations } from "./db/migrate.pg";
 import type { DataStore, EngineParts } from "./db/store";
 import { withPgTransaction } from "./db/transaction.pg";
@@ -54,7 +54,7 @@ export async function openPgEngine(
   // waiting while another node migrates, hears nothing from the server for as long as that takes.
   const migrator = openPostgres(url, { max: 1 });
   try {
-    await assertIsoDateStyle(migrator.sql);
+    await assertSupportedServer(migrator.sql);
     await runPgMigrations(migrator.sql, nowMs);
   } finally {
     await migrator.close();

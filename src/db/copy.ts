@@ -21,7 +21,7 @@ import { PgTable, getTableConfig as pgTableConfig } from "drizzle-orm/pg-core";
 import * as sqliteSchema from "./schema";
 import * as pgSchema from "./schema-pg";
 import { MIGRATIONS } from "./migrations.gen";
-import { openPostgres, type PgHandle } from "./pg";
+import { assertSupportedServer, openPostgres, UnsupportedServerError, type PgHandle, type PgSql } from "./pg";
 import { runPgMigrations } from "./migrate.pg";
 import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, systemClock } from "../shared/clock";
 import type { Logger } from "../shared/logger";
@@ -282,6 +282,15 @@ function unstorableRefusal({ nul, instants, identifiers }: Unstorable): string |
   return reasons.length ? `${reasons.join("; ")}; change or clear them in the SQLite database (docs/operations.md), then copy again` : null;
 }
 
+/** The target's DateStyle and encoding (pg.ts assertSupportedServer), as a refusal: nothing is written yet. */
+async function refuseUnsupportedServer(sql: PgSql): Promise<void> {
+  try {
+    await assertSupportedServer(sql);
+  } catch (e) {
+    throw e instanceof UnsupportedServerError ? new CopyRefusedError(e.message) : e;
+  }
+}
+
 async function nonEmptyTables(pg: PgHandle, plans: TablePlan[]): Promise<string[]> {
   const out: string[] = [];
   for (const p of plans) {
@@ -331,6 +340,7 @@ export async function copySqliteToPostgres(opts: CopyOptions): Promise<CopyRepor
     if (refusal) throw new CopyRefusedError(refusal);
 
     pg = openPostgres(targetUrl, { max: 2 });
+    await refuseUnsupportedServer(pg.sql);
     await runPgMigrations(pg.sql, (opts.nowMs ?? systemClock.nowMs)());
     const busy = await nonEmptyTables(pg, plans);
     if (busy.length) {

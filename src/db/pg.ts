@@ -35,17 +35,32 @@ export function pgTimestamptzToIso(text: string): string {
 }
 
 /**
- * Refuses a server whose sessions write timestamps in another style than ISO (DateStyle "SQL, DMY"
- * writes "21/11/2026 08:00:00 UTC", "German" "21.11.2026 08:00:00 UTC"): pgTimestamptzToIso reads the
- * ISO form, and any other would be misread or fail on every read. "ISO, DMY" (what initdb picks for
- * many locales) is ISO output: its second part only orders ambiguous input, which Keyward never sends.
+ * Refuses a database Keyward cannot run on correctly, before it migrates anything, saying what to
+ * change:
+ * - DateStyle other than ISO ("SQL, DMY" writes 2027-02-01 as "01/02/2027 00:00:00 UTC", read back as
+ *   January 2nd; "German" writes "21.11.2026 …", an Invalid Date): pgTimestamptzToIso reads the ISO
+ *   form only. "ISO, DMY" (what initdb picks for many locales) is ISO output: its second part only
+ *   orders ambiguous input, which Keyward never sends.
+ * - an encoding other than UTF8: Keyward stores UTF-8 text (names, labels, email templates); a
+ *   LATIN1 database refuses "…" or "€" with 22P05, so the migrations themselves failed with
+ *   "character with byte sequence 0xe2 0x80 0xa6 … has no equivalent in encoding LATIN1".
  */
-export async function assertIsoDateStyle(sql: PgSql): Promise<void> {
-  const [row] = await sql<{ style: string }[]>`SELECT current_setting('DateStyle') AS style`;
-  const style = row?.style ?? "";
+export class UnsupportedServerError extends Error {
+  override name = "UnsupportedServerError";
+}
+
+export async function assertSupportedServer(sql: PgSql): Promise<void> {
+  const [row] = await sql<{ style: string; encoding: string }[]>`
+    SELECT current_setting('DateStyle') AS style, current_setting('server_encoding') AS encoding`;
+  const { style = "", encoding = "" } = row ?? {};
   if (!/^\s*ISO\b/i.test(style)) {
-    throw new Error(
+    throw new UnsupportedServerError(
       `PostgreSQL's DateStyle is "${style}", and Keyward reads timestamps in PostgreSQL's ISO output; set it for Keyward's database (ALTER DATABASE <name> SET DateStyle = 'ISO, MDY') or role, then start again`,
+    );
+  }
+  if (encoding.toUpperCase() !== "UTF8") {
+    throw new UnsupportedServerError(
+      `the database's encoding is ${encoding}, and Keyward stores UTF-8 text; create Keyward's database with ENCODING 'UTF8' (CREATE DATABASE keyward ENCODING 'UTF8' TEMPLATE template0), then start again`,
     );
   }
 }

@@ -1,4 +1,5 @@
-// Timestamps read back from PostgreSQL (src/db/pg.ts pgTimestamptzToIso): drizzle hands the server's
+// Server settings Keyward depends on (src/db/pg.ts assertSupportedServer), and timestamps read back
+// from PostgreSQL (src/db/pg.ts pgTimestamptzToIso): drizzle hands the server's
 // text to `new Date`, whose lenient parser read years 0001-0099 as 1950-2049 and gave an Invalid Date
 // (a 500 on every read of the row) for offsets with seconds, which a server whose TimeZone is not UTC
 // writes for instants before its zone adopted standard time.
@@ -6,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { pgTimestamptzToIso } from "../../src/db/pg";
 import { createTestApp, type TestApp } from "../support/app";
 import { makeCatalog } from "../support/factories";
-import { freshPgDatabase, pgTestUrl, type ScratchDatabase } from "../support/pg";
+import { freshPgDatabase, pgTestUrl, testDatabaseName, type ScratchDatabase } from "../support/pg";
 import postgres from "postgres";
 
 describe("pgTimestamptzToIso", () => {
@@ -92,6 +93,32 @@ describe.skipIf(!pgTestUrl())("a server whose DateStyle is not ISO", () => {
       expect(set.body.data.valid_until).toBe("2027-02-01T00:00:00.000Z");
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe.skipIf(!pgTestUrl())("a database whose encoding is not UTF8", () => {
+  test("a node refuses to start, saying how to create the database, before it migrates anything", async () => {
+    const base = pgTestUrl()!;
+    const name = testDatabaseName("latin1");
+    const admin = postgres(base, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`CREATE DATABASE "${name}" TEMPLATE template0 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C'`);
+    try {
+      const url = new URL(base);
+      url.pathname = `/${name}`;
+      // Before: the migrations failed on their first "…" with "character with byte sequence 0xe2
+      // 0x80 0xa6 in encoding UTF8 has no equivalent in encoding LATIN1".
+      const err = await createTestApp({ engine: "postgres", env: { DATABASE_URL: url.toString() } }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect((err as Error).message).toContain("the database's encoding is LATIN1");
+      expect((err as Error).message).toContain("ENCODING 'UTF8'");
+      const probe = postgres(url.toString(), { max: 1, onnotice: () => {} });
+      const tables = await probe`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
+      await probe.end();
+      expect([...tables]).toEqual([]);
+    } finally {
+      await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.end();
     }
   });
 });

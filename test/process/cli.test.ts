@@ -4,7 +4,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { pgTestUrl } from "../support/pg";
+import postgres from "postgres";
+import { freshPgDatabase, pgTestUrl } from "../support/pg";
 import { removeTempDirs, runKeyward, startKeyward, tempDir } from "./support";
 import { MIGRATIONS } from "../../src/db/migrations.gen";
 
@@ -73,6 +74,36 @@ describe("a database the command cannot open", () => {
       expect(r.exitCode).toBe(1);
       expect(r.stdout).toBe("");
       expect(r.stderr.trim()).toBe(`cannot open the database (host ${url.host}, database keyward_no_such_database): database "keyward_no_such_database" does not exist (3D000)`);
+    }
+  });
+});
+
+describe("a PostgreSQL database Keyward cannot run on", () => {
+  test.skipIf(!pgTestUrl())("migrate and serve on a database whose DateStyle is not ISO: one line saying what to set, exit 1, nothing created", async () => {
+    const database = await freshPgDatabase("cli_datestyle");
+    try {
+      const admin = postgres(database.url, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`ALTER DATABASE "${database.name}" SET DateStyle = 'SQL, DMY'`);
+      await admin.end();
+      const env = { DATA_DIR: join(tempDir(), "data"), DATABASE_URL: database.url };
+      const migrate = runKeyward(["migrate"], { env });
+      expect(migrate.exitCode).toBe(1);
+      expect(migrate.stderr.trim().split("\n")).toHaveLength(1);
+      expect(migrate.stderr).toContain(`cannot use the database (host ${new URL(database.url).host}, database ${database.name}): PostgreSQL's DateStyle is "SQL, DMY"`);
+      expect(migrate.stderr).not.toContain("    at ");
+      const serve = runKeyward(["serve"], { env: { ...env, PORT: "0" } });
+      expect(serve.exitCode).toBe(1);
+      const logged = (serve.stdout + serve.stderr)
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as { level: string; msg: string; error?: string });
+      expect(logged.find((l) => l.level === "error")).toMatchObject({ msg: "cannot open the database", error: expect.stringContaining(`PostgreSQL's DateStyle is "SQL, DMY"`) });
+      const probe = postgres(database.url, { max: 1, onnotice: () => {} });
+      const tables = await probe`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
+      await probe.end();
+      expect([...tables]).toEqual([]);
+    } finally {
+      await database.drop();
     }
   });
 });
