@@ -4,6 +4,7 @@ import { afterCursor } from "../../db/cursor";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema-pg";
 import { likeEscape } from "../../db/like";
+import { asciiLower as asciiLowerText } from "../../shared/ascii";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { License, LicenseRepo } from "./repo";
 import { withPastDueEpisode } from "./domain";
@@ -58,7 +59,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
       if (f.externalWorkspaceId) where.push(eq(licenses.externalWorkspaceId, f.externalWorkspaceId));
       if (f.email) where.push(sql`${asciiLower(licenses.email)} = ${asciiLower(sql`${f.email}::text`)}`);
       if (f.search) {
-        const pattern = `%${likeEscape(f.search.toLowerCase())}%`;
+        const pattern = `%${likeEscape(asciiLowerText(f.search))}%`;
         const terms: SQL[] = [
           sql`${asciiLower(licenses.email)} LIKE ${pattern} ESCAPE '\\'`,
           eq(licenses.externalCustomerId, f.search),

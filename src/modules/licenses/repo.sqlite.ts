@@ -4,6 +4,7 @@ import { afterCursor } from "../../db/cursor";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema";
 import { likeEscape } from "../../db/like";
+import { asciiLower } from "../../shared/ascii";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { License, LicenseRepo } from "./repo";
 import { withPastDueEpisode } from "./domain";
@@ -54,7 +55,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
       if (f.externalWorkspaceId) where.push(eq(licenses.externalWorkspaceId, f.externalWorkspaceId));
       if (f.email) where.push(sql`lower(${licenses.email}) = lower(${f.email})`);
       if (f.search) {
-        const pattern = `%${likeEscape(f.search.toLowerCase())}%`;
+        const pattern = `%${likeEscape(asciiLower(f.search))}%`;
         const terms: SQL[] = [
           sql`lower(${licenses.email}) LIKE ${pattern} ESCAPE '\\'`,
           eq(licenses.externalCustomerId, f.search),

@@ -1,5 +1,6 @@
 // Email normalization and the admin role rules (DECISIONS: Sessions and sign-in).
 import type { Scope } from "../../shared/actor";
+import { asciiLower } from "../../shared/ascii";
 import { AppError } from "../../shared/errors";
 import type { AdminRole, User } from "./repo";
 
@@ -9,7 +10,7 @@ import type { AdminRole, User } from "./repo";
  * significant; non-ASCII characters are left as they are (no Unicode case folding surprises).
  */
 export function normalizeEmail(email: string): string {
-  return email.trim().replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  return asciiLower(email.trim());
 }
 
 /**

@@ -5,6 +5,7 @@ import { autocommitWrite } from "../../db/serializable.pg";
 import { users } from "../../db/schema-pg";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { likeEscape } from "../../db/like";
+import { asciiLower } from "../../shared/ascii";
 import { newId } from "../../shared/ids";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { User, UserRepo } from "./repo";
@@ -46,7 +47,7 @@ export function createUserRepoPg(handle: PgHandle): UserRepo {
       const where: SQL[] = [];
       if (f.role === "admins") where.push(isNotNull(users.role));
       else if (f.role) where.push(eq(users.role, f.role));
-      if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(f.search.toLowerCase())}%`} ESCAPE '\\'`);
+      if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(asciiLower(f.search))}%`} ESCAPE '\\'`);
       if (f.cursor) where.push(afterCursor(users.createdAt, idBytes, decodeCursor(f.cursor)));
       const rows = await db
         .select()

@@ -5,6 +5,7 @@ import { users } from "../../db/schema";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { newId } from "../../shared/ids";
 import { likeEscape } from "../../db/like";
+import { asciiLower } from "../../shared/ascii";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { User, UserRepo } from "./repo";
 
@@ -32,7 +33,7 @@ export function createUserRepo(handle: DbHandle): UserRepo {
       const where: SQL[] = [];
       if (f.role === "admins") where.push(isNotNull(users.role));
       else if (f.role) where.push(eq(users.role, f.role));
-      if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(f.search.toLowerCase())}%`} ESCAPE '\\'`);
+      if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(asciiLower(f.search))}%`} ESCAPE '\\'`);
       if (f.cursor) where.push(afterCursor(users.createdAt, users.id, decodeCursor(f.cursor)));
       const rows = db
         .select()

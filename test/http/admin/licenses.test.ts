@@ -177,6 +177,20 @@ describe("GET /admin/licenses", () => {
     expectValidation(await t.request("GET", `${V1}/admin/licenses?colour=red`));
   });
 
+  test("search by email ignores the case of A-Z only, as both engines' lower() does: the text as stored always finds it", async () => {
+    const p = await makeProduct(t.deps);
+    const pl = await makePlan(t.deps, p.id);
+    const target = await makeLicense(t.deps, { productId: p.id, planId: pl.id, email: "ÉMILE.Zoë@Example.com" });
+    await makeLicense(t.deps, { productId: p.id, planId: pl.id, email: "emile.zoe@example.com" });
+    const found = async (search: string) =>
+      (await t.request("GET", `${V1}/admin/licenses?product_id=${p.id}&search=${encodeURIComponent(search)}`)).body.data.items.map((i: any) => i.id);
+    // Before the fix the term was folded with toLowerCase ("É" → "é") and matched none of these.
+    for (const search of ["ÉMILE.Zoë@Example.com", "ÉMILE", "Émile.zoë@EXAMPLE.COM", "ÉMILE.ZOë"]) {
+      expect({ search, found: await found(search) }).toEqual({ search, found: [target.license.id] });
+    }
+    expect(await found("émile")).toEqual([]); // "É" and "é" are different letters to both engines
+  });
+
   test("search by exact license key: lower-case and space-padded input is normalized", async () => {
     const p = await makeProduct(t.deps);
     const pl = await makePlan(t.deps, p.id);
