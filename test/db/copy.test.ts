@@ -245,105 +245,92 @@ describe.skipIf(!url)("keyward db copy", () => {
     expect([...tables]).toEqual([]);
   });
 
-  test("refuses a source holding U+0000, which PostgreSQL cannot store, naming where; the target stays untouched", async () => {
+  /**
+   * A migrated SQLite source planted by `seed` (which returns what the test needs to know of it, e.g.
+   * rowids), copied to a fresh target: the copy's error, and whether the target got any table.
+   */
+  async function copyOf<T>(label: string, seed: (sqlite: Database) => T): Promise<{ seeded: T; error: Error; targetTables: unknown[] }> {
     const dir = mkdtempSync(join(tmpdir(), "keyward-copy-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, "keyward.db");
     const h = openDatabase(path);
     runMigrations(h.sqlite, 1);
-    // As an earlier version could store them: U+0000 in a text column and in a JSON value.
-    h.sqlite.query("INSERT INTO products (id, name, slug, created_at, updated_at) VALUES ('p1', ?, 'nul', 1, 1)").run("Pro\u0000duct");
-    const setting = h.sqlite.query("INSERT INTO settings (key, value, updated_at) VALUES (?, ?, 1)");
-    setting.run("with_nul", JSON.stringify({ note: "a\u0000b" }));
-    setting.run("escaped_backslash", JSON.stringify({ note: "\\u0000 is text" }));
-    const rowids = h.sqlite.query("SELECT (SELECT rowid FROM products WHERE id = 'p1') AS p, (SELECT rowid FROM settings WHERE key = 'with_nul') AS s").get() as { p: number; s: number };
+    const seeded = seed(h.sqlite);
     h.close();
-    const dest = await target("copy_nul");
-    const err = await copySqliteToPostgres({ sqlitePath: path, targetUrl: dest.url }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(CopyRefusedError);
-    const message = (err as Error).message;
-    expect(message).toContain(`products.name (rowid ${rowids.p})`);
-    expect(message).toContain(`settings.value (rowid ${rowids.s})`);
-    expect(message).not.toContain("escaped_backslash");
-    expect(message).not.toContain("Pro");
-    expect(message.match(/rowid/g)).toHaveLength(2);
-    const tables = await dest.handle.sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
-    expect([...tables]).toEqual([]);
+    const dest = await target(label);
+    const error = (await copySqliteToPostgres({ sqlitePath: path, targetUrl: dest.url }).catch((e: unknown) => e)) as Error;
+    const targetTables = [...(await dest.handle.sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`)];
+    return { seeded, error, targetTables };
+  }
+  const rowidOf = (sqlite: Database, table: string, where: string) => (sqlite.query(`SELECT rowid AS r FROM ${table} WHERE ${where}`).get() as { r: number }).r;
+
+  test("refuses a source holding U+0000, which PostgreSQL cannot store, naming where; the target stays untouched", async () => {
+    const { seeded, error, targetTables } = await copyOf("copy_nul", (sqlite) => {
+      // As an earlier version could store them: U+0000 in a text column and in a JSON value.
+      sqlite.query("INSERT INTO products (id, name, slug, created_at, updated_at) VALUES ('p1', ?, 'nul', 1, 1)").run("Pro\u0000duct");
+      const setting = sqlite.query("INSERT INTO settings (key, value, updated_at) VALUES (?, ?, 1)");
+      setting.run("with_nul", JSON.stringify({ note: "a\u0000b" }));
+      setting.run("escaped_backslash", JSON.stringify({ note: "\\u0000 is text" }));
+      return { p: rowidOf(sqlite, "products", "id = 'p1'"), s: rowidOf(sqlite, "settings", "key = 'with_nul'") };
+    });
+    expect(error).toBeInstanceOf(CopyRefusedError);
+    expect(error.message).toContain(`products.name (rowid ${seeded.p})`);
+    expect(error.message).toContain(`settings.value (rowid ${seeded.s})`);
+    expect(error.message).not.toContain("escaped_backslash");
+    expect(error.message).not.toContain("Pro");
+    expect(error.message.match(/rowid/g)).toHaveLength(2);
+    expect(targetTables).toEqual([]);
   });
 
   test("refuses a source holding timestamps outside years 1-9999, which PostgreSQL cannot store as written, naming where", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "keyward-copy-"));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, "keyward.db");
-    const h = openDatabase(path);
-    runMigrations(h.sqlite, 1);
-    // As an earlier version could store them (valid_until "0000-01-01T00:00:00Z" or
-    // "9999-12-31T23:59:59-14:00" was accepted): one millisecond past each end, and both ends themselves.
-    const product = h.sqlite.query("INSERT INTO products (id, name, slug, created_at, updated_at) VALUES (?, ?, ?, ?, ?)");
-    product.run("p-early", "Early", "early", Date.parse("0001-01-01T00:00:00.000Z") - 1, 1);
-    product.run("p-late", "Late", "late", 1, Date.parse("9999-12-31T23:59:59.999Z") + 1);
-    product.run("p-ends", "Ends", "ends", Date.parse("0001-01-01T00:00:00.000Z"), Date.parse("9999-12-31T23:59:59.999Z"));
-    const rowid = (id: string) => (h.sqlite.query("SELECT rowid AS r FROM products WHERE id = ?").get(id) as { r: number }).r;
-    const [early, late] = [rowid("p-early"), rowid("p-late")];
-    h.close();
-    const dest = await target("copy_instants");
-    const err = await copySqliteToPostgres({ sqlitePath: path, targetUrl: dest.url }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(CopyRefusedError);
-    const message = (err as Error).message;
-    expect(message).toContain("outside 0001-01-01 to 9999-12-31");
-    expect(message).toContain(`products.created_at (rowid ${early})`);
-    expect(message).toContain(`products.updated_at (rowid ${late})`);
-    expect(message.match(/rowid/g)).toHaveLength(2);
-    expect(message).not.toContain("U+0000");
-    const tables = await dest.handle.sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
-    expect([...tables]).toEqual([]);
+    const { seeded, error, targetTables } = await copyOf("copy_instants", (sqlite) => {
+      // As an earlier version could store them (valid_until "0000-01-01T00:00:00Z" or
+      // "9999-12-31T23:59:59-14:00" was accepted): one millisecond past each end, and both ends themselves.
+      const product = sqlite.query("INSERT INTO products (id, name, slug, created_at, updated_at) VALUES (?, ?, ?, ?, ?)");
+      product.run("p-early", "Early", "early", Date.parse("0001-01-01T00:00:00.000Z") - 1, 1);
+      product.run("p-late", "Late", "late", 1, Date.parse("9999-12-31T23:59:59.999Z") + 1);
+      product.run("p-ends", "Ends", "ends", Date.parse("0001-01-01T00:00:00.000Z"), Date.parse("9999-12-31T23:59:59.999Z"));
+      return { early: rowidOf(sqlite, "products", "id = 'p-early'"), late: rowidOf(sqlite, "products", "id = 'p-late'") };
+    });
+    expect(error).toBeInstanceOf(CopyRefusedError);
+    expect(error.message).toContain("outside 0001-01-01 to 9999-12-31");
+    expect(error.message).toContain(`products.created_at (rowid ${seeded.early})`);
+    expect(error.message).toContain(`products.updated_at (rowid ${seeded.late})`);
+    expect(error.message.match(/rowid/g)).toHaveLength(2);
+    expect(error.message).not.toContain("U+0000");
+    expect(targetTables).toEqual([]);
   });
 
   test("refuses a source holding identifiers longer than PostgreSQL's index on them may hold, naming where", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "keyward-copy-"));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, "keyward.db");
-    const h = openDatabase(path);
-    runMigrations(h.sqlite, 1);
-    // As a SQLite deployment with IDENTIFIER_MAX_LENGTH=4096 could store them (the rows' license need
-    // not exist for the refusal, which comes before anything is copied).
-    h.sqlite.exec("PRAGMA foreign_keys = OFF");
-    const activation = h.sqlite.query("INSERT INTO activations (id, license_id, identifier, created_at) VALUES (?, 'l1', ?, 1)");
-    activation.run("a-long", "x".repeat(2049));
-    activation.run("a-edge", "y".repeat(2048));
-    const long = (h.sqlite.query("SELECT rowid AS r FROM activations WHERE id = 'a-long'").get() as { r: number }).r;
-    h.close();
-    const dest = await target("copy_identifiers");
-    const err = await copySqliteToPostgres({ sqlitePath: path, targetUrl: dest.url }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(CopyRefusedError);
-    const message = (err as Error).message;
-    expect(message).toContain("longer than 2048 bytes");
-    expect(message).toContain(`activations.identifier (rowid ${long})`);
-    expect(message.match(/rowid/g)).toHaveLength(1);
-    expect(message).not.toContain("xxxx");
-    const tables = await dest.handle.sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
-    expect([...tables]).toEqual([]);
+    const { seeded, error, targetTables } = await copyOf("copy_identifiers", (sqlite) => {
+      // As a SQLite deployment with IDENTIFIER_MAX_LENGTH=4096 could store them (the rows' license need
+      // not exist for the refusal, which comes before anything is copied).
+      sqlite.exec("PRAGMA foreign_keys = OFF");
+      const activation = sqlite.query("INSERT INTO activations (id, license_id, identifier, created_at) VALUES (?, 'l1', ?, 1)");
+      activation.run("a-long", "x".repeat(2049));
+      activation.run("a-edge", "y".repeat(2048));
+      return rowidOf(sqlite, "activations", "id = 'a-long'");
+    });
+    expect(error).toBeInstanceOf(CopyRefusedError);
+    expect(error.message).toContain("longer than 2048 bytes");
+    expect(error.message).toContain(`activations.identifier (rowid ${seeded})`);
+    expect(error.message.match(/rowid/g)).toHaveLength(1);
+    expect(error.message).not.toContain("xxxx");
+    expect(targetTables).toEqual([]);
   });
 
   test("a value PostgreSQL refuses part-way fails the copy with the server's reason, never the batch's values", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "keyward-copy-"));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, "keyward.db");
-    const h = openDatabase(path);
-    runMigrations(h.sqlite, 1);
-    // SQLite stores any integer in an INTEGER column; PostgreSQL's integer ends at 2^31 - 1.
-    h.sqlite.query("INSERT INTO brute_force_state (ip, fails, window_started_at, level, updated_at) VALUES ('203.0.113.77', ?, 1, 0, 1)").run(2 ** 40);
-    h.close();
-    const dest = await target("copy_fails");
-    const err = await copySqliteToPostgres({ sqlitePath: path, targetUrl: dest.url }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(CopyFailedError);
-    const message = (err as Error).message;
-    expect(message).toContain("copying brute_force_state failed");
-    expect(message).toContain("out of range");
-    expect(message).toContain("(22003)");
+    const { error } = await copyOf("copy_fails", (sqlite) => {
+      // SQLite stores any integer in an INTEGER column; PostgreSQL's integer ends at 2^31 - 1.
+      sqlite.query("INSERT INTO brute_force_state (ip, fails, window_started_at, level, updated_at) VALUES ('203.0.113.77', ?, 1, 0, 1)").run(2 ** 40);
+    });
+    expect(error).toBeInstanceOf(CopyFailedError);
+    expect(error.message).toContain("copying brute_force_state failed");
+    expect(error.message).toContain("out of range");
+    expect(error.message).toContain("(22003)");
     // drizzle's own message lists every parameter of the failed batch; the server's reason names the
     // one value it refused.
-    expect(message).not.toContain("203.0.113.77");
+    expect(error.message).not.toContain("203.0.113.77");
   });
 
   test("refuses a source that is not at the current schema", async () => {
