@@ -37,6 +37,7 @@ export function pgTimestamptzToIso(text: string): string {
 /**
  * Refuses a database Keyward cannot run on correctly, before it migrates anything, saying what to
  * change:
+ * - PostgreSQL older than 14 (MIN_SERVER_VERSION_NUM);
  * - DateStyle other than ISO ("SQL, DMY" writes 2027-02-01 as "01/02/2027 00:00:00 UTC", read back as
  *   January 2nd; "German" writes "21.11.2026 …", an Invalid Date): pgTimestamptzToIso reads the ISO
  *   form only. "ISO, DMY" (what initdb picks for many locales) is ISO output: its second part only
@@ -49,20 +50,41 @@ export class UnsupportedServerError extends Error {
   override name = "UnsupportedServerError";
 }
 
-export async function assertSupportedServer(sql: PgSql): Promise<void> {
-  const [row] = await sql<{ style: string; encoding: string }[]>`
-    SELECT current_setting('DateStyle') AS style, current_setting('server_encoding') AS encoding`;
-  const { style = "", encoding = "" } = row ?? {};
+/** The oldest PostgreSQL Keyward runs on (server_version_num). CI runs 15. */
+export const MIN_SERVER_VERSION_NUM = 140000;
+
+/** The settings assertSupportedServer reads. */
+export interface ServerSettings {
+  /** DateStyle, e.g. "ISO, MDY". */
+  style: string;
+  /** server_encoding, e.g. "UTF8". */
+  encoding: string;
+  /** server_version_num, e.g. 150020. */
+  versionNum: number;
+}
+
+/** Why Keyward cannot run on a server with these settings, or null. */
+export function unsupportedServerReason({ style, encoding, versionNum }: ServerSettings): string | null {
+  // Before 14, extract(epoch …) is a double: the hot paths' (extract(epoch FROM t) * 1000)::float8
+  // then reads 08:00:00.123 as …122.9999 ms, one millisecond early once truncated.
+  if (versionNum < MIN_SERVER_VERSION_NUM) {
+    return `PostgreSQL ${Math.floor(versionNum / 10000)} is not supported; Keyward needs PostgreSQL ${MIN_SERVER_VERSION_NUM / 10000} or later`;
+  }
   if (!/^\s*ISO\b/i.test(style)) {
-    throw new UnsupportedServerError(
-      `PostgreSQL's DateStyle is "${style}", and Keyward reads timestamps in PostgreSQL's ISO output; set it for Keyward's database (ALTER DATABASE <name> SET DateStyle = 'ISO, MDY') or role, then start again`,
-    );
+    return `PostgreSQL's DateStyle is "${style}", and Keyward reads timestamps in PostgreSQL's ISO output; set it for Keyward's database (ALTER DATABASE <name> SET DateStyle = 'ISO, MDY') or role, then start again`;
   }
   if (encoding.toUpperCase() !== "UTF8") {
-    throw new UnsupportedServerError(
-      `the database's encoding is ${encoding}, and Keyward stores UTF-8 text; create Keyward's database with ENCODING 'UTF8' (CREATE DATABASE keyward ENCODING 'UTF8' TEMPLATE template0), then start again`,
-    );
+    return `the database's encoding is ${encoding}, and Keyward stores UTF-8 text; create Keyward's database with ENCODING 'UTF8' (CREATE DATABASE keyward ENCODING 'UTF8' TEMPLATE template0), then start again`;
   }
+  return null;
+}
+
+export async function assertSupportedServer(sql: PgSql): Promise<void> {
+  const [row] = await sql<{ style: string; encoding: string; version: string }[]>`
+    SELECT current_setting('DateStyle') AS style, current_setting('server_encoding') AS encoding,
+           current_setting('server_version_num') AS version`;
+  const reason = unsupportedServerReason({ style: row?.style ?? "", encoding: row?.encoding ?? "", versionNum: Number(row?.version ?? 0) });
+  if (reason) throw new UnsupportedServerError(reason);
 }
 
 /** postgres.js type oids whose text drizzle hands to `new Date`: timestamptz (1184). */

@@ -4,11 +4,23 @@
 // (a 500 on every read of the row) for offsets with seconds, which a server whose TimeZone is not UTC
 // writes for instants before its zone adopted standard time.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { pgTimestamptzToIso } from "../../src/db/pg";
+import { pgTimestamptzToIso, unsupportedServerReason } from "../../src/db/pg";
 import { createTestApp, type TestApp } from "../support/app";
 import { makeCatalog } from "../support/factories";
 import { freshPgDatabase, pgTestUrl, testDatabaseName, type ScratchDatabase } from "../support/pg";
 import postgres from "postgres";
+
+describe("unsupportedServerReason", () => {
+  const ok = { style: "ISO, MDY", encoding: "UTF8", versionNum: 150020 };
+  test("PostgreSQL 14 and later with ISO output and UTF8 are served; anything else is refused with what to change", () => {
+    expect(unsupportedServerReason(ok)).toBeNull();
+    expect(unsupportedServerReason({ ...ok, versionNum: 140000 })).toBeNull();
+    expect(unsupportedServerReason({ ...ok, style: "ISO, DMY" })).toBeNull();
+    expect(unsupportedServerReason({ ...ok, versionNum: 130016 })).toBe("PostgreSQL 13 is not supported; Keyward needs PostgreSQL 14 or later");
+    expect(unsupportedServerReason({ ...ok, style: "Postgres, MDY" })).toContain("SET DateStyle = 'ISO, MDY'");
+    expect(unsupportedServerReason({ ...ok, encoding: "SQL_ASCII" })).toContain("ENCODING 'UTF8'");
+  });
+});
 
 describe("pgTimestamptzToIso", () => {
   test("reads PostgreSQL's ISO output exactly, whatever the offset and the year", () => {
