@@ -110,7 +110,7 @@ async function assemble(
   const db: DataStore = {
     engine: engine.store.engine,
     ping: () => engine.store.ping(),
-    transaction: (fn) => engine.store.transaction(fn),
+    transaction: (fn, opts) => engine.store.transaction(fn, opts),
     close: async () => {
       tokenKeys.stop();
       clockWatch?.stop();
@@ -172,7 +172,7 @@ export async function createDeps(config: Readonly<Config>, clock: Clock, logger:
       engine: "sqlite",
       ping: () => db.ping(),
       close: () => db.close(),
-      transaction: (fn) => gate.run(() => fn(repos)),
+      transaction: (fn, opts) => gate.run(() => fn(repos), opts),
     };
     sqliteHandles.set(store, db);
     return await assemble(config, clock, logger, {

@@ -64,7 +64,7 @@ export async function openPgEngine(
     engine: "postgres",
     ping: () => pg.ping(),
     close: () => pg.close(),
-    transaction: (fn) => withPgTransaction(pg, (tx) => fn(createPgRepos(tx))),
+    transaction: (fn, opts) => withPgTransaction(pg, (tx) => fn(createPgRepos(tx)), opts),
   };
   return {
     store,

@@ -18,13 +18,20 @@ export interface DbHandle extends Pick<DataStore, "ping" | "close"> {
   close(): Promise<void>;
 }
 
+/**
+ * The connection's sync level: in WAL mode NORMAL syncs at checkpoints, not at every commit, so a
+ * commit survives a crash of the process but may be lost to a power loss or an OS crash. Commits
+ * that must not be (DataStore.transaction with `durable`) switch to FULL for themselves.
+ */
+export const SYNCHRONOUS = "NORMAL";
+
 export function openDatabase(path: string): DbHandle {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA foreign_keys = ON");
-  sqlite.exec("PRAGMA synchronous = NORMAL");
+  sqlite.exec(`PRAGMA synchronous = ${SYNCHRONOUS}`);
   const db = drizzle({ client: sqlite, schema }) as Db;
   let closed = false;
   const pingStmt = sqlite.query("SELECT 1");

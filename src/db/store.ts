@@ -24,7 +24,19 @@ export interface DataStore {
    * transaction is READ COMMITTED; the two methods that need SERIALIZABLE (signing-key activation,
    * settings update) refuse to run inside it rather than run with weaker guarantees.
    */
-  transaction<T>(fn: (repos: Repos) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (repos: Repos) => Promise<T>, opts?: TransactionOptions): Promise<T>;
+}
+
+export interface TransactionOptions {
+  /**
+   * The commit reaches stable storage before the transaction resolves, whatever the engine's
+   * setting: for changes whose sender will not ask again once answered (a Stripe event acknowledged
+   * with 200 is never redelivered). SQLite runs with synchronous=NORMAL, where a commit survives a
+   * crash of the process but not a power loss or an OS crash; this commit runs with
+   * synchronous=FULL. PostgreSQL: synchronous_commit=on for this transaction, should the server or
+   * role turn it off.
+   */
+  durable?: boolean;
 }
 
 /** What an engine gives container.ts: its store, its repositories, its public rate limiter. */

@@ -3,13 +3,16 @@
 // rows, or failing to start their own). The gate makes them wait: Deps gets gated repositories,
 // the transaction's callback gets the ungated ones. SQLite has one writer per file anyway, so
 // queueing writers here costs no concurrency; readers wait only while a transaction is open.
-import type { DbHandle } from "./client";
+import { SYNCHRONOUS, type DbHandle } from "./client";
 
 export interface SqliteGate {
   /** Wraps every method of every repository so that it waits while a transaction is open. */
   gate<R extends object>(repos: R): R;
-  /** Runs `fn` between BEGIN IMMEDIATE and COMMIT (ROLLBACK when it throws), one at a time. */
-  run<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` between BEGIN IMMEDIATE and COMMIT (ROLLBACK when it throws), one at a time; `durable`
+   * syncs this commit to disk (synchronous=FULL for it, NORMAL again after).
+   */
+  run<T>(fn: () => Promise<T>, opts?: { durable?: boolean }): Promise<T>;
 }
 
 export function createSqliteGate(handle: DbHandle): SqliteGate {
@@ -40,11 +43,13 @@ export function createSqliteGate(handle: DbHandle): SqliteGate {
       for (const [name, repo] of Object.entries(repos)) out[name] = typeof repo === "object" && repo !== null ? gateRepo(repo) : repo;
       return out as R;
     },
-    run<T>(fn: () => Promise<T>): Promise<T> {
+    run<T>(fn: () => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
       const turn = queue.then(async () => {
         let release!: () => void;
         idle = new Promise<void>((r) => (release = r));
         open = true;
+        // Set while the gate is closed: no other statement commits under it.
+        if (opts.durable) handle.sqlite.exec("PRAGMA synchronous = FULL");
         try {
           handle.sqlite.exec("BEGIN IMMEDIATE");
           try {
@@ -56,6 +61,7 @@ export function createSqliteGate(handle: DbHandle): SqliteGate {
             throw e;
           }
         } finally {
+          if (opts.durable) handle.sqlite.exec(`PRAGMA synchronous = ${SYNCHRONOUS}`);
           open = false;
           release();
         }

@@ -30,6 +30,8 @@ export const TOOLS = {
   chromium: { apt: "chromium", available: () => CHROMIUM !== null },
   /** A real connection pooler in transaction mode in front of PostgreSQL (test/support/pgbouncer.ts). */
   pgbouncer: { apt: "pgbouncer", available: () => pgbouncerPath() !== null },
+  /** strace: counts the disk syncs a commit makes (test/db/durable.test.ts). */
+  strace: { apt: "strace", available: onPath("strace") },
 } satisfies Record<string, Tool>;
 
 export type ToolName = keyof typeof TOOLS;

@@ -132,7 +132,8 @@ export async function refundLicense(deps: Deps, actor: Actor, licenseId: string)
       },
       events: patch.status === "revoked" ? [licenseTransitioned("revoke", before, patch, at)] : [],
     }), { clearActivations: true });
-  });
+    // The money has left at Stripe: the revocation that records it must not be lost to a power cut.
+  }, { durable: true });
   if (!revoked) return await replayed(deps, stripe, license.id, last.id);
   return {
     license: revoked,

@@ -57,7 +57,8 @@ export async function processStripeEvent(deps: Deps, event: Stripe.Event, opts: 
     const outcome = handler === null ? "ignored" : typeof handler === "function" ? await handler(ctx) : await handler.apply(ctx);
     await repos.payments.setEventOutcome(event.id, outcome);
     return { duplicate: false, outcome };
-  });
+    // Stripe never redelivers an event once answered 200: the commit must survive a power cut first.
+  }, { durable: true });
   // Emails (a renewal confirmation, a purchased key) go out soon rather than at the next minute.
   if (!result.duplicate) deps.outboxNudge.nudge();
   return result;

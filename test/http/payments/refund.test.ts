@@ -122,6 +122,23 @@ describe("POST /admin/licenses/{id}/refund", () => {
     expect(fake.callsTo("POST", "/v1/refunds").filter((c) => c.body.payment_intent === purchase.stripePaymentIntentId)).toHaveLength(1);
   });
 
+  test("the revocation that records a refund made at Stripe commits durably", async () => {
+    const { license } = await paidLicense();
+    await plantPayment(license.id);
+    const asked: (boolean | undefined)[] = [];
+    const transaction = t.deps.db.transaction;
+    t.deps.db.transaction = (fn, opts) => {
+      asked.push(opts?.durable);
+      return transaction(fn, opts);
+    };
+    try {
+      expect((await refund(license.id)).status).toBe(200);
+    } finally {
+      t.deps.db.transaction = transaction;
+    }
+    expect(asked).toEqual([true]);
+  });
+
   test("two requests at once: one refund at Stripe, one revoke, both answer 200", async () => {
     const { license } = await paidLicense();
     const payment = await plantPayment(license.id);

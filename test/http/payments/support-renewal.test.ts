@@ -239,6 +239,22 @@ describe("renewal on checkout.session.completed", () => {
     expect((await t.request("GET", `${V1}/admin/licenses/${l.id}`)).body.data.support_until).toBe(last);
   });
 
+  test("the event is applied in a durable transaction (Stripe never redelivers what it got a 200 for), a duplicate answers without one", async () => {
+    const t = await app();
+    const { license: l } = await license(t, { supportDays: 30 });
+    const asked: (boolean | undefined)[] = [];
+    const transaction = t.deps.db.transaction;
+    t.deps.db.transaction = (fn, opts) => {
+      asked.push(opts?.durable);
+      return transaction(fn, opts);
+    };
+    const ev = await fake.signedEvent("checkout.session.completed", paidSession(l.id));
+    expect((await deliver(t, ev)).body.data.outcome).toBe("support_renewed");
+    expect(asked).toEqual([true]);
+    expect((await deliver(t, ev)).body.data.duplicate).toBe(true);
+    expect(asked).toEqual([true]);
+  });
+
   test("the same event delivered three times extends once: one payment, one event, one email", async () => {
     const t = await app();
     const now = t.clock.now();
