@@ -19,6 +19,14 @@ test("a failed statement is logged with its SQL and the database's reason and co
   expect(line.error.cause).toMatchObject({ name: "PostgresError", code: "23505", message: 'duplicate key value violates unique constraint "users_email_unique"' });
 });
 
+test("the SQL is logged as written, $-sequences included", () => {
+  const query = "select $$a$$ || $& || $' from t where id = $1";
+  const { line } = logged({ error: new DrizzleQueryError(query, ["secret-value"], new Error("boom")) });
+  expect(line.error.message).toBe(`Failed query: ${query}`);
+  expect(line.error.stack).toContain(`Failed query: ${query}`);
+  expect(JSON.stringify(line)).not.toContain("secret-value");
+});
+
 test("other errors keep their message, stack and cause", () => {
   const { line } = logged({ error: new Error("outer", { cause: new Error("inner") }) });
   expect(line.error).toMatchObject({ name: "Error", message: "outer", cause: { name: "Error", message: "inner" } });

@@ -35,7 +35,8 @@ function describeError(error: Error, depth: number): Record<string, unknown> {
   const query = (error as { query?: unknown }).query;
   if (typeof query === "string" && "params" in error) {
     const safe = `Failed query: ${query}`;
-    stack = stack?.replace(message, safe);
+    // A function, not a string: the SQL holds $1, $2 … and could hold $& or $$, which replace() would expand.
+    stack = stack?.replace(message, () => safe);
     message = safe;
   }
   const out: Record<string, unknown> = { name: error.name, message, stack };
