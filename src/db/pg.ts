@@ -34,18 +34,7 @@ export function pgTimestamptzToIso(text: string): string {
   return new Date(at.getTime() - offsetSeconds * 1000).toISOString();
 }
 
-/**
- * Refuses a database Keyward cannot run on correctly, before it migrates anything, saying what to
- * change:
- * - PostgreSQL older than 14 (MIN_SERVER_VERSION_NUM);
- * - DateStyle other than ISO ("SQL, DMY" writes 2027-02-01 as "01/02/2027 00:00:00 UTC", read back as
- *   January 2nd; "German" writes "21.11.2026 …", an Invalid Date): pgTimestamptzToIso reads the ISO
- *   form only. "ISO, DMY" (what initdb picks for many locales) is ISO output: its second part only
- *   orders ambiguous input, which Keyward never sends.
- * - an encoding other than UTF8: Keyward stores UTF-8 text (names, labels, email templates); a
- *   LATIN1 database refuses "…" or "€" with 22P05, so the migrations themselves failed with
- *   "character with byte sequence 0xe2 0x80 0xa6 … has no equivalent in encoding LATIN1".
- */
+/** A PostgreSQL server or database Keyward refuses to run on (assertSupportedServer). */
 export class UnsupportedServerError extends Error {
   override name = "UnsupportedServerError";
 }
@@ -79,6 +68,18 @@ export function unsupportedServerReason({ style, encoding, versionNum }: ServerS
   return null;
 }
 
+/**
+ * Refuses a database Keyward cannot run on correctly, before it migrates anything, saying what to
+ * change:
+ * - PostgreSQL older than 14 (MIN_SERVER_VERSION_NUM);
+ * - DateStyle other than ISO ("SQL, DMY" writes 2027-02-01 as "01/02/2027 00:00:00 UTC", read back as
+ *   January 2nd; "German" writes "21.11.2026 …", an Invalid Date): pgTimestamptzToIso reads the ISO
+ *   form only. "ISO, DMY" (what initdb picks for many locales) is ISO output: its second part only
+ *   orders ambiguous input, which Keyward never sends.
+ * - an encoding other than UTF8: Keyward stores UTF-8 text (names, labels, email templates); a
+ *   LATIN1 database refuses "…" or "€" with 22P05, so the migrations themselves failed with
+ *   "character with byte sequence 0xe2 0x80 0xa6 … has no equivalent in encoding LATIN1".
+ */
 export async function assertSupportedServer(sql: PgSql): Promise<void> {
   const [row] = await sql<{ style: string; encoding: string; version: string }[]>`
     SELECT current_setting('DateStyle') AS style, current_setting('server_encoding') AS encoding,
@@ -181,6 +182,15 @@ export function openPostgres(
 }
 
 /**
+ * The isolation of every transaction that does not ask for another: Keyward's rules are written for
+ * READ COMMITTED (row locks, conditional writes that re-check the row they wait for). A database or
+ * role whose default_transaction_isolation is REPEATABLE READ or SERIALIZABLE would otherwise make
+ * concurrent activations, usage reports and floating checkouts of one license fail with
+ * serialization errors (measured: 34 of 40 concurrent activations answered 503 under SERIALIZABLE).
+ */
+const DEFAULT_ISOLATION = "isolation level read committed";
+
+/**
  * sql.begin, on a reserved connection. postgres.js's own begin sends BEGIN through the pool, which
  * may pipeline it onto a busy connection; when that connection's pipeline is full (or its socket
  * pushes back) the connection is never marked as the transaction's (porsager/postgres#823, #1204,
@@ -192,15 +202,6 @@ export function openPostgres(
  * API, `savepoint(fn)` / `savepoint(name, fn)` (drizzle's nested transactions), ROLLBACK and the
  * error when the callback throws, the options string ("isolation level serializable").
  */
-/**
- * The isolation of every transaction that does not ask for another: Keyward's rules are written for
- * READ COMMITTED (row locks, conditional writes that re-check the row they wait for). A database or
- * role whose default_transaction_isolation is REPEATABLE READ or SERIALIZABLE would otherwise make
- * concurrent activations, usage reports and floating checkouts of one license fail with
- * serialization errors (measured: 34 of 40 concurrent activations answered 503 under SERIALIZABLE).
- */
-const DEFAULT_ISOLATION = "isolation level read committed";
-
 function reservedBegin(pool: PgSql, timeouts: TransactionTimeouts | null): PgSql["begin"] {
   // Sent with BEGIN in one simple-protocol message: no extra round trip.
   const limits = timeouts
