@@ -17,19 +17,19 @@ export function createJobLeaseRepoPg(handle: PgHandle): JobLeaseRepo {
       () =>
         db
           .insert(jobLeases)
-      .values({ name, owner, leaseUntil, fence: 1, lastSlotAt: slot, lastStartedAt: now })
-      .onConflictDoUpdate({
-        target: jobLeases.name,
-        set: {
-          owner,
-          leaseUntil,
-          fence: sql`${jobLeases.fence} + 1`,
-          ...(slot ? { lastSlotAt: slot } : {}),
-          lastStartedAt: now,
-        },
-        setWhere: slot ? and(free(now), or(isNull(jobLeases.lastSlotAt), lt(jobLeases.lastSlotAt, slot))) : free(now),
-      })
-      .returning({ fence: jobLeases.fence }),
+          .values({ name, owner, leaseUntil, fence: 1, lastSlotAt: slot, lastStartedAt: now })
+          .onConflictDoUpdate({
+            target: jobLeases.name,
+            set: {
+              owner,
+              leaseUntil,
+              fence: sql`${jobLeases.fence} + 1`,
+              ...(slot ? { lastSlotAt: slot } : {}),
+              lastStartedAt: now,
+            },
+            setWhere: slot ? and(free(now), or(isNull(jobLeases.lastSlotAt), lt(jobLeases.lastSlotAt, slot))) : free(now),
+          })
+          .returning({ fence: jobLeases.fence }),
       "retry",
     );
     const row = rows?.[0];

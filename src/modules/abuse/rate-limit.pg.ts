@@ -59,7 +59,7 @@ export function createPgRateLimiter(handle: PgHandle): RateLimiter {
     // The same weight slidingWindowDecision computes; the SQL repeats its float arithmetic
     // (previous × overlap + current, then + n against the limit) in float8, i.e. IEEE doubles.
     const overlap = 1 - (nowMs - start) / windowMs;
-    const [row] = (await autocommitWrite(() => sql<HitRow[]>`
+    const statement = () => sql<HitRow[]>`
       WITH p AS (
         SELECT coalesce((SELECT count FROM rate_limit_counters WHERE key = ${key} AND window_start = ${start - windowMs}), 0) AS n
       ), up AS (
@@ -70,7 +70,10 @@ export function createPgRateLimiter(handle: PgHandle): RateLimiter {
         RETURNING c.count
       )
       SELECT (SELECT n FROM p) AS previous, (SELECT count FROM up) AS counted,
-             coalesce((SELECT count FROM rate_limit_counters WHERE key = ${key} AND window_start = ${start}), 0) AS current`, "retry"))!;
+             coalesce((SELECT count FROM rate_limit_counters WHERE key = ${key} AND window_start = ${start}), 0) AS current`;
+    // Nodes reserving on one key at once: under a REPEATABLE READ or SERIALIZABLE default the later
+    // upsert fails with 40001; run again, it counts on top of the other's.
+    const [row] = (await autocommitWrite(statement, "retry"))!;
     return { row: row!, overlap };
   };
 
