@@ -8,6 +8,8 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, seedPlan, seedProduct, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
+import { withPgTransaction } from "../../src/db/transaction.pg";
+import { createLicenseRepoPg } from "../../src/modules/licenses/repo.pg";
 import { audited, auditRows, countRows, pgNodes, seedAddon } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
@@ -72,6 +74,25 @@ forEachEngine("LicenseRepo", (engine, open) => {
     expect(await repo.addonIds("nope")).toEqual([]);
     expect(await auditRows(o)).toEqual([{ action: "license.issue", entityId: lic.id, changes: { email: lic.email } }]);
   });
+
+  // The key goes to a caller that will not ask again: create commits durably. On SQLite the syncs are
+  // counted in test/db/durable.test.ts; on PostgreSQL the transaction sets synchronous_commit on,
+  // seen here from an outer transaction that turned it off (create's own becomes a savepoint in it).
+  if (engine === "postgres") {
+    test("create commits with synchronous_commit on, whatever the session had", async () => {
+      await setup();
+      const product = await seedProduct(o);
+      const { plan } = await seedPlan(o, product.id);
+      const lic = newLicense(product.id, plan.id);
+      const setting = await withPgTransaction(o.pg!, async (tx) => {
+        await tx.sql`SET LOCAL synchronous_commit = off`;
+        await createLicenseRepoPg(tx).create(lic, [], audited("license.issue", lic.id));
+        return (await tx.sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`)[0]!.synchronous_commit;
+      });
+      expect(setting).toBe("on");
+      expect(await repo.findById(lic.id)).toEqual(lic);
+    });
+  }
 
   test("create refuses a duplicate key hash, an unknown plan or add-on with CONFLICT and writes nothing", async () => {
     await setup();

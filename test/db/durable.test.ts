@@ -1,5 +1,5 @@
-// DataStore.transaction({ durable: true }) (db/store.ts): the commit reaches the disk before the
-// transaction resolves. SQLite runs with synchronous=NORMAL, where in WAL mode a commit is synced
+// DataStore.transaction({ durable: true }) (db/store.ts), and immediate(…, { durable: true }) used by
+// license issue: the commit reaches the disk before the transaction resolves. SQLite runs with synchronous=NORMAL, where in WAL mode a commit is synced
 // only at the next checkpoint (a power cut or an OS crash can lose it); a durable commit runs with
 // FULL. Counted with strace: the syncs the process makes. PostgreSQL: synchronous_commit is on for a
 // durable transaction even where the database turns it off.
@@ -27,7 +27,7 @@ const tempDir = () => {
 };
 
 /** Syncs (fsync, fdatasync) the worker makes while it runs `count` transactions of `mode`. */
-function syncsOf(mode: "durable" | "normal", count: number): number {
+function syncsOf(mode: "durable" | "normal" | "issue" | "plan", count: number): number {
   const dir = tempDir();
   const trace = join(dir, "strace.txt");
   const run = Bun.spawnSync(
@@ -49,6 +49,11 @@ describe("SQLite", () => {
   toolTest("strace")("a durable commit is synced to disk; an ordinary one waits for the checkpoint", () => {
     expect(syncsOf("normal", 20)).toBe(0);
     expect(syncsOf("durable", 20)).toBeGreaterThanOrEqual(20);
+  });
+
+  toolTest("strace")("issuing a license through the admin API syncs its commit (the key goes to a caller that will not ask again); creating a plan does not", () => {
+    expect(syncsOf("plan", 10)).toBe(0);
+    expect(syncsOf("issue", 10)).toBeGreaterThanOrEqual(10);
   });
 
   test("the connection is back to synchronous=NORMAL after a durable transaction, committed or rolled back", async () => {

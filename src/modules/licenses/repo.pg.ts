@@ -34,6 +34,8 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
     async create(license, addonIds, effects) {
       try {
         return await db.transaction(async (tx) => {
+          // Durable, as on SQLite: the key goes to a caller that will not ask again.
+          await tx.execute(sql`SET LOCAL synchronous_commit = on`);
           await tx.insert(licenses).values(license);
           if (addonIds.length) {
             await tx.insert(licenseAddons).values(addonIds.map((addonId) => ({ licenseId: license.id, addonId, createdAt: license.createdAt })));

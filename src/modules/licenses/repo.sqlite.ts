@@ -29,14 +29,20 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
   return {
     async create(license, addonIds, effects) {
       try {
-        return immediate(handle, () => {
-          db.insert(licenses).values(license).run();
-          for (const addonId of addonIds) {
-            db.insert(licenseAddons).values({ licenseId: license.id, addonId, createdAt: license.createdAt }).run();
-          }
-          writeEffects(db, effects);
-          return license;
-        });
+        // Durable: the key goes to a caller that will not ask again (an integration that emails it, a
+        // purchase). A power cut must not leave a key that was handed out but never stored.
+        return immediate(
+          handle,
+          () => {
+            db.insert(licenses).values(license).run();
+            for (const addonId of addonIds) {
+              db.insert(licenseAddons).values({ licenseId: license.id, addonId, createdAt: license.createdAt }).run();
+            }
+            writeEffects(db, effects);
+            return license;
+          },
+          { durable: true },
+        );
       } catch (e) {
         rethrowConstraint(e, { unique: "License key collision; retry.", foreignKey: "Unknown product, plan or add-on." });
       }
