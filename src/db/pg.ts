@@ -50,10 +50,12 @@ export interface ServerSettings {
   encoding: string;
   /** server_version_num, e.g. 150020. */
   versionNum: number;
+  /** standard_conforming_strings, "on" or "off". */
+  standardStrings: string;
 }
 
 /** Why Keyward cannot run on a server with these settings, or null. */
-export function unsupportedServerReason({ style, encoding, versionNum }: ServerSettings): string | null {
+export function unsupportedServerReason({ style, encoding, versionNum, standardStrings }: ServerSettings): string | null {
   // Before 14, extract(epoch …) is a double: the hot paths' (extract(epoch FROM t) * 1000)::float8
   // then reads 08:00:00.123 as …122.9999 ms, one millisecond early once truncated.
   if (versionNum < MIN_SERVER_VERSION_NUM) {
@@ -64,6 +66,10 @@ export function unsupportedServerReason({ style, encoding, versionNum }: ServerS
   }
   if (encoding.toUpperCase() !== "UTF8") {
     return `the database's encoding is ${encoding}, and Keyward stores UTF-8 text; create Keyward's database with ENCODING 'UTF8' (CREATE DATABASE keyward ENCODING 'UTF8' TEMPLATE template0), then start again`;
+  }
+  // Off, a backslash escapes inside '…': the searches' ESCAPE '\' becomes an unterminated literal.
+  if (standardStrings !== "on") {
+    return `PostgreSQL's standard_conforming_strings is ${standardStrings}, and Keyward's queries are written for on (the default since PostgreSQL 9.1); set it for Keyward's database (ALTER DATABASE <name> SET standard_conforming_strings = on), then start again`;
   }
   return null;
 }
@@ -78,13 +84,19 @@ export function unsupportedServerReason({ style, encoding, versionNum }: ServerS
  *   orders ambiguous input, which Keyward never sends.
  * - an encoding other than UTF8: Keyward stores UTF-8 text (names, labels, email templates); a
  *   LATIN1 database refuses "…" or "€" with 22P05, so the migrations themselves failed with
- *   "character with byte sequence 0xe2 0x80 0xa6 … has no equivalent in encoding LATIN1".
+ *   "character with byte sequence 0xe2 0x80 0xa6 … has no equivalent in encoding LATIN1";
+ * - standard_conforming_strings off (a legacy setting): the searches' LIKE … ESCAPE '\' then fails.
  */
 export async function assertSupportedServer(sql: PgSql): Promise<void> {
-  const [row] = await sql<{ style: string; encoding: string; version: string }[]>`
+  const [row] = await sql<{ style: string; encoding: string; version: string; strings: string }[]>`
     SELECT current_setting('DateStyle') AS style, current_setting('server_encoding') AS encoding,
-           current_setting('server_version_num') AS version`;
-  const reason = unsupportedServerReason({ style: row?.style ?? "", encoding: row?.encoding ?? "", versionNum: Number(row?.version ?? 0) });
+           current_setting('server_version_num') AS version, current_setting('standard_conforming_strings') AS strings`;
+  const reason = unsupportedServerReason({
+    style: row?.style ?? "",
+    encoding: row?.encoding ?? "",
+    versionNum: Number(row?.version ?? 0),
+    standardStrings: row?.strings ?? "",
+  });
   if (reason) throw new UnsupportedServerError(reason);
 }
 

@@ -11,7 +11,7 @@ import { freshPgDatabase, pgTestUrl, testDatabaseName, type ScratchDatabase } fr
 import postgres from "postgres";
 
 describe("unsupportedServerReason", () => {
-  const ok = { style: "ISO, MDY", encoding: "UTF8", versionNum: 150020 };
+  const ok = { style: "ISO, MDY", encoding: "UTF8", versionNum: 150020, standardStrings: "on" };
   test("PostgreSQL 14 and later with ISO output and UTF8 are served; anything else is refused with what to change", () => {
     expect(unsupportedServerReason(ok)).toBeNull();
     expect(unsupportedServerReason({ ...ok, versionNum: 140000 })).toBeNull();
@@ -19,6 +19,7 @@ describe("unsupportedServerReason", () => {
     expect(unsupportedServerReason({ ...ok, versionNum: 130016 })).toBe("PostgreSQL 13 is not supported; Keyward needs PostgreSQL 14 or later");
     expect(unsupportedServerReason({ ...ok, style: "Postgres, MDY" })).toContain("SET DateStyle = 'ISO, MDY'");
     expect(unsupportedServerReason({ ...ok, encoding: "SQL_ASCII" })).toContain("ENCODING 'UTF8'");
+    expect(unsupportedServerReason({ ...ok, standardStrings: "off" })).toContain("SET standard_conforming_strings = on");
   });
 });
 
@@ -94,6 +95,16 @@ describe.skipIf(!pgTestUrl())("a server whose DateStyle is not ISO", () => {
     const tables = await probe`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
     await probe.end();
     expect([...tables]).toEqual([]);
+  });
+
+  test("standard_conforming_strings off (a legacy setting, under which the searches' ESCAPE '\\' fails) is refused too", async () => {
+    const database = await freshPgDatabase("scs");
+    databases.push(database);
+    const admin = postgres(database.url, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`ALTER DATABASE "${database.name}" SET standard_conforming_strings = off`);
+    await admin.end();
+    const err = await createTestApp({ engine: "postgres", env: { DATABASE_URL: database.url } }).catch((e: unknown) => e);
+    expect((err as Error).message).toContain("standard_conforming_strings is off");
   });
 
   test("ISO output with day-month input order (what initdb picks for many locales) is served", async () => {
