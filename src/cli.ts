@@ -90,8 +90,9 @@ export async function runCli(argv: string[]): Promise<number | null> {
       console.error(`${MASTER_KEY_MISMATCH}${describeLocation(databaseLocation(config))}: ${e.message}; the key used: ${masterKeySource(config)}`);
       return 1;
     }
-    // db/pg.ts assertSupportedServer (checked by name: the PostgreSQL modules load only when used).
-    if (e instanceof Error && e.name === "UnsupportedServerError") {
+    // db/pg.ts assertSupportedServer and db/migrate.ts (checked by name: the PostgreSQL modules load
+    // only when used).
+    if (e instanceof Error && (e.name === "UnsupportedServerError" || e.name === "NewerSchemaError")) {
       console.error(`cannot use the database${describeLocation(databaseLocation(config))}: ${e.message}`);
       return 1;
     }

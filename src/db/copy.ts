@@ -21,6 +21,7 @@ import { PgTable, getTableConfig as pgTableConfig } from "drizzle-orm/pg-core";
 import * as sqliteSchema from "./schema";
 import * as pgSchema from "./schema-pg";
 import { MIGRATIONS } from "./migrations.gen";
+import { unknownMigrations } from "./migrate";
 import { assertSupportedServer, openPostgres, UnsupportedServerError, type PgHandle, type PgSql } from "./pg";
 import { runPgMigrations } from "./migrate.pg";
 import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, systemClock } from "../shared/clock";
@@ -158,9 +159,9 @@ function planCopy(sqlite: Database): TablePlan[] {
   if (missing.length) {
     throw new CopyRefusedError(`the SQLite database is not at the current schema (migrations not applied: ${missing.join(", ")}); run \`keyward migrate\` with this version first`);
   }
-  const unknownMigrations = [...applied].filter((t) => !MIGRATIONS.some((m) => m.tag === t));
-  if (unknownMigrations.length) {
-    throw new CopyRefusedError(`the SQLite database has migrations this version does not know (${unknownMigrations.join(", ")}); use the Keyward version that wrote it`);
+  const newer = unknownMigrations(applied, MIGRATIONS);
+  if (newer.length) {
+    throw new CopyRefusedError(`the SQLite database has migrations this version does not know (${newer.join(", ")}); use the Keyward version that wrote it`);
   }
 
   const present = (

@@ -9,7 +9,7 @@
 // a transaction-mode pooler (PgBouncer) a session advisory lock can be taken on one server
 // connection and released on another; a table lock lives and dies with its transaction.
 import type postgres from "postgres";
-import type { AppliedMigration } from "./migrate";
+import { NewerSchemaError, unknownMigrations, type AppliedMigration } from "./migrate";
 import { PG_MIGRATIONS } from "./migrations-pg.gen";
 
 export type { AppliedMigration };
@@ -56,6 +56,8 @@ export async function runPgMigrations(
   // Fast path without the lock: a node booting against an up-to-date database takes no exclusive
   // lock, so rolling restarts do not queue behind each other.
   const known = new Map((await sql<{ tag: string; hash: string }[]>`SELECT tag, hash FROM _keyward_migrations`).map((r) => [r.tag, r.hash]));
+  const newer = unknownMigrations(known.keys(), migrations);
+  if (newer.length) throw new NewerSchemaError(newer);
   const result: AppliedMigration[] = [];
   for (const m of migrations) {
     const hash = hashOf(m);

@@ -8,6 +8,27 @@ export interface AppliedMigration {
   appliedNow: boolean;
 }
 
+/**
+ * The database holds migrations this version does not know: a newer Keyward migrated it (after a
+ * rollback to an older release, or an old node restarting during a rolling upgrade). Its code
+ * would run against a schema it was not written for (a column it does not fill, one renamed under
+ * it), so it refuses to start instead.
+ */
+export class NewerSchemaError extends Error {
+  override name = "NewerSchemaError";
+  constructor(readonly tags: string[]) {
+    super(
+      `the database was migrated by a newer Keyward (migrations this version does not know: ${tags.join(", ")}); run that version or a later one, or restore the backup taken before the upgrade`,
+    );
+  }
+}
+
+/** Applied tags that `known` does not list (in applied order), for NewerSchemaError. */
+export function unknownMigrations(applied: Iterable<string>, known: readonly { tag: string }[]): string[] {
+  const tags = new Set(known.map((m) => m.tag));
+  return [...applied].filter((t) => !tags.has(t)).sort();
+}
+
 export function runMigrations(sqlite: Database, now: number): AppliedMigration[] {
   sqlite.exec(`CREATE TABLE IF NOT EXISTS _keyward_migrations (
     tag TEXT PRIMARY KEY,
@@ -19,6 +40,8 @@ export function runMigrations(sqlite: Database, now: number): AppliedMigration[]
       (r) => [r.tag, r.hash],
     ),
   );
+  const newer = unknownMigrations(applied.keys(), MIGRATIONS);
+  if (newer.length) throw new NewerSchemaError(newer);
   const result: AppliedMigration[] = [];
   for (const m of MIGRATIONS) {
     const hash = new Bun.CryptoHasher("sha256").update(m.sql).digest("hex");

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { openPostgres, type PgHandle } from "../../src/db/pg";
 import { runPgMigrations } from "../../src/db/migrate.pg";
+import { NewerSchemaError } from "../../src/db/migrate";
 import { PG_MIGRATIONS } from "../../src/db/migrations-pg.gen";
 import * as pgSchema from "../../src/db/schema-pg";
 import { freshPgDatabase, pgTestUrl, testDatabaseName } from "../support/pg";
@@ -68,6 +69,17 @@ describe.skipIf(!url)("PostgreSQL migrations", () => {
     await expect(runPgMigrations(handle.sql, 2, changed)).rejects.toThrow(/changed after it was applied/);
     const [count] = await handle.sql<{ n: number }[]>`SELECT count(*) AS n FROM _keyward_migrations`;
     expect(count!.n).toBe(PG_MIGRATIONS.length);
+  });
+
+  test("a database a newer version migrated is refused, naming what it does not know, and nothing changes", async () => {
+    const { handle } = await freshHandle("migrate_newer");
+    await runPgMigrations(handle.sql, 1);
+    await handle.sql`INSERT INTO _keyward_migrations (tag, hash, applied_at) VALUES ('9999_from_the_future', 'x', now())`;
+    const err = await runPgMigrations(handle.sql, 2).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NewerSchemaError);
+    expect((err as Error).message).toContain("migrated by a newer Keyward (migrations this version does not know: 9999_from_the_future)");
+    const [count] = await handle.sql<{ n: number }[]>`SELECT count(*) AS n FROM _keyward_migrations`;
+    expect(count!.n).toBe(PG_MIGRATIONS.length + 1);
   });
 
   test("a migration that fails part-way leaves nothing behind (one transaction per migration)", async () => {

@@ -78,6 +78,23 @@ describe("a database the command cannot open", () => {
   });
 });
 
+describe("a database a newer Keyward migrated", () => {
+  test("migrate and serve on SQLite: one line naming the migrations this version does not know, exit 1", () => {
+    const dataDir = join(tempDir(), "data");
+    expect(runKeyward(["migrate"], { env: { DATA_DIR: dataDir } }).exitCode).toBe(0);
+    const db = new Database(join(dataDir, "keyward.db"));
+    db.query("INSERT INTO _keyward_migrations (tag, hash, applied_at) VALUES ('9999_from_the_future', 'x', 1)").run();
+    db.close();
+    const migrate = runKeyward(["migrate"], { env: { DATA_DIR: dataDir } });
+    expect(migrate.exitCode).toBe(1);
+    expect(migrate.stderr.trim().split("\n")).toHaveLength(1);
+    expect(migrate.stderr).toContain("the database was migrated by a newer Keyward (migrations this version does not know: 9999_from_the_future)");
+    const serve = runKeyward(["serve"], { env: { DATA_DIR: dataDir, PORT: "0" } });
+    expect(serve.exitCode).toBe(1);
+    expect(serve.stdout + serve.stderr).toContain("migrations this version does not know: 9999_from_the_future");
+  });
+});
+
 describe("a PostgreSQL database Keyward cannot run on", () => {
   test.skipIf(!pgTestUrl())("migrate and serve on a database whose DateStyle is not ISO: one line saying what to set, exit 1, nothing created", async () => {
     const database = await freshPgDatabase("cli_datestyle");
