@@ -19,13 +19,18 @@ const BIGINT_AS_NUMBER = {
  * and makes Dates with `new Date(text)`, whose lenient parser reads years 0001-0099 as 1950-2049 (a
  * license valid until 0001-01-01 came back valid until 2001) and gives an Invalid Date for offsets
  * with seconds (any instant before a zone adopted standard time, on a server whose TimeZone is not
- * UTC); it parses this function's output exactly. Text of another form ("infinity", which Keyward
- * never writes) passes through unchanged.
+ * UTC); it parses this function's output exactly. "infinity" and "-infinity" (which Keyward never
+ * writes) pass through; any other form throws: the start-up check (assertSupportedServer) made sure
+ * of ISO output, so another form means DateStyle changed under a running node, and a query that
+ * fails loudly beats dates read with day and month swapped.
  */
 const PG_TIMESTAMPTZ = /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?( BC)?$/;
 export function pgTimestamptzToIso(text: string): string {
   const m = PG_TIMESTAMPTZ.exec(text);
-  if (!m) return text;
+  if (!m) {
+    if (text === "infinity" || text === "-infinity") return text;
+    throw new Error(`PostgreSQL sent a timestamp in a form Keyward does not read ("${text}"): was DateStyle changed from ISO while this node ran?`);
+  }
   const at = new Date(0);
   // setUTCFullYear, not Date.UTC, which also reads years 0-99 as 1900-1999. Year 1 BC is year 0.
   at.setUTCFullYear(m[12] ? 1 - Number(m[1]) : Number(m[1]), Number(m[2]) - 1, Number(m[3]));

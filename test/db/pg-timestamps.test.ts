@@ -37,6 +37,11 @@ describe("pgTimestamptzToIso", () => {
     expect(pgTimestamptzToIso("0001-12-31 12:00:00+00 BC")).toBe("0000-12-31T12:00:00.000Z");
     expect(pgTimestamptzToIso("infinity")).toBe("infinity");
   });
+
+  test("another form (DateStyle changed under a running node) fails loudly instead of being read with day and month swapped", () => {
+    expect(() => pgTimestamptzToIso("01/02/2027 00:00:00 UTC")).toThrow("was DateStyle changed from ISO");
+    expect(() => pgTimestamptzToIso("Mon Feb 01 00:00:00 2027 UTC")).toThrow("was DateStyle changed from ISO");
+  });
 });
 
 describe.skipIf(!pgTestUrl())("timestamps through a PostgreSQL server whose TimeZone is not UTC", () => {
