@@ -1,5 +1,5 @@
 // drizzle over bun:sqlite. Pragmas: WAL for concurrent readers, busy_timeout so writers queue instead
-// of failing, foreign keys on, synchronous=NORMAL (durable at checkpoints; safe with WAL).
+// of failing, foreign keys on, synchronous=NORMAL (durable at checkpoints; FULL for the commits that ask for it).
 import { Database } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { mkdirSync } from "node:fs";
@@ -23,7 +23,12 @@ export interface DbHandle extends Pick<DataStore, "ping" | "close"> {
  * commit survives a crash of the process but may be lost to a power loss or an OS crash. Commits
  * that must not be (DataStore.transaction with `durable`) switch to FULL for themselves.
  */
-export const SYNCHRONOUS = "NORMAL";
+const SYNCHRONOUS = "NORMAL";
+
+/** Switches the connection to synchronous=FULL (`durable`) or back to SYNCHRONOUS. */
+export function setDurableCommits(sqlite: Database, durable: boolean): void {
+  sqlite.exec(`PRAGMA synchronous = ${durable ? "FULL" : SYNCHRONOUS}`);
+}
 
 export function openDatabase(path: string): DbHandle {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -31,7 +36,7 @@ export function openDatabase(path: string): DbHandle {
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA foreign_keys = ON");
-  sqlite.exec(`PRAGMA synchronous = ${SYNCHRONOUS}`);
+  setDurableCommits(sqlite, false);
   const db = drizzle({ client: sqlite, schema }) as Db;
   let closed = false;
   const pingStmt = sqlite.query("SELECT 1");
@@ -81,11 +86,11 @@ export function immediate<T>(handle: { sqlite: Database }, fn: () => T, opts: { 
   // `durable`: this commit is synced to disk (synchronous=FULL for it; see SYNCHRONOUS). Nested in
   // an open transaction it is a savepoint, and the outer transaction's commit decides.
   if (!opts.durable || handle.sqlite.inTransaction) return tx.immediate();
-  handle.sqlite.exec("PRAGMA synchronous = FULL");
+  setDurableCommits(handle.sqlite, true);
   try {
     return tx.immediate();
   } finally {
-    handle.sqlite.exec(`PRAGMA synchronous = ${SYNCHRONOUS}`);
+    setDurableCommits(handle.sqlite, false);
   }
 }
 

@@ -23,7 +23,7 @@ export class NewerSchemaError extends Error {
   }
 }
 
-/** Applied tags that `known` does not list (in applied order), for NewerSchemaError. */
+/** Applied tags that `known` does not list, sorted, for NewerSchemaError. */
 export function unknownMigrations(applied: Iterable<string>, known: readonly { tag: string }[]): string[] {
   const tags = new Set(known.map((m) => m.tag));
   return [...applied].filter((t) => !tags.has(t)).sort();

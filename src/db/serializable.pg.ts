@@ -27,9 +27,14 @@ export async function serializable<T>(db: PgDb, fn: (tx: PgTx) => Promise<T>, at
   // Inside DataStore.transaction this would be a savepoint of a READ COMMITTED transaction: the
   // decision it protects would silently lose its guarantee. Refuse instead.
   if (is(db, PgTransaction)) throw new Error("this write needs its own SERIALIZABLE transaction and cannot run inside DataStore.transaction()");
+  return await retryConflicts(() => db.transaction(fn, { isolationLevel: "serializable" }), attempts);
+}
+
+/** Runs `run` again on a serialization failure or deadlock, up to `attempts` times in all. */
+async function retryConflicts<T>(run: () => Promise<T>, attempts: number): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction(fn, { isolationLevel: "serializable" });
+      return await run();
     } catch (e) {
       if (attempt >= attempts || !isRetryableConflict(e)) throw e;
       // Randomised, growing backoff (capped at 100 ms) so the losers do not collide again in lockstep.
@@ -49,14 +54,11 @@ export async function serializable<T>(db: PgDb, fn: (tx: PgTx) => Promise<T>, at
  *           randomised backoff as serializable(), up to 20 times.
  */
 export async function autocommitWrite<T>(run: () => Promise<T>, onConflict: "skip" | "retry"): Promise<T | undefined> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (e) {
-      if (!isRetryableConflict(e)) throw e;
-      if (onConflict === "skip") return undefined;
-      if (attempt >= 20) throw e;
-      await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
-    }
+  if (onConflict === "retry") return await retryConflicts(run, 20);
+  try {
+    return await run();
+  } catch (e) {
+    if (isRetryableConflict(e)) return undefined;
+    throw e;
   }
 }

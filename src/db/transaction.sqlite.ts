@@ -3,7 +3,7 @@
 // rows, or failing to start their own). The gate makes them wait: Deps gets gated repositories,
 // the transaction's callback gets the ungated ones. SQLite has one writer per file anyway, so
 // queueing writers here costs no concurrency; readers wait only while a transaction is open.
-import { SYNCHRONOUS, type DbHandle } from "./client";
+import { setDurableCommits, type DbHandle } from "./client";
 
 export interface SqliteGate {
   /** Wraps every method of every repository so that it waits while a transaction is open. */
@@ -49,7 +49,7 @@ export function createSqliteGate(handle: DbHandle): SqliteGate {
         idle = new Promise<void>((r) => (release = r));
         open = true;
         // Set while the gate is closed: no other statement commits under it.
-        if (opts.durable) handle.sqlite.exec("PRAGMA synchronous = FULL");
+        if (opts.durable) setDurableCommits(handle.sqlite, true);
         try {
           handle.sqlite.exec("BEGIN IMMEDIATE");
           try {
@@ -61,7 +61,7 @@ export function createSqliteGate(handle: DbHandle): SqliteGate {
             throw e;
           }
         } finally {
-          if (opts.durable) handle.sqlite.exec(`PRAGMA synchronous = ${SYNCHRONOUS}`);
+          if (opts.durable) setDurableCommits(handle.sqlite, false);
           open = false;
           release();
         }

@@ -15,8 +15,8 @@ import {
   RefundedLicenseSchema,
   SupportUntilBody,
   ValidUntilBody,
-  toInstant,
 } from "./model";
+import { toInstant } from "../../http/common-schemas";
 import { presentLicenseDetail, presentRefundedLicense } from "./present";
 import { refundLicense } from "../payments/refund";
 import { presentLicenseSummary } from "../licenses/present";

@@ -1,5 +1,5 @@
 import { t } from "../../http/schema";
-import { Instant, LicenseStatusSchema, toInstant } from "../../http/common-schemas";
+import { Instant, LicenseStatusSchema } from "../../http/common-schemas";
 import { AddonSchema } from "../addons/model";
 import { QuotaPeriodSchema, ValueTypeSchema } from "../plans/model";
 import { FloatingSessionSchema } from "../floating/model";
@@ -7,7 +7,7 @@ import { FloatingSessionSchema } from "../floating/model";
 const Uuid = t.String({ format: "uuid" });
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
-export { Instant, LicenseStatusSchema, toInstant };
+export { LicenseStatusSchema };
 
 const ExternalId = t.String({ minLength: 1, maxLength: 255 });
 

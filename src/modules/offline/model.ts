@@ -1,6 +1,6 @@
 import { t } from "../../http/schema";
 import { identifierField } from "../license-api/model";
-import { Instant } from "../license-admin/model";
+import { Instant } from "../../http/common-schemas";
 
 export const offlineModels = (identifierMaxLength: number) => ({
   IssueOfflineTokenBody: t.Object(
