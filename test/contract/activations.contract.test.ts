@@ -2,6 +2,7 @@
 // activate's lookup and deciding on it, verify's one-statement lookup and its plan cache across nodes, conditional touch, deactivate, list order, audited removal; and on
 // PostgreSQL 60 activations from 3 nodes racing for 10 slots.
 import { afterEach, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import type { ActivatedOutcome, Activation, ActivationRepo, NewActivation } from "../../src/modules/activations/repo";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
 import { ClaimLostError } from "../../src/modules/idempotency/repo";
@@ -87,6 +88,44 @@ forEachEngine("ActivationRepo", (engine, open) => {
     // At the limit, an activated identifier still re-activates.
     expect((await repo.activate(input(license.id, "dev-2", { at: later(3000) }), mustBeActive)).kind).toBe("already_activated");
     expect(await countRows(o, "activations", license.id)).toBe(2);
+  });
+
+  test("a limit refusal and a re-activation with nothing to write are answered on the lookup, while another connection holds the write lock", async () => {
+    await setup();
+    const { license } = await seedCatalog(o, { maxActivations: 1 });
+    await repo.activate(input(license.id, "dev-1", { at: later(0) }), mustBeActive);
+    const quiet = (await repo.lookup(license.keyHash, "dev-1"))!;
+    const refused = (await repo.lookup(license.keyHash, "dev-2"))!;
+    // Another process (SQLite: a second connection holding the database's write lock) or another
+    // node (PostgreSQL: a transaction holding the license row's lock) is in the middle of a write.
+    let release: () => Promise<void>;
+    if (o.sqlite) {
+      const other = new Database(o.sqlite.sqlite.filename);
+      other.exec("BEGIN IMMEDIATE");
+      release = async () => {
+        other.exec("ROLLBACK");
+        other.close();
+      };
+    } else {
+      const reserved = await o.pg!.sql.reserve();
+      await reserved`BEGIN`;
+      await reserved`SELECT id FROM licenses WHERE id = ${license.id} FOR UPDATE`;
+      release = async () => {
+        await reserved`ROLLBACK`;
+        reserved.release();
+      };
+    }
+    try {
+      const started = Date.now();
+      const again = await repo.activate(input(license.id, "dev-1", { at: later(30_000), seenBefore: later(-30_000), seen: quiet }), mustBeActive);
+      expect(again).toMatchObject({ kind: "already_activated", activation: { identifier: "dev-1", lastSeenAt: later(0) } });
+      expect(await repo.activate(input(license.id, "dev-2", { at: later(30_000), seen: refused }), mustBeActive)).toEqual({ kind: "limit", max: 1 });
+      // Neither waited for the lock (SQLite's busy timeout is 5 s; PostgreSQL would wait for good).
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await release();
+    }
+    expect(await countRows(o, "activations", license.id)).toBe(1);
   });
 
   test("lookup: license, grants, the identifier's activation and the count; activate decides on it, and on a license changed since it reads again", async () => {

@@ -3,7 +3,7 @@ import type { PgDb, PgExecutor, PgHandle } from "../../db/pg";
 import { autocommitWrite } from "../../db/serializable.pg";
 import { activations, licenses, plans } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
-import { outboxMessages, type Effects } from "../outbox/effects";
+import { hasEffects, type Effects } from "../outbox/effects";
 import { licenseColumns, msDate, planColumns, rawLicense, rawPlan, readLicenseAccess, type RawLicenseRow, type RawPlanRow } from "../license-api/repo.pg";
 import { rawGrants, type RawGrant } from "../entitlements/repo.pg";
 import type { LicenseAccess } from "../license-api/repo";
@@ -17,8 +17,6 @@ import { reactivated } from "./domain";
 
 /** Lock-free rounds of activate() before it falls back to the license row lock (a license changing under it each time). */
 const LOCK_FREE_ATTEMPTS = 3;
-
-const hasEffects = (e: Effects) => Boolean(e.audit) || outboxMessages(e).length > 0;
 
 interface VerifyRow extends RawLicenseRow {
   activation_id: string;

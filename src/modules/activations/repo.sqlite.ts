@@ -2,6 +2,7 @@ import { and, asc, count, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { activations } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
+import { hasEffects } from "../outbox/effects";
 import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import { createGrantReaders } from "../entitlements/repo.sqlite";
 import type { FeatureGrant } from "../entitlements/repo";
@@ -10,7 +11,8 @@ import type { LicenseStatus } from "../licenses/repo";
 import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
-import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
+import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, IdentifierType, VerifyLookup } from "./repo";
+import type { PublicLicense } from "../license-api/repo";
 import { reactivated } from "./domain";
 
 export function createActivationRepo(handle: DbHandle): ActivationRepo {
@@ -27,6 +29,21 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
            l.external_customer_id, l.external_workspace_id,
            (SELECT a.id FROM activations a WHERE a.license_id = l.id AND a.identifier = ?2) AS activation_id,
            (SELECT a.last_seen_at FROM activations a WHERE a.license_id = l.id AND a.identifier = ?2) AS last_seen_at,
+           coalesce((SELECT g.value FROM generations g WHERE g.name = '${CATALOG_GENERATION}'), 0) AS catalog,
+           (SELECT count(*) FROM license_addons la WHERE la.license_id = l.id) AS addon_count
+      FROM licenses l WHERE l.key_hash = ?1`));
+  // Activate's read, one statement for the same reasons, and so one snapshot: the license, the
+  // identifier's activation and the slots taken are read at one instant, which lets activate()
+  // answer a refusal or a plain re-activation from it without taking the write lock.
+  const lookupRow = lazyStatement(() => handle.sqlite.prepare<LookupRow, [string, string]>(`
+    SELECT l.id, l.product_id, l.plan_id, l.status, l.valid_until, l.support_until,
+           l.external_customer_id, l.external_workspace_id,
+           (SELECT a.id FROM activations a WHERE a.license_id = l.id AND a.identifier = ?2) AS activation_id,
+           (SELECT a.identifier_type FROM activations a WHERE a.license_id = l.id AND a.identifier = ?2) AS identifier_type,
+           (SELECT a.label FROM activations a WHERE a.license_id = l.id AND a.identifier = ?2) AS label,
+           (SELECT a.created_at FROM activations a WHERE a.license_id = l.id AND a.identifier = ?2) AS created_at,
+           (SELECT a.last_seen_at FROM activations a WHERE a.license_id = l.id AND a.identifier = ?2) AS last_seen_at,
+           (SELECT count(*) FROM activations c WHERE c.license_id = l.id) AS activation_count,
            coalesce((SELECT g.value FROM generations g WHERE g.name = '${CATALOG_GENERATION}'), 0) AS catalog,
            (SELECT count(*) FROM license_addons la WHERE la.license_id = l.id) AS addon_count
       FROM licenses l WHERE l.key_hash = ?1`));
@@ -54,6 +71,14 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       },
       grants,
     );
+  };
+  /** The plan from the node's catalog cache under `generation`, loaded on a miss. */
+  const planOf = (generation: number, planId: string): CachedPlan | null => {
+    const cached = catalog.get(generation, planId);
+    if (cached) return cached;
+    const loaded = loadPlan(planId);
+    if (loaded) catalog.set(generation, planId, loaded);
+    return loaded;
   };
   const p = {
     byIdentifier: lazyStatement(() =>
@@ -86,6 +111,23 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
 
   return {
     async activate(input, check, record, effects) {
+      // The common calls take no write lock: a refusal (check throws, or no slot left) and a
+      // re-activation with nothing to write are decided on the caller's lookup, one statement and so
+      // one snapshot (lookupRow), as verify decides on its read. A new slot, or anything to write,
+      // goes through the IMMEDIATE transaction below, which reads again under the write lock.
+      const seen = input.seen;
+      if (seen?.snapshot && seen.access.license.id === input.licenseId && (seen.existing?.identifier ?? input.identifier) === input.identifier) {
+        check(seen.access);
+        const max = seen.access.plan.maxActivations;
+        if (!seen.existing) {
+          if (max !== null && seen.count >= max) return { kind: "limit", max };
+        } else {
+          const { activation, changed } = reactivated(seen.existing, input);
+          const outcome: ActivatedOutcome = { kind: "already_activated", activation, access: seen.access };
+          const effs = effects?.(outcome);
+          if (!changed && !record && !(effs && hasEffects(effs))) return outcome;
+        }
+      }
       return immediate(handle, (): ActivateOutcome => {
         const current = access.findById(input.licenseId);
         check(current);
@@ -120,37 +162,36 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       });
     },
     async lookup(hash, identifier) {
-      const found = access.findByKeyHash(hash);
-      if (!found) return null;
-      const licenseId = found.license.id;
+      const row = lookupRow().get(hash, identifier);
+      if (!row) return null;
+      const cached = planOf(row.catalog, row.plan_id);
+      if (!cached) return null;
       return {
-        access: found,
-        grants: [...grantReaders.planGrants(found.plan.id), ...grantReaders.addonGrants(licenseId)],
-        existing: p.byIdentifier().get({ licenseId, identifier }) ?? null,
-        count: p.countByLicense().get({ licenseId })!.n,
+        access: { license: licenseOf(row), plan: cached.plan },
+        grants: row.addon_count > 0 ? [...cached.grants, ...grantReaders.addonGrants(row.id)] : cached.grants,
+        existing:
+          row.activation_id === null
+            ? null
+            : {
+                id: row.activation_id,
+                licenseId: row.id,
+                identifier,
+                identifierType: row.identifier_type!,
+                label: row.label,
+                createdAt: new Date(row.created_at!),
+                lastSeenAt: row.last_seen_at === null ? null : new Date(row.last_seen_at),
+              },
+        count: row.activation_count,
+        snapshot: true,
       };
     },
     async findForVerify(hash, identifier) {
       const row = verifyRow().get(hash, identifier);
       if (!row || row.activation_id === null) return null;
-      let cached = catalog.get(row.catalog, row.plan_id);
-      if (!cached) {
-        const loaded = loadPlan(row.plan_id);
-        if (!loaded) return null;
-        catalog.set(row.catalog, row.plan_id, loaded);
-        cached = loaded;
-      }
+      const cached = planOf(row.catalog, row.plan_id);
+      if (!cached) return null;
       return {
-        license: {
-          id: row.id,
-          productId: row.product_id,
-          planId: row.plan_id,
-          status: row.status,
-          validUntil: row.valid_until === null ? null : new Date(row.valid_until),
-          supportUntil: row.support_until === null ? null : new Date(row.support_until),
-          externalCustomerId: row.external_customer_id,
-          externalWorkspaceId: row.external_workspace_id,
-        },
+        license: licenseOf(row),
         plan: cached.plan,
         activation: { id: row.activation_id, lastSeenAt: row.last_seen_at === null ? null : new Date(row.last_seen_at) },
         grants: row.addon_count > 0 ? [...cached.grants, ...grantReaders.addonGrants(row.id)] : cached.grants,
@@ -208,6 +249,28 @@ interface VerifyRow {
   /** The catalog generation (0 before the first plan write). */
   catalog: number;
   addon_count: number;
+}
+
+interface LookupRow extends Omit<VerifyRow, "last_seen_at"> {
+  identifier_type: IdentifierType | null;
+  label: string | null;
+  created_at: number | null;
+  last_seen_at: number | null;
+  activation_count: number;
+}
+
+/** The public license columns of a verify or lookup row. */
+function licenseOf(row: VerifyRow | LookupRow): PublicLicense {
+  return {
+    id: row.id,
+    productId: row.product_id,
+    planId: row.plan_id,
+    status: row.status,
+    validUntil: row.valid_until === null ? null : new Date(row.valid_until),
+    supportUntil: row.support_until === null ? null : new Date(row.support_until),
+    externalCustomerId: row.external_customer_id,
+    externalWorkspaceId: row.external_workspace_id,
+  };
 }
 
 interface PlanRow {

@@ -47,6 +47,8 @@ export interface ActivationLookup {
   count: number;
   /** The license row version the lookup read (PostgreSQL: xmin); absent where the engine has none. */
   version?: string;
+  /** SQLite: everything above except add-on grants was read in one statement, at one instant. */
+  snapshot?: true;
 }
 
 export type ActivatedOutcome = { kind: "activated" | "already_activated"; activation: Activation; access: LicenseAccess };

@@ -51,6 +51,11 @@ export function outboxMessages(effects: Effects): NewOutboxMessage[] {
   return [...(effects.events ?? []).map(eventMessage), ...(effects.emails ?? []).map(emailMessage)];
 }
 
+/** True when `effects` has anything to write (an audit row or an outbox message). */
+export function hasEffects(effects: Effects): boolean {
+  return Boolean(effects.audit) || (effects.events?.length ?? 0) > 0 || (effects.emails?.length ?? 0) > 0;
+}
+
 /** A pending outbox row, due at once. */
 export function outboxRow(m: NewOutboxMessage): OutboxMessage {
   return {
