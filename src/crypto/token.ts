@@ -3,6 +3,7 @@
 // has to re-serialize JSON.
 import type { Ed25519Signer } from "./ed25519";
 import { verifySignature } from "./ed25519";
+import { offloadSigning } from "./offload";
 
 export interface TokenClaims {
   lid: string; // license id
@@ -22,8 +23,24 @@ export interface TokenClaims {
 }
 
 export function signToken(signer: Ed25519Signer, claims: Record<string, unknown>): string {
-  const payload = Buffer.from(JSON.stringify(claims), "utf8").toString("base64url");
-  const sig = signer.sign(payload);
+  const payload = encodePayload(claims);
+  return joinToken(payload, signer.sign(payload));
+}
+
+/**
+ * The same token, signed off the event loop when other requests are waiting on it and in place
+ * otherwise (crypto/offload.ts): for the request paths that sign on every call (verify). Callers
+ * that must sign inside a synchronous transaction callback use signToken.
+ */
+export function signTokenWhenFree(signer: Ed25519Signer, claims: Record<string, unknown>): string | Promise<string> {
+  const payload = encodePayload(claims);
+  if (!offloadSigning()) return joinToken(payload, signer.sign(payload));
+  return signer.signOffThread(payload).then((sig) => joinToken(payload, sig));
+}
+
+const encodePayload = (claims: Record<string, unknown>): string => Buffer.from(JSON.stringify(claims), "utf8").toString("base64url");
+
+function joinToken(payload: string, sig: Uint8Array): string {
   // node:crypto signers return a Buffer already; a view of `sig.buffer` would make the engine
   // materialize the typed array's backing store (measured on the verify path).
   const signature = (Buffer.isBuffer(sig) ? sig : Buffer.from(sig)).toString("base64url");

@@ -4,7 +4,7 @@ import type { Deps } from "../../deps";
 import { AppError } from "../../shared/errors";
 import { SECOND } from "../../shared/clock";
 import type { Actor } from "../../shared/actor";
-import { signToken } from "../../crypto/token";
+import { signToken, signTokenWhenFree } from "../../crypto/token";
 import { getLicense } from "../licenses/service";
 import { assertNotLockedOut, recordFailedLookup } from "../abuse/service";
 import { featureValues, mergeGrants } from "../entitlements/domain";
@@ -26,8 +26,8 @@ import type { Recorder } from "../idempotency/repo";
 import type { FeatureGrant } from "../entitlements/repo";
 import type { QuotaPeriod } from "../plans/repo";
 
-/** Signs a fresh online token with the active key (its KeyObject is built once, never per request). */
-function issueToken(deps: Deps, access: LicenseAccess, identifier: string, features: Record<string, boolean | string>, now: Date): string {
+/** A fresh online token's claims under the active key (its KeyObject is built once, never per request). */
+function tokenFor(deps: Deps, access: LicenseAccess, identifier: string, features: Record<string, boolean | string>, now: Date) {
   const key = deps.tokenKeys.active();
   const claims = onlineTokenClaims({
     access,
@@ -38,7 +38,19 @@ function issueToken(deps: Deps, access: LicenseAccess, identifier: string, featu
     kid: key.kid,
     nonce: tokenNonce(),
   });
-  return signToken(key.signer, claims);
+  return { signer: key.signer, claims };
+}
+
+/** Signs in place: for a synchronous transaction callback (an activation's stored idempotent outcome). */
+function issueToken(deps: Deps, access: LicenseAccess, identifier: string, features: Record<string, boolean | string>, now: Date): string {
+  const { signer, claims } = tokenFor(deps, access, identifier, features, now);
+  return signToken(signer, claims);
+}
+
+/** Signs off the event loop while other requests wait on it, in place otherwise (crypto/offload.ts). */
+async function issueTokenWhenFree(deps: Deps, access: LicenseAccess, identifier: string, features: Record<string, boolean | string>, now: Date): Promise<string> {
+  const { signer, claims } = tokenFor(deps, access, identifier, features, now);
+  return await signTokenWhenFree(signer, claims);
 }
 
 export interface ActivateInput extends PublicLicenseInput {
@@ -116,7 +128,10 @@ export async function activate(deps: Deps, input: ActivateInput, record?: Record
       details: { max_activations: outcome.max },
     });
   }
-  return result ?? finish(outcome);
+  // Stored with an Idempotency-Key: signed inside the transaction. Otherwise signed here, where it may
+  // leave the event loop.
+  if (result) return result;
+  return { status: outcome.kind, licenseId: outcome.access.license.id, token: await issueTokenWhenFree(deps, outcome.access, input.identifier, features, now) };
 }
 
 /**
@@ -165,7 +180,7 @@ export async function verify(deps: Deps, input: VerifyInput): Promise<VerifyResu
   }
   // The lookup already carries the feature grants (one statement); no second read.
   const features = verifyFeatures(found.grants, found.plan.quotaPeriod);
-  return { access: found, features, token: issueToken(deps, found, input.identifier, features, now) };
+  return { access: found, features, token: await issueTokenWhenFree(deps, found, input.identifier, features, now) };
 }
 
 /**
@@ -180,7 +195,7 @@ async function verifyOfflineActivated(deps: Deps, hash: string, input: VerifyInp
   if (!access || !belongsToProduct(access, input.productId) || !isUsableAccess(access, now)) throw licenseNotFound();
   // Off the hot path: the offline lookup does not carry the grants, so read them.
   const features = featureValues(await licenseEntitlements(deps, access));
-  return { access, features, token: issueToken(deps, access, input.identifier, features, now) };
+  return { access, features, token: await issueTokenWhenFree(deps, access, input.identifier, features, now) };
 }
 
 export async function deactivate(deps: Deps, input: VerifyInput): Promise<void> {
