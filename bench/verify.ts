@@ -207,11 +207,18 @@ async function compare(name: string, o: RunOptions, pgBase: string | null): Prom
     const floorRuns: WrkResult[] = [];
     const keywardRuns: WrkResult[] = [];
     const pairRatios: number[] = [];
+    // Server CPU (all threads, user + system) per verify of each side: throughput alone does not say
+    // whether a side does less work or spreads it over more cores (Keyward signs on the thread pool
+    // under load: src/crypto/offload.ts).
+    const cpu = { floor: [] as number[], keyward: [] as number[] };
     for (let i = 0; i < o.rounds; i++) {
       const order = i % 2 === 0 ? (["floor", "keyward"] as const) : (["keyward", "floor"] as const);
       const got: Record<string, WrkResult> = {};
       for (const side of order) {
+        const pid = side === "floor" ? floor.pid : keyward.pid;
+        const before = cpuMicros(pid);
         got[side] = await run(side === "floor" ? floor.url : keyward.url, o.seconds);
+        cpu[side].push((cpuMicros(pid) - before) / Math.max(1, got[side]!.requests));
         log(describeRun(`${side.padEnd(7)} #${i + 1}`, got[side]!));
       }
       floorRuns.push(got.floor!);
@@ -226,6 +233,11 @@ async function compare(name: string, o: RunOptions, pgBase: string | null): Prom
       `median p50: floor ${median(floorRuns.map((r) => r.latencyMs.p50)).toFixed(2)} ms, keyward ${median(keywardRuns.map((r) => r.latencyMs.p50)).toFixed(2)} ms`,
     );
     log(`per-round ratios: ${pairRatios.map((r) => r.toFixed(3)).join(", ")} (load average now ${loadAverage()})`);
+    const cpuFloor = median(cpu.floor);
+    const cpuKeyward = median(cpu.keyward);
+    log(
+      `median server CPU per verify (all threads): floor ${cpuFloor.toFixed(1)} µs, keyward ${cpuKeyward.toFixed(1)} µs (floor/keyward ${(cpuFloor / cpuKeyward).toFixed(3)})`,
+    );
     if (bad.length) {
       printFailed(name, `non-200 responses during the runs: ${JSON.stringify(bad)}`);
       return 1;
