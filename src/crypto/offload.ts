@@ -6,9 +6,9 @@
 //   - Requests queued behind this one (several arrived in the same turn of the event loop, or
 //     earlier signatures are still on the pool): hand it over. The event loop serves the others
 //     meanwhile and a second core signs, so a node's verify throughput is no longer capped by one
-//     core (docs/performance.md: +75 % at 64 connections on a 2-vCPU machine).
+//     core (docs/performance.md: +75–80 % at 64 connections on a 2-vCPU machine).
 //   - Nothing else waiting: sign in place. A hand-over to an idle pool thread has to wake it, which
-//     measured 80 µs more latency and half again the CPU per request when requests come one at a time.
+//     measured 70–80 µs more latency and half again the CPU per request when requests come one at a time.
 // The signal is the event loop's own: a request that is the second to ask within one turn of the
 // loop (the first asking schedules the turn's end with setImmediate) or that asks while signatures
 // are out on the pool signs off the loop.
