@@ -4,7 +4,9 @@ import { autocommitWrite } from "../../db/serializable.pg";
 import { activations, licenses, plans } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import { hasEffects, type Effects } from "../outbox/effects";
-import { licenseColumns, msDate, planColumns, rawLicense, rawPlan, readLicenseAccess, type RawLicenseRow, type RawPlanRow } from "../license-api/repo.pg";
+import { licenseColumns, planColumns, rawPlan, readLicenseAccess, type RawPlanRow } from "../license-api/repo.pg";
+import { msDate, rawLicense, type RawLicenseRow } from "../license-api/raw-rows";
+import { lookedUpActivation, type RawLookupActivation } from "./raw-rows";
 import { rawGrants, type RawGrant } from "../entitlements/repo.pg";
 import type { LicenseAccess } from "../license-api/repo";
 import type { Recorder } from "../idempotency/repo";
@@ -12,7 +14,7 @@ import { storeOutcomePg } from "../idempotency/repo.pg";
 import type { FeatureGrant } from "../entitlements/repo";
 import { newId } from "../../shared/ids";
 import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
-import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationLookup, ActivationRepo, IdentifierType, NewActivation, VerifyLookup } from "./repo";
+import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationLookup, ActivationRepo, NewActivation, VerifyLookup } from "./repo";
 import { reactivated } from "./domain";
 
 /** Lock-free rounds of activate() before it falls back to the license row lock (a license changing under it each time). */
@@ -26,17 +28,11 @@ interface VerifyRow extends RawLicenseRow {
   has_addons: boolean;
 }
 
-interface LookupRow extends RawLicenseRow {
+interface LookupRow extends RawLicenseRow, RawLookupActivation {
   version: string;
   catalog: number | null;
   has_addons: boolean;
   activation_count: number;
-  /** The identifier's activation; null columns when there is none. */
-  activation_id: string | null;
-  identifier_type: IdentifierType | null;
-  label: string | null;
-  created_at: number | null;
-  last_seen_at: number | null;
 }
 
 interface PlanRow extends RawPlanRow {
@@ -265,18 +261,7 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
       return {
         access: { license: licenseOf(row), plan: cached.plan },
         grants: row.has_addons ? [...cached.grants, ...(await addonGrants(row.id))] : cached.grants,
-        existing:
-          row.activation_id === null
-            ? null
-            : {
-                id: row.activation_id,
-                licenseId: row.id,
-                identifier,
-                identifierType: row.identifier_type!,
-                label: row.label,
-                createdAt: new Date(row.created_at!),
-                lastSeenAt: ms(row.last_seen_at),
-              },
+        existing: lookedUpActivation(row, identifier),
         count: row.activation_count,
         version: row.version,
       } satisfies ActivationLookup;

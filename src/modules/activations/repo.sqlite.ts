@@ -7,12 +7,12 @@ import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import { createGrantReaders } from "../entitlements/repo.sqlite";
 import type { FeatureGrant } from "../entitlements/repo";
 import type { QuotaPeriod } from "../plans/repo";
-import type { LicenseStatus } from "../licenses/repo";
 import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
-import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, IdentifierType, VerifyLookup } from "./repo";
-import type { PublicLicense } from "../license-api/repo";
+import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
+import { rawLicense, type RawLicenseRow } from "../license-api/raw-rows";
+import { lookedUpActivation, type RawLookupActivation } from "./raw-rows";
 import { reactivated } from "./domain";
 
 export function createActivationRepo(handle: DbHandle): ActivationRepo {
@@ -167,20 +167,9 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       const cached = planOf(row.catalog, row.plan_id);
       if (!cached) return null;
       return {
-        access: { license: licenseOf(row), plan: cached.plan },
+        access: { license: rawLicense(row), plan: cached.plan },
         grants: row.addon_count > 0 ? [...cached.grants, ...grantReaders.addonGrants(row.id)] : cached.grants,
-        existing:
-          row.activation_id === null
-            ? null
-            : {
-                id: row.activation_id,
-                licenseId: row.id,
-                identifier,
-                identifierType: row.identifier_type!,
-                label: row.label,
-                createdAt: new Date(row.created_at!),
-                lastSeenAt: row.last_seen_at === null ? null : new Date(row.last_seen_at),
-              },
+        existing: lookedUpActivation(row, identifier),
         count: row.activation_count,
         snapshot: true,
       };
@@ -191,7 +180,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       const cached = planOf(row.catalog, row.plan_id);
       if (!cached) return null;
       return {
-        license: licenseOf(row),
+        license: rawLicense(row),
         plan: cached.plan,
         activation: { id: row.activation_id, lastSeenAt: row.last_seen_at === null ? null : new Date(row.last_seen_at) },
         grants: row.addon_count > 0 ? [...cached.grants, ...grantReaders.addonGrants(row.id)] : cached.grants,
@@ -234,15 +223,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
   };
 }
 
-interface VerifyRow {
-  id: string;
-  product_id: string;
-  plan_id: string;
-  status: LicenseStatus;
-  valid_until: number | null;
-  support_until: number | null;
-  external_customer_id: string | null;
-  external_workspace_id: string | null;
+interface VerifyRow extends RawLicenseRow {
   /** Null when the identifier is not activated on this license. */
   activation_id: string | null;
   last_seen_at: number | null;
@@ -251,26 +232,8 @@ interface VerifyRow {
   addon_count: number;
 }
 
-interface LookupRow extends Omit<VerifyRow, "last_seen_at"> {
-  identifier_type: IdentifierType | null;
-  label: string | null;
-  created_at: number | null;
-  last_seen_at: number | null;
+interface LookupRow extends VerifyRow, RawLookupActivation {
   activation_count: number;
-}
-
-/** The public license columns of a verify or lookup row. */
-function licenseOf(row: VerifyRow | LookupRow): PublicLicense {
-  return {
-    id: row.id,
-    productId: row.product_id,
-    planId: row.plan_id,
-    status: row.status,
-    validUntil: row.valid_until === null ? null : new Date(row.valid_until),
-    supportUntil: row.support_until === null ? null : new Date(row.support_until),
-    externalCustomerId: row.external_customer_id,
-    externalWorkspaceId: row.external_workspace_id,
-  };
 }
 
 interface PlanRow {

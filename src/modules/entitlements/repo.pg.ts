@@ -1,7 +1,8 @@
 import type { PgHandle } from "../../db/pg";
 import type { QuotaPeriod } from "../plans/repo";
 import type { EntitlementRepo, FeatureGrant } from "./repo";
-import { rawAccess, type RawLicenseRow, type RawPlanRow } from "../license-api/repo.pg";
+import { rawAccess, type RawPlanRow } from "../license-api/repo.pg";
+import type { RawLicenseRow } from "../license-api/raw-rows";
 
 /**
  * A feature grant as `json_build_array(name, value_type, value, quota_limit, quota_period)` (hand-written

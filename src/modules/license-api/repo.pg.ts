@@ -2,24 +2,8 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import type { PgHandle, PgExecutor } from "../../db/pg";
 import { licenses, plans } from "../../db/schema-pg";
 import type { LicenseAccess, LicenseAccessRepo, PublicLicense, PublicPlan } from "./repo";
-import type { LicenseStatus } from "../licenses/repo";
+import { rawLicense, type RawLicenseRow } from "./raw-rows";
 import type { QuotaPeriod } from "../plans/repo";
-
-/**
- * A license as the hand-written hot-path statements (postgres.js tagged templates) return it:
- * snake_case columns, timestamps as epoch milliseconds (float8: the raw client returns timestamptz
- * as text).
- */
-export interface RawLicenseRow {
-  id: string;
-  product_id: string;
-  plan_id: string;
-  status: LicenseStatus;
-  valid_until: number | null;
-  support_until: number | null;
-  external_customer_id: string | null;
-  external_workspace_id: string | null;
-}
 
 /** A plan's columns in those statements (its id is the license's plan_id). */
 export interface RawPlanRow {
@@ -30,20 +14,6 @@ export interface RawPlanRow {
   floating_timeout: number;
   quota_period: QuotaPeriod;
 }
-
-/** Epoch milliseconds (or null) as a Date. */
-export const msDate = (v: number | null): Date | null => (v === null ? null : new Date(v));
-
-export const rawLicense = (r: RawLicenseRow): PublicLicense => ({
-  id: r.id,
-  productId: r.product_id,
-  planId: r.plan_id,
-  status: r.status,
-  validUntil: msDate(r.valid_until),
-  supportUntil: msDate(r.support_until),
-  externalCustomerId: r.external_customer_id,
-  externalWorkspaceId: r.external_workspace_id,
-});
 
 export const rawPlan = (planId: string, r: RawPlanRow): PublicPlan => ({
   id: planId,
