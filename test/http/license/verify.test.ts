@@ -5,6 +5,7 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { attachAddon, catalog, decodeToken, feature, patchLicense, post, quota } from "../../support/license-api";
 import { sha256Hex } from "../../../src/crypto/hash";
 import { fingerprint } from "../../../src/crypto/fingerprint";
+import { outstandingSignatures } from "../../../src/crypto/offload";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -139,6 +140,27 @@ describe("signed token", () => {
       expect(nodeVerify(null, tampered, keyObject, signature)).toBe(false);
       expect(await ed.verifyAsync(signature, tampered, pubBytes)).toBe(false);
     }
+  });
+
+  test("a burst of verifies and activations (signed on the thread pool once others wait) all carry valid tokens for their own device", async () => {
+    const c = await catalog(t, { maxActivations: null }, [feature("export")]);
+    const devices = Array.from({ length: 40 }, (_, i) => `burst-${i}`);
+    const activations = await Promise.all(devices.map((identifier) => post(t, "/license/activate", { license_key: c.key, identifier })));
+    const verifies = await Promise.all(devices.map((identifier) => post(t, "/license/verify", { license_key: c.key, identifier })));
+    expect(outstandingSignatures()).toBe(0);
+    const pub = Buffer.from((await t.request("GET", "/api/v1/license/pubkey")).body.data.public_key as string, "hex");
+    const keyObject = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, pub]), format: "der", type: "spki" });
+    const nonces = new Set<string>();
+    for (const [i, res] of [...activations, ...verifies].entries()) {
+      expect(res.status).toBe(200);
+      const token = res.body.data.token as string;
+      const [payload, sig] = token.split(".") as [string, string];
+      expect(nodeVerify(null, Buffer.from(payload, "ascii"), keyObject, Buffer.from(sig, "base64url"))).toBe(true);
+      const claims = decodeToken(token);
+      expect(claims).toMatchObject({ lid: c.license.id, idn: devices[i % devices.length], ftr: { export: true } });
+      nonces.add(claims.nce as string);
+    }
+    expect(nonces.size).toBe(2 * devices.length);
   });
 
   test("claims: fpr formula, kid, exp = iat + TOKEN_TTL, fresh nonce per token", async () => {
