@@ -11,7 +11,9 @@
 //     measured 70–80 µs more latency and half again the CPU per request when requests come one at a time.
 // The signal is the event loop's own: a request that is the second to ask within one turn of the
 // loop (the first asking schedules the turn's end with setImmediate) or that asks while signatures
-// are out on the pool signs off the loop.
+// are out on the pool signs off the loop. On a machine with one CPU there is no second core to sign
+// on, and every signature stays in place.
+import { availableParallelism } from "node:os";
 
 let outstanding = 0;
 let turnOpen = false;
@@ -19,13 +21,19 @@ const closeTurn = () => {
   turnOpen = false;
 };
 
-/** True when other work is waiting on the event loop: sign off it (see above). */
-export function offloadSigning(): boolean {
-  if (outstanding > 0 || turnOpen) return true;
-  turnOpen = true;
-  setImmediate(closeTurn);
-  return false;
+/** The rule above for a machine with `cores` CPUs: true when a signature should leave the event loop. */
+export function offloadRule(cores: number): () => boolean {
+  if (cores < 2) return () => false;
+  return () => {
+    if (outstanding > 0 || turnOpen) return true;
+    turnOpen = true;
+    setImmediate(closeTurn);
+    return false;
+  };
 }
+
+/** This machine's rule (see above). */
+export const offloadSigning: () => boolean = offloadRule(availableParallelism());
 
 /** A signature went to the thread pool; `handedBack` must follow exactly once, when it settles. */
 export function handedOver(): void {
