@@ -29,8 +29,8 @@ export function signToken(signer: Ed25519Signer, claims: Record<string, unknown>
 
 /**
  * The same token, signed off the event loop when other requests are waiting on it and in place
- * otherwise (crypto/offload.ts): for the request paths that sign on every call (verify). Callers
- * that must sign inside a synchronous transaction callback use signToken.
+ * otherwise (crypto/offload.ts): for the request paths that sign on every call (verify, activate).
+ * Callers that must sign inside a synchronous transaction callback use signToken.
  */
 export function signTokenWhenFree(signer: Ed25519Signer, claims: Record<string, unknown>): string | Promise<string> {
   const payload = encodePayload(claims);
