@@ -25,6 +25,9 @@ export interface DbHandle extends Pick<DataStore, "ping" | "close"> {
  */
 const SYNCHRONOUS = "NORMAL";
 
+/** How long a write waits for another process's write lock before SQLITE_BUSY (bun:sqlite waits synchronously). */
+const BUSY_TIMEOUT_MS = 5000;
+
 /** Switches the connection to synchronous=FULL (`durable`) or back to SYNCHRONOUS. */
 export function setDurableCommits(sqlite: Database, durable: boolean): void {
   sqlite.exec(`PRAGMA synchronous = ${durable ? "FULL" : SYNCHRONOUS}`);
@@ -34,7 +37,7 @@ export function openDatabase(path: string): DbHandle {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.exec("PRAGMA journal_mode = WAL");
-  sqlite.exec("PRAGMA busy_timeout = 5000");
+  sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   sqlite.exec("PRAGMA foreign_keys = ON");
   setDurableCommits(sqlite, false);
   const db = drizzle({ client: sqlite, schema }) as Db;
@@ -91,6 +94,26 @@ export function immediate<T>(handle: { sqlite: Database }, fn: () => T, opts: { 
     return tx.immediate();
   } finally {
     setDurableCommits(handle.sqlite, false);
+  }
+}
+
+/**
+ * A best-effort write (a last-seen timestamp) that does not wait for another process's write lock:
+ * false, with nothing written, when the database is locked. bun:sqlite waits for a lock
+ * synchronously, so waiting here would hold up every request of this process for up to
+ * BUSY_TIMEOUT_MS, and then fail the request that only wanted to note a time.
+ */
+export function writeUnlessLocked(sqlite: Database, write: () => void): boolean {
+  sqlite.exec("PRAGMA busy_timeout = 0");
+  try {
+    write();
+    return true;
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_"))) return false;
+    throw error;
+  } finally {
+    sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }
 }
 

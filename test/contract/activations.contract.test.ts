@@ -323,6 +323,46 @@ forEachEngine("ActivationRepo", (engine, open) => {
     expect(await seen()).toEqual(later(7000));
   });
 
+  test("touch does not wait for a writer elsewhere: skipped while the lock is held, written once it is free", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    const id = newId();
+    await insertRows(o, "activations", [{ id, licenseId: license.id, identifier: "d", identifierType: "device", label: null, createdAt: SEED_TIME, lastSeenAt: null }]);
+    const seen = async () => (await repo.listByLicense(license.id))[0]!.lastSeenAt;
+    // Another process (SQLite: a second connection holding the database's write lock) or another
+    // node (PostgreSQL: a transaction holding the activation's row) is in the middle of a write.
+    let release: () => Promise<void>;
+    if (o.sqlite) {
+      const other = new Database(o.sqlite.sqlite.filename);
+      other.exec("BEGIN IMMEDIATE");
+      release = async () => {
+        other.exec("ROLLBACK");
+        other.close();
+      };
+    } else {
+      const reserved = await o.pg!.sql.reserve();
+      await reserved`BEGIN`;
+      await reserved`SELECT id FROM activations WHERE id = ${id} FOR UPDATE`;
+      release = async () => {
+        await reserved`ROLLBACK`;
+        reserved.release();
+      };
+    }
+    try {
+      const started = Date.now();
+      await repo.touch(id, later(5000), later(0));
+      // Neither waited (SQLite's busy timeout is 5 s and then fails; PostgreSQL would wait for good).
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await release();
+    }
+    expect(await seen()).toBeNull();
+    await repo.touch(id, later(6000), later(0));
+    expect(await seen()).toEqual(later(6000));
+    // The connection waits for ordinary writes again (SQLite: busy_timeout restored after the touch).
+    if (o.sqlite) expect(o.sqlite.sqlite.query("PRAGMA busy_timeout").get()).toEqual({ timeout: 5000 });
+  });
+
   test("effects: activate sees both outcomes, deactivate the removed row; a throwing callback undoes the change", async () => {
     await setup();
     const { license } = await seedCatalog(o, { maxActivations: 5 });

@@ -297,11 +297,15 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
       } satisfies VerifyLookup;
     },
     async touch(id, at, notSeenSince) {
-      // Conditional: another node may have just touched it.
+      // Conditional: another node may have just touched it. Skipped while another transaction holds
+      // the row (SKIP LOCKED): a last-seen time is not worth a verify waiting; the next one finds it
+      // still due.
       await autocommitWrite(
         () => client`
         UPDATE activations SET last_seen_at = ${at.toISOString()}::timestamptz
-         WHERE id = ${id} AND (last_seen_at IS NULL OR last_seen_at <= ${notSeenSince.toISOString()}::timestamptz)`,
+         WHERE id = (SELECT a.id FROM activations a
+                      WHERE a.id = ${id} AND (a.last_seen_at IS NULL OR a.last_seen_at <= ${notSeenSince.toISOString()}::timestamptz)
+                      FOR UPDATE SKIP LOCKED)`,
         "skip",
       );
     },

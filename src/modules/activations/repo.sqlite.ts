@@ -1,5 +1,5 @@
 import { and, asc, count, eq, isNull, lte, or, sql } from "drizzle-orm";
-import { immediate, lazyStatement, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, writeUnlessLocked, type DbHandle } from "../../db/client";
 import { activations } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import { hasEffects } from "../outbox/effects";
@@ -187,7 +187,8 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       } satisfies VerifyLookup;
     },
     async touch(id, at, notSeenSince) {
-      p.touch().run({ id, at: at.getTime(), notSeenSince: notSeenSince.getTime() });
+      // Skipped while another process holds the write lock: the next verify finds it still due.
+      writeUnlessLocked(handle.sqlite, () => p.touch().run({ id, at: at.getTime(), notSeenSince: notSeenSince.getTime() }));
     },
     async deactivate(licenseId, identifier, effects) {
       // An identifier that is not activated is answered from a prepared read, without a write

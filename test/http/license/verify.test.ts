@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import postgres from "postgres";
 import { createPublicKey, verify as nodeVerify } from "node:crypto";
 import * as ed from "@noble/ed25519";
 import { createTestApp, type TestApp } from "../../support/app";
@@ -235,6 +237,48 @@ describe("last seen", () => {
     t.clock.advance(1000);
     await post(t, "/license/verify", { license_key: key, identifier: "dev-1" });
     expect(await seen()).toBe(written);
+  });
+});
+
+describe("last seen while another writer holds the lock", () => {
+  test("a verify due to note last seen answers 200 at once and notes it on a later verify", async () => {
+    const { license, key } = await activated();
+    const seen = async () => (await t.deps.repos.activations.listByLicense(license.id))[0]!.lastSeenAt!.getTime();
+    const activatedAt = await seen();
+    t.clock.advance(t.deps.config.lastSeenIntervalSeconds * 1000);
+    // Another process (SQLite: a second connection with the write lock) or node (PostgreSQL: a
+    // transaction holding the activation row) is writing.
+    let release: () => Promise<void>;
+    if (t.engine === "sqlite") {
+      const other = new Database(t.sqlite.sqlite.filename);
+      other.exec("BEGIN IMMEDIATE");
+      release = async () => {
+        other.exec("ROLLBACK");
+        other.close();
+      };
+    } else {
+      const holder = postgres(t.deps.config.databaseUrl!, { max: 1, onnotice: () => {} });
+      const reserved = await holder.reserve();
+      await reserved`BEGIN`;
+      await reserved`SELECT id FROM activations WHERE license_id = ${license.id} FOR UPDATE`;
+      release = async () => {
+        await reserved`ROLLBACK`;
+        reserved.release();
+        await holder.end();
+      };
+    }
+    try {
+      const started = Date.now();
+      const res = await post(t, "/license/verify", { license_key: key, identifier: "dev-1" });
+      expect(res.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await release();
+    }
+    expect(await seen()).toBe(activatedAt);
+    t.clock.advance(1000);
+    expect((await post(t, "/license/verify", { license_key: key, identifier: "dev-1" })).status).toBe(200);
+    expect(await seen()).toBe(t.clock.nowMs());
   });
 });
 
