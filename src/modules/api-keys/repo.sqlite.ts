@@ -1,5 +1,5 @@
 import { desc, eq, sql } from "drizzle-orm";
-import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
+import { lift, immediate, lazyStatement, writeUnlessLocked, type DbHandle } from "../../db/client";
 import { apiKeys } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { Scope } from "../../shared/actor";
@@ -44,7 +44,8 @@ export function createApiKeyRepo(handle: DbHandle): ApiKeyRepo {
       });
     },
     async touch(id, at) {
-      db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run();
+      // Skipped while another process holds the write lock: the key's next use notes it.
+      writeUnlessLocked(handle.sqlite, () => db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run());
     },
   };
 }

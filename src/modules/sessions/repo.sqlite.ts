@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, lte, or, sql, type SQL } from "drizzle-orm";
-import { immediate, lazyStatement, lift, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, lift, writeUnlessLocked, type DbHandle } from "../../db/client";
 import { sessions } from "../../db/schema";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { writeEffects } from "../outbox/write.sqlite";
@@ -33,7 +33,8 @@ export function createSessionRepo(handle: DbHandle): SessionRepo {
     },
     get: lift(get),
     async touch(id, lastSeenAt, idleExpiresAt) {
-      db.update(sessions).set({ lastSeenAt, idleExpiresAt }).where(eq(sessions.id, id)).run();
+      // Skipped while another process holds the write lock: the session's next request slides it.
+      writeUnlessLocked(handle.sqlite, () => db.update(sessions).set({ lastSeenAt, idleExpiresAt }).where(eq(sessions.id, id)).run());
     },
     async revoke(id, effects) {
       return immediate(handle, () => {
