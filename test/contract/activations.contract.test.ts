@@ -2,7 +2,6 @@
 // activate's lookup and deciding on it, verify's one-statement lookup and its plan cache across nodes, conditional touch, deactivate, list order, audited removal; and on
 // PostgreSQL 60 activations from 3 nodes racing for 10 slots.
 import { afterEach, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import type { ActivatedOutcome, Activation, ActivationRepo, NewActivation } from "../../src/modules/activations/repo";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
 import { ClaimLostError } from "../../src/modules/idempotency/repo";
@@ -11,6 +10,7 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, seedPlan, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
+import { writerElsewhere } from "../support/writer-elsewhere";
 import { audited, auditRows, claimState, completion, countRows, pgNodes, seedAddon, seedClaim } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
@@ -96,25 +96,10 @@ forEachEngine("ActivationRepo", (engine, open) => {
     await repo.activate(input(license.id, "dev-1", { at: later(0) }), mustBeActive);
     const quiet = (await repo.lookup(license.keyHash, "dev-1"))!;
     const refused = (await repo.lookup(license.keyHash, "dev-2"))!;
-    // Another process (SQLite: a second connection holding the database's write lock) or another
-    // node (PostgreSQL: a transaction holding the license row's lock) is in the middle of a write.
-    let release: () => Promise<void>;
-    if (o.sqlite) {
-      const other = new Database(o.sqlite.sqlite.filename);
-      other.exec("BEGIN IMMEDIATE");
-      release = async () => {
-        other.exec("ROLLBACK");
-        other.close();
-      };
-    } else {
-      const reserved = await o.pg!.sql.reserve();
-      await reserved`BEGIN`;
-      await reserved`SELECT id FROM licenses WHERE id = ${license.id} FOR UPDATE`;
-      release = async () => {
-        await reserved`ROLLBACK`;
-        reserved.release();
-      };
-    }
+    // Another process (SQLite) or node (PostgreSQL: a transaction holding the license row) is writing.
+    const release = await writerElsewhere(
+      o.sqlite ? { sqliteFile: o.sqlite.sqlite.filename } : { pg: o.pg!.sql, lockRows: (tx) => tx`SELECT id FROM licenses WHERE id = ${license.id} FOR UPDATE` },
+    );
     try {
       const started = Date.now();
       const again = await repo.activate(input(license.id, "dev-1", { at: later(30_000), seenBefore: later(-30_000), seen: quiet }), mustBeActive);
@@ -305,12 +290,17 @@ forEachEngine("ActivationRepo", (engine, open) => {
     expect(await seen()).toEqual({ name: "Pro", graceDays: 7, features: ["b=raw", "c=1"] });
   });
 
-  test("touch sets last_seen_at only when unset or not after notSeenSince", async () => {
-    await setup();
+  /** An activation never seen (last_seen_at null) on a fresh license, and a reader of its last_seen_at. */
+  const neverSeenActivation = async () => {
     const { license } = await seedCatalog(o);
     const id = newId();
     await insertRows(o, "activations", [{ id, licenseId: license.id, identifier: "d", identifierType: "device", label: null, createdAt: SEED_TIME, lastSeenAt: null }]);
-    const seen = async () => (await repo.listByLicense(license.id))[0]!.lastSeenAt;
+    return { id, seen: async () => (await repo.listByLicense(license.id))[0]!.lastSeenAt };
+  };
+
+  test("touch sets last_seen_at only when unset or not after notSeenSince", async () => {
+    await setup();
+    const { id, seen } = await neverSeenActivation();
     await repo.touch(id, later(5000), later(0));
     expect(await seen()).toEqual(later(5000));
     // Touched after notSeenSince by another node: unchanged.
@@ -325,29 +315,11 @@ forEachEngine("ActivationRepo", (engine, open) => {
 
   test("touch does not wait for a writer elsewhere: skipped while the lock is held, written once it is free", async () => {
     await setup();
-    const { license } = await seedCatalog(o);
-    const id = newId();
-    await insertRows(o, "activations", [{ id, licenseId: license.id, identifier: "d", identifierType: "device", label: null, createdAt: SEED_TIME, lastSeenAt: null }]);
-    const seen = async () => (await repo.listByLicense(license.id))[0]!.lastSeenAt;
-    // Another process (SQLite: a second connection holding the database's write lock) or another
-    // node (PostgreSQL: a transaction holding the activation's row) is in the middle of a write.
-    let release: () => Promise<void>;
-    if (o.sqlite) {
-      const other = new Database(o.sqlite.sqlite.filename);
-      other.exec("BEGIN IMMEDIATE");
-      release = async () => {
-        other.exec("ROLLBACK");
-        other.close();
-      };
-    } else {
-      const reserved = await o.pg!.sql.reserve();
-      await reserved`BEGIN`;
-      await reserved`SELECT id FROM activations WHERE id = ${id} FOR UPDATE`;
-      release = async () => {
-        await reserved`ROLLBACK`;
-        reserved.release();
-      };
-    }
+    const { id, seen } = await neverSeenActivation();
+    // Another process (SQLite) or node (PostgreSQL: a transaction holding the activation's row) is writing.
+    const release = await writerElsewhere(
+      o.sqlite ? { sqliteFile: o.sqlite.sqlite.filename } : { pg: o.pg!.sql, lockRows: (tx) => tx`SELECT id FROM activations WHERE id = ${id} FOR UPDATE` },
+    );
     try {
       const started = Date.now();
       await repo.touch(id, later(5000), later(0));

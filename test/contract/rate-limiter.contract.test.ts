@@ -4,6 +4,7 @@
 // statement off most hits far from the limit.
 import { afterEach, expect, test } from "bun:test";
 import { openPostgres, type PgHandle } from "../../src/db/pg";
+import { whileWriterElsewhere } from "../support/writer-elsewhere";
 import { createSqliteRateLimiter } from "../../src/modules/abuse/rate-limit.sqlite";
 import { createPgRateLimiter } from "../../src/repos.pg";
 import { LEASE_DIVISOR } from "../../src/modules/abuse/rate-limit.pg";
@@ -68,6 +69,28 @@ forEachEngine("RateLimiter", (engine, open) => {
     expect(await limiter.prune(W0 + WINDOW)).toBe(2);
     expect(await limiter.prune(W0 + WINDOW + 1)).toBe(1);
   });
+
+  if (engine === "sqlite") {
+    test("a flush while another process holds the write lock returns at once and keeps the hits for the next flush", async () => {
+      await setup();
+      expect(await allowedOf("ip:busy", 3, 100, W0 + 1000)).toBe(3);
+      const stored = () => o.sqlite!.sqlite.query<{ n: number }, [string]>("SELECT coalesce(sum(count), 0) AS n FROM rate_limit_counters WHERE key = ?").get("ip:busy")!.n;
+      await whileWriterElsewhere({ sqliteFile: o.sqlite!.sqlite.filename }, async () => {
+        const started = Date.now();
+        limiter.flush!();
+        // bun:sqlite would have waited the 5 s busy timeout with the process stalled.
+        expect(Date.now() - started).toBeLessThan(1000);
+      });
+      expect(stored()).toBe(0);
+      // Still this node's own: counted in its decisions, and written by the next flush.
+      expect(await allowedOf("ip:busy", 100, 100, W0 + 2000)).toBe(97);
+      limiter.flush!();
+      expect(stored()).toBe(100);
+      // Another node on the same file sees them all.
+      const second = createSqliteRateLimiter(o.sqlite!);
+      expect((await second.hit("ip:busy", 100, WINDOW, W0 + 3000)).allowed).toBe(false);
+    });
+  }
 
   if (engine === "postgres") {
     test("three nodes × 40 concurrent hits at limit 50: exactly 50 allowed", async () => {

@@ -7,7 +7,7 @@
 // ago (their flush, then its read) plus its own. The sliding-window rule itself is
 // shared with the in-process limiter (shared/rate-limiter.ts).
 import { and, eq, lt, sql } from "drizzle-orm";
-import { immediate, lazyStatement, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, writeUnlessLocked, type DbHandle } from "../../db/client";
 import { rateLimitCounters } from "../../db/schema";
 import { slidingWindowDecision, type RateLimiter } from "../../shared/rate-limiter";
 
@@ -112,27 +112,37 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
       return;
     }
     const batch = [...pending.values()];
+    let locked = false;
+    try {
+      // Not while another process holds the write lock: bun:sqlite would wait for it synchronously,
+      // stalling every request of this process; the hits stay pending for the next flush instead.
+      locked = !writeUnlessLocked(handle.sqlite, () =>
+        immediate(handle, () => {
+          for (const p of batch) addStmt().run({ key: p.key, start: p.start, n: p.n });
+          for (const key of new Set(batch.map((p) => p.key))) {
+            const e = entries.get(key);
+            if (!e) continue;
+            e.current = stored(key, e.start);
+            e.previous = stored(key, e.start - e.windowMs);
+            e.readAtMs = latestMs;
+          }
+          // Counters older than two windows weigh nothing any more.
+          pruneStmt().run({ before: latestMs - 2 * longestWindowMs });
+        }),
+      );
+    } catch {
+      // The database is closed (shutdown) or failed otherwise. Every decision here was already
+      // taken; only the other nodes miss these hits.
+    }
+    if (locked) {
+      schedule();
+      return;
+    }
+    // The batch is in the table now (and in the totals just read): no longer this node's own.
     pending.clear();
     for (const p of batch) {
       const e = entries.get(p.key);
       if (e?.own === p) e.own = null;
-    }
-    try {
-      immediate(handle, () => {
-        for (const p of batch) addStmt().run({ key: p.key, start: p.start, n: p.n });
-        for (const key of new Set(batch.map((p) => p.key))) {
-          const e = entries.get(key);
-          if (!e) continue;
-          e.current = stored(key, e.start);
-          e.previous = stored(key, e.start - e.windowMs);
-          e.readAtMs = latestMs;
-        }
-        // Counters older than two windows weigh nothing any more.
-        pruneStmt().run({ before: latestMs - 2 * longestWindowMs });
-      });
-    } catch {
-      // The database is closed (shutdown) or stayed locked past busy_timeout. Every decision here was
-      // already taken; only the other nodes miss these hits.
     }
   };
 

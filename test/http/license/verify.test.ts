@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import postgres from "postgres";
 import { createPublicKey, verify as nodeVerify } from "node:crypto";
 import * as ed from "@noble/ed25519";
@@ -8,6 +7,7 @@ import { attachAddon, catalog, decodeToken, feature, patchLicense, post, quota }
 import { sha256Hex } from "../../../src/crypto/hash";
 import { fingerprint } from "../../../src/crypto/fingerprint";
 import { outstandingSignatures } from "../../../src/crypto/offload";
+import { whileWriterElsewhere } from "../../support/writer-elsewhere";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -246,34 +246,20 @@ describe("last seen while another writer holds the lock", () => {
     const seen = async () => (await t.deps.repos.activations.listByLicense(license.id))[0]!.lastSeenAt!.getTime();
     const activatedAt = await seen();
     t.clock.advance(t.deps.config.lastSeenIntervalSeconds * 1000);
-    // Another process (SQLite: a second connection with the write lock) or node (PostgreSQL: a
-    // transaction holding the activation row) is writing.
-    let release: () => Promise<void>;
-    if (t.engine === "sqlite") {
-      const other = new Database(t.sqlite.sqlite.filename);
-      other.exec("BEGIN IMMEDIATE");
-      release = async () => {
-        other.exec("ROLLBACK");
-        other.close();
-      };
-    } else {
-      const holder = postgres(t.deps.config.databaseUrl!, { max: 1, onnotice: () => {} });
-      const reserved = await holder.reserve();
-      await reserved`BEGIN`;
-      await reserved`SELECT id FROM activations WHERE license_id = ${license.id} FOR UPDATE`;
-      release = async () => {
-        await reserved`ROLLBACK`;
-        reserved.release();
-        await holder.end();
-      };
-    }
+    // Another process (SQLite) or node (PostgreSQL: a transaction holding the activation row) is writing.
+    const holder = t.engine === "sqlite" ? null : postgres(t.deps.config.databaseUrl!, { max: 1, onnotice: () => {} });
     try {
-      const started = Date.now();
-      const res = await post(t, "/license/verify", { license_key: key, identifier: "dev-1" });
-      expect(res.status).toBe(200);
-      expect(Date.now() - started).toBeLessThan(1000);
+      await whileWriterElsewhere(
+        holder ? { pg: holder, lockRows: (tx) => tx`SELECT id FROM activations WHERE license_id = ${license.id} FOR UPDATE` } : { sqliteFile: t.sqlite.sqlite.filename },
+        async () => {
+          const started = Date.now();
+          const res = await post(t, "/license/verify", { license_key: key, identifier: "dev-1" });
+          expect(res.status).toBe(200);
+          expect(Date.now() - started).toBeLessThan(1000);
+        },
+      );
     } finally {
-      await release();
+      await holder?.end();
     }
     expect(await seen()).toBe(activatedAt);
     t.clock.advance(1000);

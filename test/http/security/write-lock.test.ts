@@ -3,9 +3,9 @@
 // process's write lock. bun:sqlite waits for a lock synchronously, so waiting would freeze every
 // request of the process for the busy timeout (5 s) and then fail this one with 503.
 import { afterAll, beforeAll, expect } from "bun:test";
-import { Database } from "bun:sqlite";
 import { createTestApp, sqliteOnlyTest, type TestApp } from "../../support/app";
 import { SESSION_TOUCH_INTERVAL_MS } from "../../../src/modules/sessions/service";
+import { whileWriterElsewhere } from "../../support/writer-elsewhere";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -14,16 +14,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 /** Runs `body` while a second connection (another process, as far as SQLite can tell) holds the write lock. */
-async function whileLocked<T>(body: () => Promise<T>): Promise<T> {
-  const other = new Database(t.sqlite.sqlite.filename);
-  other.exec("BEGIN IMMEDIATE");
-  try {
-    return await body();
-  } finally {
-    other.exec("ROLLBACK");
-    other.close();
-  }
-}
+const whileLocked = <T>(body: () => Promise<T>): Promise<T> => whileWriterElsewhere({ sqliteFile: t.sqlite.sqlite.filename }, body);
 
 const timed = async <T>(body: () => Promise<T>): Promise<{ value: T; ms: number }> => {
   const started = Date.now();
