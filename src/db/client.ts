@@ -26,7 +26,7 @@ export interface DbHandle extends Pick<DataStore, "ping" | "close"> {
 const SYNCHRONOUS = "NORMAL";
 
 /** How long a write waits for another process's write lock before SQLITE_BUSY (bun:sqlite waits synchronously). */
-const BUSY_TIMEOUT_MS = 5000;
+export const BUSY_TIMEOUT_MS = 5000;
 
 /** Switches the connection to synchronous=FULL (`durable`) or back to SYNCHRONOUS. */
 export function setDurableCommits(sqlite: Database, durable: boolean): void {
@@ -98,23 +98,32 @@ export function immediate<T>(handle: { sqlite: Database }, fn: () => T, opts: { 
 }
 
 /**
- * A best-effort write (a last-seen timestamp) that does not wait for another process's write lock:
- * false, with nothing written, when the database is locked. bun:sqlite waits for a lock
- * synchronously, so waiting here would hold up every request of this process for up to
- * BUSY_TIMEOUT_MS, and then fail the request that only wanted to note a time.
+ * Runs `write` without waiting for another process's write lock (busy_timeout 0 for its duration):
+ * null when it ran, or the SQLITE_BUSY error it met instead, with nothing written. bun:sqlite waits
+ * for a lock synchronously, so a wait holds up every request of this process; a caller that can
+ * wait asynchronously (put the write off, answer later) or not at all uses this.
  */
-export function writeUnlessLocked(sqlite: Database, write: () => void): boolean {
+export function writeOrBusy(sqlite: Database, write: () => void): Error | null {
   sqlite.exec("PRAGMA busy_timeout = 0");
   try {
     write();
-    return true;
+    return null;
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
-    if (typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_"))) return false;
+    if (typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_"))) return error as Error;
     throw error;
   } finally {
     sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }
+}
+
+/**
+ * A best-effort write (a last-seen timestamp) that does not wait for another process's write lock:
+ * false, with nothing written, when the database is locked. Waiting would hold up every request of
+ * this process for up to BUSY_TIMEOUT_MS, and then fail the request that only wanted to note a time.
+ */
+export function writeUnlessLocked(sqlite: Database, write: () => void): boolean {
+  return writeOrBusy(sqlite, write) === null;
 }
 
 /**

@@ -12,6 +12,8 @@ import { AppError } from "../../src/shared/errors";
 import { forEachEngine, type Opened } from "./harness";
 import { seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
+import { writerElsewhere } from "../support/writer-elsewhere";
+import { BUSY_TIMEOUT_MS } from "../../src/db/client";
 import { withPgTransaction } from "../../src/db/transaction.pg";
 import { createPgRepos } from "../../src/repos.pg";
 import { audited, auditRows, claimState, completion, countRows, outboxRows, pgNodes, seedClaim, usageEvents } from "./inspect";
@@ -166,6 +168,47 @@ forEachEngine("UsageRepo", (engine, open) => {
       await o.close();
       await expect(pending).rejects.toBeDefined();
     });
+  }
+
+  if (engine === "sqlite") {
+    test("while another process holds the write lock, reports wait without holding up the event loop, and are written once it is free", async () => {
+      await setup();
+      const { license } = await seedCatalog(o);
+      const release = await writerElsewhere({ sqliteFile: o.sqlite!.sqlite.filename });
+      let reports: Promise<ConsumeResult>[];
+      try {
+        reports = [1, 2, 3].map((q) => repo.consume(input(license.id, { quantity: q }), mustBeActive));
+        // The event loop keeps turning (bun:sqlite's own wait would have stalled it for 5 s).
+        const started = Date.now();
+        await Bun.sleep(100);
+        expect(Date.now() - started).toBeLessThan(1000);
+        expect(await repo.used(license.id, "api", "2026-11")).toBe(0);
+      } finally {
+        await release();
+      }
+      expect(await Promise.all(reports)).toEqual([
+        { accepted: true, used: 1 },
+        { accepted: true, used: 3 },
+        { accepted: true, used: 6 },
+      ]);
+      expect(await repo.used(license.id, "api", "2026-11")).toBe(6);
+    });
+
+    test("a lock held past the busy timeout fails the waiting reports as the database being busy, with nothing written", async () => {
+      await setup();
+      const { license } = await seedCatalog(o);
+      const release = await writerElsewhere({ sqliteFile: o.sqlite!.sqlite.filename });
+      try {
+        const started = Date.now();
+        const failed = await repo.consume(input(license.id), mustBeActive).catch((e: unknown) => e);
+        expect(failed).toMatchObject({ code: "SQLITE_BUSY" });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(BUSY_TIMEOUT_MS);
+      } finally {
+        await release();
+      }
+      expect(await repo.used(license.id, "api", "2026-11")).toBe(0);
+      expect(await repo.consume(input(license.id), mustBeActive)).toEqual({ accepted: true, used: 1 });
+    }, 20_000);
   }
 
   test("reset deletes the named counters and audits what it reset", async () => {

@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import { immediate, lazyStatement, type DbHandle } from "../../db/client";
+import { BUSY_TIMEOUT_MS, immediate, lazyStatement, writeOrBusy, type DbHandle } from "../../db/client";
 import { quotaExceededMarks, usageCounters } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
@@ -11,6 +11,8 @@ import { settleEach, type Outcome, type WaitingReport } from "./batch";
 
 /** Reports per transaction at most: bounds how long one batch holds the write lock. */
 const MAX_BATCH = 256;
+/** The longest pause between two tries of a batch while another process holds the write lock. */
+const LOCK_RETRY_MAX_MS = 50;
 
 export function createUsageRepo(handle: DbHandle): UsageRepo {
   const { db } = handle;
@@ -84,6 +86,8 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
   // Across processes nothing changes: a batch holds SQLite's write lock like a single report did.
   const waiting: WaitingReport[] = [];
   let scheduled = false;
+  /** How long the head batch has waited for another process's write lock (the sum of its retry delays). */
+  let lockWaitMs = 0;
   const schedule = (delayMs: number) => {
     if (scheduled) return;
     scheduled = true;
@@ -104,24 +108,45 @@ export function createUsageRepo(handle: DbHandle): UsageRepo {
     }
     if (busy) return schedule(1);
     const batch = waiting.splice(0, MAX_BATCH);
-    if (waiting.length > 0) schedule(0);
     const outcomes: Outcome[] = [];
+    let locked: Error | null;
     try {
-      immediate(handle, () => {
-        for (const p of batch) {
-          try {
-            outcomes.push({ ok: savepoint(() => one(p)) });
-          } catch (error) {
-            outcomes.push({ error });
+      // Without waiting for another process's write lock (bun:sqlite would wait synchronously, with
+      // every request of this process on hold): while it is held, the batch waits here instead,
+      // asynchronously, retried with a growing delay, for as long as busy_timeout would have waited.
+      locked = writeOrBusy(handle.sqlite, () =>
+        immediate(handle, () => {
+          for (const p of batch) {
+            try {
+              outcomes.push({ ok: savepoint(() => one(p)) });
+            } catch (error) {
+              outcomes.push({ error });
+            }
           }
-        }
-      });
+        }),
+      );
     } catch (error) {
-      // BEGIN or COMMIT failed (the lock stayed taken past busy_timeout, the disk): nothing of the
-      // batch was written.
+      // BEGIN or COMMIT failed otherwise (the disk, a closed database): nothing of the batch was written.
       for (const p of batch) p.reject(error);
+      if (waiting.length > 0) schedule(0);
       return;
     }
+    if (locked) {
+      if (lockWaitMs >= BUSY_TIMEOUT_MS) {
+        // As long as busy_timeout: answered as the database being unavailable (503), as before.
+        lockWaitMs = 0;
+        for (const p of batch) p.reject(locked);
+        if (waiting.length > 0) schedule(0);
+        return;
+      }
+      waiting.unshift(...batch);
+      const delay = Math.min(LOCK_RETRY_MAX_MS, Math.max(1, lockWaitMs));
+      lockWaitMs += delay;
+      schedule(delay);
+      return;
+    }
+    lockWaitMs = 0;
+    if (waiting.length > 0) schedule(0);
     settleEach(batch, outcomes);
   }
   /** A nested bun:sqlite transaction is a SAVEPOINT: rolled back alone when `fn` throws. */
