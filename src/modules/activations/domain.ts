@@ -3,7 +3,9 @@ import { DAY } from "../../shared/clock";
 import type { TokenClaims } from "../../crypto/token";
 import { fingerprint } from "../../crypto/fingerprint";
 import type { LicenseAccess } from "../license-api/repo";
-import type { Activation, NewActivation } from "./repo";
+import type { Effects } from "../outbox/effects";
+import { hasEffects } from "../outbox/effects";
+import type { ActivatedOutcome, ActivateOutcome, Activation, NewActivation } from "./repo";
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -61,4 +63,40 @@ export function reactivated(existing: Activation, input: Pick<NewActivation, "la
   const label = input.label ?? existing.label;
   const due = input.seenBefore === undefined || existing.lastSeenAt === null || existing.lastSeenAt.getTime() <= input.seenBefore.getTime();
   return { activation: { ...existing, label, lastSeenAt: due ? input.at : existing.lastSeenAt }, changed: due || label !== existing.label };
+}
+
+/**
+ * What activate can decide on a consistent read of the license, the identifier's activation and the
+ * slots taken, before any write (both engines; the read is one statement on each):
+ * - `answer`: a refusal for lack of slots, or a re-activation with nothing to write (label and
+ *   last_seen unchanged, no effects, no Idempotency outcome to store). `check` throws the other
+ *   refusals (an unknown or unusable license);
+ * - `slot`: the identifier needs a new slot: only the engine's locked write path may take it;
+ * - `reactivate`: a re-activation with something to write (`activation` as it will be stored, with
+ *   its effects computed once).
+ */
+export type ReadDecision =
+  | { kind: "answer"; outcome: ActivateOutcome }
+  | { kind: "slot" }
+  | { kind: "reactivate"; outcome: ActivatedOutcome; existing: Activation; effects: Effects | undefined };
+
+export function decideOnRead(
+  input: Pick<NewActivation, "label" | "at" | "seenBefore">,
+  current: LicenseAccess | null,
+  existing: Activation | null,
+  count: number,
+  check: (current: LicenseAccess | null) => void,
+  storesOutcome: boolean,
+  effects?: (outcome: ActivatedOutcome) => Effects,
+): ReadDecision {
+  check(current);
+  const access = current!;
+  const max = access.plan.maxActivations;
+  if (!existing) return max !== null && count >= max ? { kind: "answer", outcome: { kind: "limit", max } } : { kind: "slot" };
+  // Re-activation takes no slot (spec: Activation table); it refreshes the label and, when due, last_seen.
+  const { activation, changed } = reactivated(existing, input);
+  const outcome: ActivatedOutcome = { kind: "already_activated", activation, access };
+  const effs = effects?.(outcome);
+  if (!changed && !storesOutcome && !(effs && hasEffects(effs))) return { kind: "answer", outcome };
+  return { kind: "reactivate", outcome, existing, effects: effs };
 }

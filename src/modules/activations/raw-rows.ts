@@ -1,6 +1,7 @@
 // The identifier's activation as both engines' one-statement lookups (activate's read) return it:
 // its columns beside the license's, all null when the identifier is not activated on the license.
 import type { Activation, IdentifierType } from "./repo";
+import { msDate } from "../license-api/raw-rows";
 
 export interface RawLookupActivation {
   /** The license's id. */
@@ -22,6 +23,6 @@ export function lookedUpActivation(row: RawLookupActivation, identifier: string)
     identifierType: row.identifier_type!,
     label: row.label,
     createdAt: new Date(row.created_at!),
-    lastSeenAt: row.last_seen_at === null ? null : new Date(row.last_seen_at),
+    lastSeenAt: msDate(row.last_seen_at),
   };
 }

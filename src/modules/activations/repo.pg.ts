@@ -15,7 +15,7 @@ import type { FeatureGrant } from "../entitlements/repo";
 import { newId } from "../../shared/ids";
 import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
 import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationLookup, ActivationRepo, NewActivation, VerifyLookup } from "./repo";
-import { reactivated } from "./domain";
+import { decideOnRead, reactivated } from "./domain";
 
 /** Lock-free rounds of activate() before it falls back to the license row lock (a license changing under it each time). */
 const LOCK_FREE_ATTEMPTS = 3;
@@ -175,23 +175,19 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
     record?: Recorder<ActivatedOutcome>,
     effects?: (outcome: ActivatedOutcome) => Effects,
   ): Promise<Decision> => {
-    check(current);
-    const max = current!.plan.maxActivations;
-    if (!existing) return max !== null && activationCount >= max ? { kind: "limit", max } : "lock";
-    // Re-activation takes no slot (spec: Activation table); it refreshes the label and, when due,
-    // last_seen. The write is conditional on the activation's label being the one read, so the
-    // outcome is exactly the one `effects` and `record` see.
-    const { activation, changed } = reactivated(existing, input);
-    const outcome: ActivatedOutcome = { kind: "already_activated", activation, access: current! };
-    const effs = effects?.(outcome);
+    const d = decideOnRead(input, current, existing, activationCount, check, record !== undefined, effects);
+    if (d.kind === "answer") return d.outcome;
+    if (d.kind === "slot") return "lock";
+    // A re-activation with something to write: one statement, conditional on the activation's label
+    // being the one read, so the outcome is exactly the one `effects` and `record` see.
+    const { outcome, effects: effs } = d;
+    const activation = outcome.activation;
     const plain = !record && !(effs && hasEffects(effs));
-    // Nothing to write (the common repeat activation): the committed read decides, as verify's does.
-    if (plain && !changed) return outcome;
     const params = {
-      id: existing.id,
+      id: d.existing.id,
       label: activation.label,
       at: (activation.lastSeenAt ?? input.at).toISOString(),
-      seenLabel: existing.label,
+      seenLabel: d.existing.label,
       licenseId: input.licenseId,
       version,
     };

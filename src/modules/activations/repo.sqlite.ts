@@ -2,7 +2,6 @@ import { and, asc, count, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { immediate, lazyStatement, writeUnlessLocked, type DbHandle } from "../../db/client";
 import { activations } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
-import { hasEffects } from "../outbox/effects";
 import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import { createGrantReaders } from "../entitlements/repo.sqlite";
 import type { FeatureGrant } from "../entitlements/repo";
@@ -11,9 +10,9 @@ import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
 import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
-import { rawLicense, type RawLicenseRow } from "../license-api/raw-rows";
+import { msDate, rawLicense, type RawLicenseRow } from "../license-api/raw-rows";
 import { lookedUpActivation, type RawLookupActivation } from "./raw-rows";
-import { reactivated } from "./domain";
+import { decideOnRead, reactivated } from "./domain";
 
 export function createActivationRepo(handle: DbHandle): ActivationRepo {
   const { db } = handle;
@@ -117,16 +116,8 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       // goes through the IMMEDIATE transaction below, which reads again under the write lock.
       const seen = input.seen;
       if (seen?.snapshot && seen.access.license.id === input.licenseId && (seen.existing?.identifier ?? input.identifier) === input.identifier) {
-        check(seen.access);
-        const max = seen.access.plan.maxActivations;
-        if (!seen.existing) {
-          if (max !== null && seen.count >= max) return { kind: "limit", max };
-        } else {
-          const { activation, changed } = reactivated(seen.existing, input);
-          const outcome: ActivatedOutcome = { kind: "already_activated", activation, access: seen.access };
-          const effs = effects?.(outcome);
-          if (!changed && !record && !(effs && hasEffects(effs))) return outcome;
-        }
+        const d = decideOnRead(input, seen.access, seen.existing, seen.count, check, record !== undefined, effects);
+        if (d.kind === "answer") return d.outcome;
       }
       return immediate(handle, (): ActivateOutcome => {
         const current = access.findById(input.licenseId);
@@ -182,7 +173,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       return {
         license: rawLicense(row),
         plan: cached.plan,
-        activation: { id: row.activation_id, lastSeenAt: row.last_seen_at === null ? null : new Date(row.last_seen_at) },
+        activation: { id: row.activation_id, lastSeenAt: msDate(row.last_seen_at) },
         grants: row.addon_count > 0 ? [...cached.grants, ...grantReaders.addonGrants(row.id)] : cached.grants,
       } satisfies VerifyLookup;
     },
