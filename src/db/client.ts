@@ -6,6 +6,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import * as schema from "./schema";
 import type { DataStore } from "./store";
+import { isSqliteBusyCode } from "./errors";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
@@ -110,7 +111,7 @@ export function writeOrBusy(sqlite: Database, write: () => void): Error | null {
     return null;
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
-    if (typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_"))) return error as Error;
+    if (typeof code === "string" && isSqliteBusyCode(code)) return error as Error;
     throw error;
   } finally {
     sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);

@@ -101,9 +101,13 @@ function isUnavailableCode(code: string): boolean {
     code === "25P03" ||
     code === "57014" ||
     code === "25006" ||
-    code === "SQLITE_BUSY" ||
-    code.startsWith("SQLITE_BUSY_")
+    isSqliteBusyCode(code)
   );
+}
+
+/** SQLite's "the write lock is held by another connection" (SQLITE_BUSY and its extended codes). */
+export function isSqliteBusyCode(code: string): boolean {
+  return code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_");
 }
 
 /**
