@@ -1,34 +1,25 @@
 // JobLeaseRepo on PostgreSQL: each claim is one INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING.
 // The conflicting row is locked and the WHERE is evaluated on its latest committed version, so of
 // several nodes racing for one slot exactly one gets a row back (no advisory locks: DECISIONS).
-import { and, eq, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { PgHandle } from "../db/pg";
 import { autocommitWrite } from "../db/serializable.pg";
 import { jobLeases } from "../db/schema-pg";
 import type { JobLease, JobLeaseRepo } from "./lease";
+import { claimUpsert } from "../db/lease-claim";
 
 export function createJobLeaseRepoPg(handle: PgHandle): JobLeaseRepo {
   const { db } = handle;
-  const free = (now: Date) => or(isNull(jobLeases.leaseUntil), lte(jobLeases.leaseUntil, now));
   const upsert = async (name: string, owner: string, slot: Date | null, leaseUntil: Date, now: Date) => {
+    const claim = claimUpsert(jobLeases, name, owner, slot, leaseUntil, now);
     // Nodes race for a slot's lease at the same moment: under a REPEATABLE READ or SERIALIZABLE
     // default the losers' upserts fail with 40001, and run again they see the winner's row and lose.
     const rows = await autocommitWrite(
       () =>
         db
           .insert(jobLeases)
-          .values({ name, owner, leaseUntil, fence: 1, lastSlotAt: slot, lastStartedAt: now })
-          .onConflictDoUpdate({
-            target: jobLeases.name,
-            set: {
-              owner,
-              leaseUntil,
-              fence: sql`${jobLeases.fence} + 1`,
-              ...(slot ? { lastSlotAt: slot } : {}),
-              lastStartedAt: now,
-            },
-            setWhere: slot ? and(free(now), or(isNull(jobLeases.lastSlotAt), lt(jobLeases.lastSlotAt, slot))) : free(now),
-          })
+          .values(claim.values)
+          .onConflictDoUpdate({ target: jobLeases.name, set: claim.set, setWhere: claim.setWhere })
           .returning({ fence: jobLeases.fence }),
       "retry",
     );

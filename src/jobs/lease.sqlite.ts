@@ -1,28 +1,19 @@
 // JobLeaseRepo on SQLite: each claim is one upsert statement (SQLite runs it under its single write
 // lock, so two processes on one file cannot both satisfy the condition).
-import { and, asc, eq, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { DbHandle } from "../db/client";
 import { jobLeases } from "../db/schema";
 import type { JobLease, JobLeaseRepo } from "./lease";
+import { claimUpsert } from "../db/lease-claim";
 
 export function createJobLeaseRepo(handle: DbHandle): JobLeaseRepo {
   const { db } = handle;
-  const free = (now: Date) => or(isNull(jobLeases.leaseUntil), lte(jobLeases.leaseUntil, now));
   const upsert = (name: string, owner: string, slot: Date | null, leaseUntil: Date, now: Date) => {
+    const claim = claimUpsert(jobLeases, name, owner, slot, leaseUntil, now);
     const row = db
       .insert(jobLeases)
-      .values({ name, owner, leaseUntil, fence: 1, lastSlotAt: slot, lastStartedAt: now })
-      .onConflictDoUpdate({
-        target: jobLeases.name,
-        set: {
-          owner,
-          leaseUntil,
-          fence: sql`${jobLeases.fence} + 1`,
-          ...(slot ? { lastSlotAt: slot } : {}),
-          lastStartedAt: now,
-        },
-        setWhere: slot ? and(free(now), or(isNull(jobLeases.lastSlotAt), lt(jobLeases.lastSlotAt, slot))) : free(now),
-      })
+      .values(claim.values)
+      .onConflictDoUpdate({ target: jobLeases.name, set: claim.set, setWhere: claim.setWhere })
       .returning({ fence: jobLeases.fence })
       .get();
     return row ? { fence: row.fence } : null;
