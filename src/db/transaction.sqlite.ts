@@ -3,6 +3,8 @@
 // rows, or failing to start their own). The gate makes them wait: Deps gets gated repositories,
 // the transaction's callback gets the ungated ones. SQLite has one writer per file anyway, so
 // queueing writers here costs no concurrency; readers wait only while a transaction is open.
+// The callback itself must not wait here (it would wait for itself): a gated repository or a
+// nested transaction called from it is refused first (db/transaction-scope.ts).
 import { setDurableCommits, type DbHandle } from "./client";
 
 export interface SqliteGate {
