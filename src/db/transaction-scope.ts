@@ -10,6 +10,7 @@
 // every repository call is one getStore().
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { DataStore, EngineStore, Tx, TxParts } from "./store";
+import { wrapRepoMethods } from "./wrap-repos";
 
 /** A programming error: code inside a transaction's callback reached outside the transaction. */
 export class TransactionScopeError extends Error {
@@ -28,27 +29,13 @@ export function createTransactionScope(store: EngineStore, parts: Omit<TxParts, 
   const refusal = (what: string, advice: string) =>
     new TransactionScopeError(`${what} called inside deps.db.transaction: ${advice} (the callback's tx.repos)`);
 
-  const guardRepo = (repoName: string, repo: object): object => {
-    const out: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(repo)) {
-      if (typeof value !== "function") {
-        out[name] = value;
-        continue;
-      }
-      const method = value as (...args: unknown[]) => unknown;
-      out[name] = (...args: unknown[]) =>
-        scopes.getStore()?.open
-          ? Promise.reject(refusal(`deps.repos.${repoName}.${name}`, "use the transaction's repositories"))
-          : method.apply(repo, args);
-    }
-    return out;
-  };
-
   return {
     guard<R extends object>(repos: R): R {
-      const out: Record<string, unknown> = {};
-      for (const [name, repo] of Object.entries(repos)) out[name] = typeof repo === "object" && repo !== null ? guardRepo(name, repo) : repo;
-      return out as R;
+      return wrapRepoMethods(repos, (method, repo, repoName, methodName) => (...args) =>
+        scopes.getStore()?.open
+          ? Promise.reject(refusal(`deps.repos.${repoName}.${methodName}`, "use the transaction's repositories"))
+          : method.apply(repo, args),
+      );
     },
     transaction(fn, opts) {
       // SQLite: the nested one would queue behind this one forever; PostgreSQL: another connection.

@@ -8,6 +8,8 @@ import { newId } from "../../src/shared/ids";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import type { Product } from "../../src/modules/products/repo";
 import type { Effects } from "../../src/modules/outbox/effects";
+import type { Tx } from "../../src/db/store";
+import { TransactionScopeError } from "../../src/db/transaction-scope";
 
 for (const engine of engines()) {
   describe(`DataStore.transaction [${engine}]`, () => {
@@ -94,46 +96,40 @@ for (const engine of engines()) {
     // Issue 25 point 6: Deps' repositories wait for the transaction on SQLite (the callback never
     // returned) and use another connection on PostgreSQL. Called from inside the callback they now
     // refuse at once; the short timeouts make a hang fail instead of stall.
-    test("a Deps repository called inside the callback refuses at once, and the transaction rolls back", async () => {
-      const a = product();
-      const b = product();
+    /** Writes `a` through the transaction, then runs `reach` inside it: the error it ends with; `a` rolled back. */
+    const refusal = async (a: Product, reach: (tx: Tx) => Promise<unknown>): Promise<Error> => {
       const err = await t.deps.db
         .transaction(async (tx) => {
           await tx.repos.products.create(a, audit(a));
-          await t.deps.repos.products.create(b, audit(b)); // the wrong repositories
-          return "unreachable";
+          return await reach(tx);
         })
         .catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(Error);
-      expect((err as Error).message).toContain("deps.repos.products.create called inside deps.db.transaction");
+      expect(err).toBeInstanceOf(TransactionScopeError);
       expect(await t.deps.repos.products.findById(a.id)).toBeNull();
+      return err as Error;
+    };
+
+    test("a Deps repository called inside the callback refuses at once, and the transaction rolls back", async () => {
+      const b = product();
+      const err = await refusal(product(), () => t.deps.repos.products.create(b, audit(b))); // the wrong repositories
+      expect(err.message).toContain("deps.repos.products.create called inside deps.db.transaction: use the transaction's repositories");
       expect(await t.deps.repos.products.findById(b.id)).toBeNull();
     }, 3000);
 
-    test("a Deps repository called from a nested step of the callback (a closure over deps) refuses too", async () => {
+    test("a Deps repository called from a later step of the callback (a closure over deps) refuses too", async () => {
       const a = product();
       const readOutside = () => t.deps.repos.products.findById(a.id);
-      const err = await t.deps.db
-        .transaction(async (tx) => {
-          await tx.repos.products.create(a, audit(a));
-          await Bun.sleep(1);
-          return await Promise.all([readOutside()]);
-        })
-        .catch((e: unknown) => e);
-      expect((err as Error).message).toContain("deps.repos.products.findById called inside deps.db.transaction");
-      expect(await t.deps.repos.products.findById(a.id)).toBeNull();
+      const err = await refusal(a, async () => {
+        await Bun.sleep(1);
+        return await Promise.all([readOutside()]);
+      });
+      expect(err.message).toContain("deps.repos.products.findById called inside deps.db.transaction");
     }, 3000);
 
     test("a transaction opened inside the callback refuses at once instead of deadlocking", async () => {
       const a = product();
-      const err = await t.deps.db
-        .transaction(async (tx) => {
-          await tx.repos.products.create(a, audit(a));
-          return await t.deps.db.transaction((inner) => inner.repos.products.findById(a.id));
-        })
-        .catch((e: unknown) => e);
-      expect((err as Error).message).toContain("deps.db.transaction called inside deps.db.transaction");
-      expect(await t.deps.repos.products.findById(a.id)).toBeNull();
+      const err = await refusal(a, () => t.deps.db.transaction((inner) => inner.repos.products.findById(a.id)));
+      expect(err.message).toContain("deps.db.transaction called inside deps.db.transaction: transactions do not nest");
     }, 3000);
 
     test("other requests keep using Deps' repositories while a transaction is open, and afterwards the callback's leftovers may too", async () => {
