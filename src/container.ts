@@ -4,9 +4,9 @@ import { watchClockSkew } from "./db/clock-skew";
 import type { Config } from "./config";
 import type { Deps, Repos } from "./deps";
 import { openDatabase, type DbHandle } from "./db/client";
-import type { DataStore } from "./db/store";
+import type { DataStore, EngineParts, EngineStore } from "./db/store";
 import { createSqliteGate } from "./db/transaction.sqlite";
-import type { EngineParts } from "./db/store";
+import { createTransactionScope } from "./db/transaction-scope";
 import { runMigrations } from "./db/migrate";
 import type { Clock } from "./shared/clock";
 import type { Logger } from "./shared/logger";
@@ -82,7 +82,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
   };
 }
 
-const sqliteHandles = new WeakMap<DataStore, DbHandle>();
+const sqliteHandles = new WeakMap<DataStore | EngineStore, DbHandle>();
 
 /** The SQLite connection behind a store (backup, tests inspecting rows); null on PostgreSQL. */
 export function sqliteHandleOf(store: DataStore): DbHandle | null {
@@ -97,8 +97,11 @@ async function assemble(
   engine: EngineParts,
 ): Promise<Deps> {
   const secrets = secretsFromMaster(loadMasterKey(config, logger));
+  // Deps' repositories refuse inside a transaction's callback, which gets its own (db/transaction-scope.ts).
+  const scope = createTransactionScope(engine.store, { clock, config, secrets, logger });
+  const repos = scope.guard(engine.repos);
   const tokenKeys = await createTokenKeyring({
-    repo: engine.repos.signingKeys,
+    repo: repos.signingKeys,
     secrets,
     clock,
     configuredSeedHex: config.licenseSigningKeyHex,
@@ -110,7 +113,7 @@ async function assemble(
   const db: DataStore = {
     engine: engine.store.engine,
     ping: () => engine.store.ping(),
-    transaction: (fn, opts) => engine.store.transaction(fn, opts),
+    transaction: scope.transaction,
     close: async () => {
       tokenKeys.stop();
       clockWatch?.stop();
@@ -127,11 +130,11 @@ async function assemble(
     logger,
     db,
     secrets,
-    repos: engine.repos,
+    repos,
     tokenKeys,
     storage,
     rateLimiter: engine.rateLimiter,
-    outboxHandlers: { email: createEmailHandler({ config, secrets, logger, context: () => loadEmailRenderContext(engine.repos) }) },
+    outboxHandlers: { email: createEmailHandler({ config, secrets, logger, context: () => loadEmailRenderContext(repos) }) },
     outboxNudge,
     resolveHost: systemResolver,
     stripe: config.stripe ? createStripeClient(config.stripe) : null,
@@ -168,7 +171,7 @@ export async function createDeps(config: Readonly<Config>, clock: Clock, logger:
     // Deps' repositories wait while a DataStore.transaction is open (one connection per process).
     const gate = createSqliteGate(db);
     const repos = createSqliteRepos(db);
-    const store: DataStore = {
+    const store: EngineStore = {
       engine: "sqlite",
       ping: () => db.ping(),
       close: () => db.close(),

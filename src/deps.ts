@@ -76,8 +76,10 @@ export interface Deps {
   config: Readonly<Config>;
   clock: Clock;
   logger: Logger;
+  /** transaction(fn): `fn` gets a Tx (db/store.ts), the only repositories to use inside it. */
   db: DataStore;
   secrets: Secrets;
+  /** Outside transactions only: called inside a transaction's callback they refuse (db/transaction-scope.ts). */
   repos: Repos;
   tokenKeys: TokenKeyring;
   rateLimiter: RateLimiter;

@@ -3,7 +3,7 @@
 import { measureClockSkew } from "./db/clock-skew";
 import { assertSupportedServer, openPostgres, type PgHandle, type TransactionTimeouts } from "./db/pg";
 import { runPgMigrations } from "./db/migrate.pg";
-import type { DataStore, EngineParts } from "./db/store";
+import type { EngineParts, EngineStore } from "./db/store";
 import { withPgTransaction } from "./db/transaction.pg";
 import type { Repos } from "./deps";
 import { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
@@ -60,7 +60,7 @@ export async function openPgEngine(
     await migrator.close();
   }
   const pg = openPostgres(url, { max: poolSize, ...limits });
-  const store: DataStore = {
+  const store: EngineStore = {
     engine: "postgres",
     ping: () => pg.ping(),
     close: () => pg.close(),

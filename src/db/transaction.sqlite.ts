@@ -3,7 +3,10 @@
 // rows, or failing to start their own). The gate makes them wait: Deps gets gated repositories,
 // the transaction's callback gets the ungated ones. SQLite has one writer per file anyway, so
 // queueing writers here costs no concurrency; readers wait only while a transaction is open.
+// The callback itself must not wait here (it would wait for itself): a gated repository or a
+// nested transaction called from it is refused first (db/transaction-scope.ts).
 import { setDurableCommits, type DbHandle } from "./client";
+import { wrapRepoMethods } from "./wrap-repos";
 
 export interface SqliteGate {
   /** Wraps every method of every repository so that it waits while a transaction is open. */
@@ -23,25 +26,13 @@ export function createSqliteGate(handle: DbHandle): SqliteGate {
   const waitWhileOpen = async () => {
     while (open) await idle;
   };
-  const gateRepo = <R extends object>(repo: R): R => {
-    const out: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(repo)) {
-      if (typeof value !== "function") {
-        out[name] = value;
-        continue;
-      }
-      const method = value as (...args: unknown[]) => unknown;
-      // No transaction open (the usual case): the call goes straight through, no extra tick.
-      out[name] = (...args: unknown[]) => (open ? waitWhileOpen().then(() => method.apply(repo, args)) : method.apply(repo, args));
-    }
-    return out as R;
-  };
 
   return {
     gate<R extends object>(repos: R): R {
-      const out: Record<string, unknown> = {};
-      for (const [name, repo] of Object.entries(repos)) out[name] = typeof repo === "object" && repo !== null ? gateRepo(repo) : repo;
-      return out as R;
+      return wrapRepoMethods(repos, (method, repo) => (...args) =>
+        // No transaction open (the usual case): the call goes straight through, no extra tick.
+        open ? waitWhileOpen().then(() => method.apply(repo, args)) : method.apply(repo, args),
+      );
     },
     run<T>(fn: () => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
       const turn = queue.then(async () => {

@@ -8,6 +8,8 @@ import { newId } from "../../src/shared/ids";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import type { Product } from "../../src/modules/products/repo";
 import type { Effects } from "../../src/modules/outbox/effects";
+import type { Tx } from "../../src/db/store";
+import { TransactionScopeError } from "../../src/db/transaction-scope";
 
 for (const engine of engines()) {
   describe(`DataStore.transaction [${engine}]`, () => {
@@ -35,7 +37,7 @@ for (const engine of engines()) {
     test("commits what its repositories wrote when the callback resolves", async () => {
       const a = product();
       const b = product();
-      const out = await t.deps.db.transaction(async (r) => {
+      const out = await t.deps.db.transaction(async ({ repos: r }) => {
         await r.products.create(a, audit(a));
         await r.products.create(b, audit(b));
         return "done";
@@ -50,7 +52,7 @@ for (const engine of engines()) {
       const a = product();
       const failure = new Error("refused halfway");
       const err = await t.deps.db
-        .transaction(async (r) => {
+        .transaction(async ({ repos: r }) => {
           await r.products.create(a, audit(a));
           // update() runs its own transaction: inside this one it is a savepoint, undone with it.
           await r.products.update(a.id, { name: "Renamed" }, t.clock.now(), audit(a));
@@ -67,7 +69,7 @@ for (const engine of engines()) {
       let release!: () => void;
       const latch = new Promise<void>((r) => (release = r));
       let committed = false;
-      const tx = t.deps.db.transaction(async (r) => {
+      const tx = t.deps.db.transaction(async ({ repos: r }) => {
         await r.products.create(a, audit(a));
         await latch;
       }).then(() => (committed = true));
@@ -91,6 +93,68 @@ for (const engine of engines()) {
       expect(await t.deps.repos.products.findById(a.id)).not.toBeNull();
     });
 
+    // Issue 25 point 6: Deps' repositories wait for the transaction on SQLite (the callback never
+    // returned) and use another connection on PostgreSQL. Called from inside the callback they now
+    // refuse at once; the short timeouts make a hang fail instead of stall.
+    /** Writes `a` through the transaction, then runs `reach` inside it: the error it ends with; `a` rolled back. */
+    const refusal = async (a: Product, reach: (tx: Tx) => Promise<unknown>): Promise<Error> => {
+      const err = await t.deps.db
+        .transaction(async (tx) => {
+          await tx.repos.products.create(a, audit(a));
+          return await reach(tx);
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransactionScopeError);
+      expect(await t.deps.repos.products.findById(a.id)).toBeNull();
+      return err as Error;
+    };
+
+    test("a Deps repository called inside the callback refuses at once, and the transaction rolls back", async () => {
+      const b = product();
+      const err = await refusal(product(), () => t.deps.repos.products.create(b, audit(b))); // the wrong repositories
+      expect(err.message).toContain("deps.repos.products.create called inside deps.db.transaction: use the transaction's repositories");
+      expect(await t.deps.repos.products.findById(b.id)).toBeNull();
+    }, 3000);
+
+    test("a Deps repository called from a later step of the callback (a closure over deps) refuses too", async () => {
+      const a = product();
+      const readOutside = () => t.deps.repos.products.findById(a.id);
+      const err = await refusal(a, async () => {
+        await Bun.sleep(1);
+        return await Promise.all([readOutside()]);
+      });
+      expect(err.message).toContain("deps.repos.products.findById called inside deps.db.transaction");
+    }, 3000);
+
+    test("a transaction opened inside the callback refuses at once instead of deadlocking", async () => {
+      const a = product();
+      const err = await refusal(a, () => t.deps.db.transaction((inner) => inner.repos.products.findById(a.id)));
+      expect(err.message).toContain("deps.db.transaction called inside deps.db.transaction: transactions do not nest");
+    }, 3000);
+
+    test("other requests keep using Deps' repositories while a transaction is open, and afterwards the callback's leftovers may too", async () => {
+      const a = product();
+      const b = product();
+      let release!: () => void;
+      const latch = new Promise<void>((r) => (release = r));
+      let later: (() => Promise<Product | null>) | null = null;
+      const tx = t.deps.db.transaction(async ({ repos: r }) => {
+        await r.products.create(a, audit(a));
+        // Work the callback leaves behind runs in its async context after the commit: no longer refused.
+        later = () => t.deps.repos.products.findById(a.id);
+        await latch;
+      });
+      await Bun.sleep(20);
+      // Another async context (another request): it waits on SQLite, runs on another connection on PostgreSQL.
+      const other = t.deps.repos.products.create(b, audit(b));
+      await Bun.sleep(20);
+      release();
+      await tx;
+      expect((await other).id).toBe(b.id);
+      expect((await t.deps.repos.products.findById(b.id))?.slug).toBe(b.slug);
+      expect((await later!())?.id).toBe(a.id);
+    }, 5000);
+
     if (engine === "sqlite") {
       // One writer per file: transactions queue, so a read-modify-write inside one loses no update.
       test("transactions run one after the other: ten read-modify-writes keep all ten changes", async () => {
@@ -98,7 +162,7 @@ for (const engine of engines()) {
         await t.deps.repos.products.create(a, audit(a));
         await Promise.all(
           Array.from({ length: 10 }, (_, i) =>
-            t.deps.db.transaction(async (r) => {
+            t.deps.db.transaction(async ({ repos: r }) => {
               const current = (await r.products.findById(a.id))!;
               await Bun.sleep(1); // yield inside the transaction: nothing else may interleave
               await r.products.update(a.id, { name: `${current.name}+${i}` }, t.clock.now(), audit(a));
@@ -114,7 +178,7 @@ for (const engine of engines()) {
         ? "the SERIALIZABLE-only write (settings) refuses to run inside it instead of running weaker"
         : "a settings update inside it commits with it",
       async () => {
-        const run = t.deps.db.transaction((r) =>
+        const run = t.deps.db.transaction(({ repos: r }) =>
           r.settings.update({ vendor_name: "Inside" }, t.clock.now(), () => ({ audit: { actor: SYSTEM_ACTOR, action: "settings.update", entityType: "settings", entityId: null, productId: null, changes: null, at: t.clock.now() } })),
         );
         if (engine === "postgres") {

@@ -162,7 +162,7 @@ export async function createTestApp(
     apiKey,
     origin: new URL(config.baseUrl).origin,
     async signIn(email, o = {}) {
-      const { user, setCookie } = await openSession(deps, deps.repos, { email, method: "dev", ip: "127.0.0.1", userAgent: "test" });
+      const { user, setCookie } = await deps.db.transaction((tx) => openSession(tx, { email, method: "dev", ip: "127.0.0.1", userAgent: "test" }));
       if (o.role !== undefined) {
         await deps.repos.users.setRole(user.id, o.role, {});
       }

@@ -102,7 +102,7 @@ export async function finishSignIn(
     deps.logger.info("oauth sign-in refused: no verified email", { provider: provider.id, reason: verdict.refused });
     throw new AppError("OAUTH_EMAIL_UNVERIFIED", { details: { reason: verdict.refused } });
   }
-  const { setCookie } = await deps.db.transaction((repos) => signIn(deps, repos, {
+  const { setCookie } = await deps.db.transaction((tx) => signIn(tx, {
     email: verdict.email,
     method: `oauth:${provider.id}`,
     ip: input.ip,

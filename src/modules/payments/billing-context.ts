@@ -15,5 +15,5 @@ export const eventTime = (ctx: BillingEventContext): Date => new Date(ctx.event.
  * link and payment rows) and never deadlock on PostgreSQL. SQLite runs one writer at a time.
  */
 export async function lockLicense(ctx: BillingEventContext, licenseId: string): Promise<License | null> {
-  return await ctx.repos.licenses.mutate(licenseId, () => ({}), ctx.at, () => ({}));
+  return await ctx.tx.repos.licenses.mutate(licenseId, () => ({}), ctx.at, () => ({}));
 }

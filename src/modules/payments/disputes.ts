@@ -68,12 +68,12 @@ async function invoiceOfIntent(deps: Deps, paymentIntentId: string | null): Prom
 async function lockedPayment(ctx: BillingEventContext, paymentIntentId: string | null): Promise<{ payment: Payment; license: License } | string> {
   if (!paymentIntentId) return UNKNOWN_PAYMENT;
   const invoiceId = (ctx.prepared as Prepared | undefined)?.invoiceId ?? null;
-  const found = (await ctx.repos.payments.findPaymentByIntent(paymentIntentId)) ?? (invoiceId ? await ctx.repos.payments.findPaymentByInvoice(invoiceId) : null);
+  const found = (await ctx.tx.repos.payments.findPaymentByIntent(paymentIntentId)) ?? (invoiceId ? await ctx.tx.repos.payments.findPaymentByInvoice(invoiceId) : null);
   if (!found) return UNKNOWN_PAYMENT;
   const license = await lockLicense(ctx, found.licenseId);
   if (!license) return "ignored_license_missing";
   // Read again under the license's lock: another event of this license may have changed it meanwhile.
-  const payment = (await ctx.repos.payments.listPayments(found.licenseId)).find((p) => p.id === found.id);
+  const payment = (await ctx.tx.repos.payments.listPayments(found.licenseId)).find((p) => p.id === found.id);
   if (!payment) return UNKNOWN_PAYMENT;
   return { payment, license };
 }
@@ -102,7 +102,7 @@ async function transitionLicense(
 ): Promise<boolean> {
   let changed = false;
   let kind: "suspend" | "reinstate" | "revoke" | null = null;
-  await ctx.repos.licenses.mutate(
+  await ctx.tx.repos.licenses.mutate(
     licenseId,
     (current) => {
       const decided = decide(current);
@@ -149,7 +149,7 @@ export async function disputeCreated(ctx: BillingEventContext): Promise<string> 
   if (!open && payment.disputeStatus !== null && payment.stripeDisputeId === dispute.id) return "ignored_already_closed";
   if (open) {
     // Another dispute of the same payment while one is open: the license stays as the first left it.
-    await ctx.repos.payments.setDispute(payment.id, payment.disputeStatus!, dispute.id);
+    await ctx.tx.repos.payments.setDispute(payment.id, payment.disputeStatus!, dispute.id);
     return "dispute_recorded";
   }
   const suspended =
@@ -161,7 +161,7 @@ export async function disputeCreated(ctx: BillingEventContext): Promise<string> 
       (current) => (USABLE_STATUSES.includes(current.status) ? { patch: transition(current, "suspend"), transition: "suspend" } : { patch: {}, transition: null }),
       { dispute: disputeDetails(payment, dispute) },
     ));
-  await ctx.repos.payments.setDispute(payment.id, suspended ? "open_suspended" : "open", dispute.id);
+  await ctx.tx.repos.payments.setDispute(payment.id, suspended ? "open_suspended" : "open", dispute.id);
   return suspended ? "suspended" : "dispute_recorded";
 }
 
@@ -187,7 +187,7 @@ export async function disputeClosed(ctx: BillingEventContext): Promise<string> {
   if (won) {
     // Only a suspension this dispute made is lifted: an admin's own suspension stays.
     const ours = same && payment.disputeStatus === "open_suspended";
-    await ctx.repos.payments.setDispute(payment.id, "won", dispute.id);
+    await ctx.tx.repos.payments.setDispute(payment.id, "won", dispute.id);
     if (!ours || license.status !== "suspended") return "dispute_won";
     const reinstated = await transitionLicense(
       ctx,
@@ -199,7 +199,7 @@ export async function disputeClosed(ctx: BillingEventContext): Promise<string> {
     return reinstated ? "reinstated" : "dispute_won";
   }
 
-  await ctx.repos.payments.setDispute(payment.id, "lost", dispute.id);
+  await ctx.tx.repos.payments.setDispute(payment.id, "lost", dispute.id);
   if (license.status === "revoked") return "dispute_lost";
   await transitionLicense(ctx, license.id, "license.dispute_revoke", (current) => ({ patch: revokePatch(current), transition: "revoke" }), details, {
     clearActivations: true,
@@ -221,7 +221,7 @@ export async function chargeRefunded(ctx: BillingEventContext): Promise<string> 
   const { payment, license } = found;
   if (payment.refundState !== null) return "already_recorded";
   if (!charge.refunded) return "ignored_partial_refund";
-  if (!(await ctx.repos.payments.completeRefund(payment.id, charge.latestRefundId, ctx.at))) return "already_recorded";
+  if (!(await ctx.tx.repos.payments.completeRefund(payment.id, charge.latestRefundId, ctx.at))) return "already_recorded";
   // The same revoke, audit action and event as POST /admin/licenses/{id}/refund (refund.ts).
   await transitionLicense(
     ctx,

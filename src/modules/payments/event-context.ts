@@ -1,13 +1,16 @@
 // The shapes Stripe event handlers share (handlers.ts is the registry; webhook.ts runs them).
 import type Stripe from "stripe";
-import type { Deps, Repos } from "../../deps";
+import type { Deps } from "../../deps";
+import type { Tx } from "../../db/store";
 import type { Actor } from "../../shared/actor";
 import { SYSTEM_ACTOR } from "../../shared/actor";
 
 export interface StripeHandlerContext<P = unknown> {
-  deps: Deps;
-  /** Repositories bound to the event's transaction: use only these for reads and writes. */
-  repos: Repos;
+  /**
+   * The event's transaction: its repositories for every read and write, and what else a handler
+   * may use inside it. Not Deps: Deps' repositories and Stripe are outside the transaction.
+   */
+  tx: Tx;
   event: Stripe.Event;
   /** When Keyward processes the event (the clock's now; not the event's `created`). */
   at: Date;

@@ -10,8 +10,9 @@
 // route answers 5xx so Stripe redelivers).
 //
 // Handlers must not call Stripe: they run inside a database transaction (DECISIONS: Payments).
-// A handler that needs Stripe data reads it in `prepare`, which runs before the transaction (and
-// only when the event id is not recorded yet) and must not write anything.
+// Their context carries the transaction (`ctx.tx`: its repositories, clock, config, secrets), not
+// Deps. A handler that needs Stripe data reads it in `prepare`, which runs before the transaction
+// (and only when the event id is not recorded yet), gets Deps, and must not write anything.
 //
 // checkout.session.completed is dispatched once more, on the session's metadata.keyward_kind
 // (set when Keyward created the session): CHECKOUT_KINDS below.

@@ -81,16 +81,17 @@ export interface PurchaseIssue {
  * gets none (null: updates for as long as it is valid).
  */
 export async function issuePurchasedLicense(ctx: BillingEventContext, p: PurchaseIssue): Promise<{ license: License; link: BillingLink }> {
-  const { deps, repos, at } = ctx;
+  const { tx, at } = ctx;
+  const { repos } = tx;
   const product = await repos.products.findById(p.plan.productId);
   const supportUntil = p.plan.licenseType === "perpetual" && p.plan.supportDays > 0 ? new Date(at.getTime() + p.plan.supportDays * DAY) : null;
   const { license, key } = buildLicense(
-    deps,
+    tx,
     p.plan,
     { productId: p.plan.productId, email: p.email, status: p.status, validUntil: p.validUntil, supportUntil },
     at,
   );
-  const email = licensePurchasedEmail(deps.secrets, { license, licenseKey: key, productName: product?.name ?? "", planName: p.plan.name, at });
+  const email = licensePurchasedEmail(tx.secrets, { license, licenseKey: key, productName: product?.name ?? "", planName: p.plan.name, at });
   const created = await repos.licenses.create(license, [], { ...issueEffects(ctx.actor, license, [], at), emails: [email] });
   const link = await repos.payments.upsertLink({
     licenseId: created.id,
@@ -122,7 +123,7 @@ export async function claimPurchaseIssue(
 ): Promise<{ link: BillingLink | null; mayIssue: boolean }> {
   const link = await find();
   if (link) return { link, mayIssue: false };
-  if (await ctx.repos.payments.claimEvent(`keyward:purchase:${key}`, "keyward.purchase_issue", "issued", ctx.at)) return { link: null, mayIssue: true };
+  if (await ctx.tx.repos.payments.claimEvent(`keyward:purchase:${key}`, "keyward.purchase_issue", "issued", ctx.at)) return { link: null, mayIssue: true };
   return { link: await find(), mayIssue: false };
 }
 
@@ -134,7 +135,7 @@ export async function claimPurchaseIssue(
  * event issued, issues nothing more ("ignored_already_issued" / "linked").
  */
 export async function purchaseCompleted(ctx: BillingEventContext): Promise<string> {
-  const { repos, at } = ctx;
+  const { tx: { repos }, at } = ctx;
   const session = readCheckoutSession(ctx.event.data.object);
   if (!session) return "ignored_malformed";
   const meta = purchaseMetadata(session.metadata);

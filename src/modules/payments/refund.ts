@@ -115,7 +115,7 @@ export async function refundLicense(deps: Deps, actor: Actor, licenseId: string)
   }
 
   const at = deps.clock.now();
-  const revoked = await deps.db.transaction(async (repos) => {
+  const revoked = await deps.db.transaction(async ({ repos }) => {
     if (!(await repos.payments.completeRefund(last.id, refundId, at))) return null; // another request recorded it
     return await repos.licenses.mutate(license.id, revokePatch, at, (before, patch) => ({
       audit: {

@@ -40,7 +40,8 @@ export function checkoutLicenseId(session: Stripe.Checkout.Session): string | nu
  * earlier event). Never creates a license.
  */
 export async function applySupportRenewal(ctx: StripeHandlerContext): Promise<string> {
-  const { repos, event, at, deps } = ctx;
+  const { tx, event, at } = ctx;
+  const { repos } = tx;
   const session = checkoutSession(event);
   // "no_payment_required": a 100 % discount the vendor granted; the renewal is still bought.
   if (session.payment_status !== "paid" && session.payment_status !== "no_payment_required") return "ignored_unpaid";
@@ -107,7 +108,7 @@ export async function applySupportRenewal(ctx: StripeHandlerContext): Promise<st
       return {
         audit: audit(before, after.supportUntil, outcome),
         events: [licenseSupportRenewed(before, after, at)],
-        emails: [supportRenewedEmail(deps.secrets, { before, after, productName: product?.name ?? "", planName: plan?.name ?? "", at })],
+        emails: [supportRenewedEmail(tx.secrets, { before, after, productName: product?.name ?? "", planName: plan?.name ?? "", at })],
       };
     },
   );

@@ -48,7 +48,7 @@ interface BillingChange {
  * writes the patch with its audit row and event, and advances the link. Returns the outcome.
  */
 async function applyBilling(ctx: BillingEventContext, link: BillingLink, change: BillingChange): Promise<string> {
-  const { repos, at } = ctx;
+  const { tx: { repos }, at } = ctx;
   const stamp = eventTime(ctx);
   // The license row lock first (lockLicense); the link is read after it.
   const locked = await lockLicense(ctx, link.licenseId);
@@ -129,7 +129,7 @@ async function linkOrIssue(
   subscriptionId: string,
   issue: { metadata: Record<string, string>; email: string | null; customerId: string | null; status: BillingStatus | null; validUntil: Date | null; subscriptionStatus: string | null } | null,
 ): Promise<{ link: BillingLink; issued: boolean } | null> {
-  const find = () => ctx.repos.payments.findLinkBySubscription(subscriptionId);
+  const find = () => ctx.tx.repos.payments.findLinkBySubscription(subscriptionId);
   const link = await find();
   if (link) return { link, issued: false };
   const meta = issue && purchaseMetadata(issue.metadata);
@@ -137,7 +137,7 @@ async function linkOrIssue(
   if (issue.status !== "active" && issue.status !== "trialing") return null;
   const email = meta.email ?? issue.email;
   if (!email) return null;
-  const plan = await ctx.repos.plans.findById(meta.planId);
+  const plan = await ctx.tx.repos.plans.findById(meta.planId);
   if (!plan) return null;
   // Another event of the same purchase may be issuing it right now (claimPurchaseIssue).
   const claim = await claimPurchaseIssue(ctx, subscriptionId, find);
@@ -179,7 +179,7 @@ export async function invoicePaid(ctx: BillingEventContext): Promise<string> {
   let recorded = false;
   if (paid) {
     await lockLicense(ctx, link.licenseId);
-    recorded = await ctx.repos.payments.recordPayment({
+    recorded = await ctx.tx.repos.payments.recordPayment({
       id: newId(),
       licenseId: link.licenseId,
       // The first invoice pays for the purchase itself (checkout.session.completed records the same one).
@@ -213,7 +213,7 @@ export async function invoicePaymentFailed(ctx: BillingEventContext): Promise<st
   const invoice = readInvoice(ctx.event.data.object);
   if (!invoice) return "ignored_malformed";
   if (!invoice.subscriptionId) return "ignored_not_subscription_invoice";
-  const link = await ctx.repos.payments.findLinkBySubscription(invoice.subscriptionId);
+  const link = await ctx.tx.repos.payments.findLinkBySubscription(invoice.subscriptionId);
   if (!link) return UNKNOWN_SUBSCRIPTION;
   return await applyBilling(ctx, link, {
     to: () => "past_due",
@@ -254,7 +254,7 @@ export async function subscriptionChanged(ctx: BillingEventContext): Promise<str
 export async function subscriptionDeleted(ctx: BillingEventContext): Promise<string> {
   const sub = readSubscription(ctx.event.data.object);
   if (!sub) return "ignored_malformed";
-  const link = await ctx.repos.payments.findLinkBySubscription(sub.id);
+  const link = await ctx.tx.repos.payments.findLinkBySubscription(sub.id);
   if (!link) return UNKNOWN_SUBSCRIPTION;
   return await applyBilling(ctx, link, {
     to: () => "canceled",

@@ -49,13 +49,13 @@ export async function processStripeEvent(deps: Deps, event: Stripe.Event, opts: 
   // A handler's Stripe reads happen here, outside the transaction (DECISIONS: Payments).
   const prepared = handler && typeof handler !== "function" ? await handler.prepare({ deps, event }) : undefined;
   const at = deps.clock.now();
-  const result = await deps.db.transaction(async (repos): Promise<StripeEventResult> => {
-    if (!(await repos.payments.claimEvent(event.id, event.type, "processing", at))) {
-      return { duplicate: true, outcome: (await repos.payments.eventOutcome(event.id)) ?? "processing" };
+  const result = await deps.db.transaction(async (tx): Promise<StripeEventResult> => {
+    if (!(await tx.repos.payments.claimEvent(event.id, event.type, "processing", at))) {
+      return { duplicate: true, outcome: (await tx.repos.payments.eventOutcome(event.id)) ?? "processing" };
     }
-    const ctx = { deps, repos, event, at, prepared, actor: { ...STRIPE_ACTOR, requestId: opts.requestId ?? null } };
+    const ctx = { tx, event, at, prepared, actor: { ...STRIPE_ACTOR, requestId: opts.requestId ?? null } };
     const outcome = handler === null ? "ignored" : typeof handler === "function" ? await handler(ctx) : await handler.apply(ctx);
-    await repos.payments.setEventOutcome(event.id, outcome);
+    await tx.repos.payments.setEventOutcome(event.id, outcome);
     return { duplicate: false, outcome };
     // Stripe never redelivers an event once answered 200: the commit must survive a power cut first.
   }, { durable: true });

@@ -216,14 +216,15 @@ export async function acceptInvite(deps: Deps, input: AcceptInviteInput): Promis
   if (!INVITE_TOKEN_PATTERN.test(token)) throw inviteInvalid();
   const hash = inviteTokenHash(deps, token);
   const now = deps.clock.now();
-  const accepted = await deps.db.transaction(async (repos): Promise<AcceptedInvite | null> => {
+  const accepted = await deps.db.transaction(async (tx): Promise<AcceptedInvite | null> => {
+    const { repos } = tx;
     const claimed = await repos.seats.claimInvite(hash, now);
     if (!claimed) return null;
     if (claimed.inviteExpiresAt === null || claimed.inviteExpiresAt.getTime() <= now.getTime()) return null;
     const license = await repos.licenses.findById(claimed.licenseId);
     const plan = license && (await repos.plans.findById(license.planId));
     if (!license || !plan || !isUsable(license, plan.graceDays, now)) return null;
-    const { user, setCookie } = await signIn(deps, repos, { email: claimed.email, method: "invite", ip: input.ip, userAgent: input.userAgent });
+    const { user, setCookie } = await signIn(tx, { email: claimed.email, method: "invite", ip: input.ip, userAgent: input.userAgent });
     const actor: Actor = { type: "session", id: user.id, scopes: new Set(), productId: null, ip: input.ip, requestId: input.requestId };
     const seat = await repos.seats.accept(claimed.id, user.id, now, (s) => ({
       audit: {

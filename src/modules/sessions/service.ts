@@ -1,7 +1,8 @@
 // Sessions (DECISIONS: Sessions and sign-in): a random opaque token in the `session` cookie, stored
 // only as a keyed hash; 7 days idle expiry slid forward while used, 30 days absolute.
 import { randomBytes } from "node:crypto";
-import type { Deps, Repos } from "../../deps";
+import type { Deps } from "../../deps";
+import type { Tx } from "../../db/store";
 import { hmacSha256Hex } from "../../crypto/hash";
 import { DAY, MINUTE } from "../../shared/clock";
 import { newId } from "../../shared/ids";
@@ -51,22 +52,22 @@ export function sessionTokenFrom(cookieHeader: string | null): string | null {
 }
 
 /**
- * Creates the user when missing and opens a session, through `repos`: pass a transaction's
- * repositories (deps.db.transaction), so the user, the session and the sign-in time are written
- * together, or as part of a larger change (invite acceptance). Returns the user and the Set-Cookie value.
+ * Creates the user when missing and opens a session, inside a transaction (deps.db.transaction), so
+ * the user, the session and the sign-in time are written together, or as part of a larger change
+ * (invite acceptance). Returns the user and the Set-Cookie value.
  */
 export async function signIn(
-  deps: Pick<Deps, "clock" | "secrets" | "config">,
-  repos: Pick<Repos, "users" | "sessions">,
+  tx: Tx,
   input: { email: string; method: SignInMethod; ip: string | null; userAgent: string | null },
 ): Promise<{ user: User; session: Session; setCookie: string }> {
-  const now = deps.clock.now();
+  const { repos } = tx;
+  const now = tx.clock.now();
   const user = await repos.users.ensure(normalizeEmail(input.email), now);
   const token = randomBytes(32).toString("base64url");
   const absolute = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
   const session = await repos.sessions.create({
     id: newId(),
-    tokenHash: sessionTokenHash(deps, token),
+    tokenHash: sessionTokenHash(tx, token),
     userId: user.id,
     method: input.method,
     ip: input.ip,
@@ -77,7 +78,7 @@ export async function signIn(
     absoluteExpiresAt: absolute,
   });
   await repos.users.touchSignIn(user.id, now);
-  return { user: { ...user, lastSignInAt: now }, session, setCookie: sessionCookie(deps, token, Math.floor(SESSION_ABSOLUTE_MS / 1000)) };
+  return { user: { ...user, lastSignInAt: now }, session, setCookie: sessionCookie(tx, token, Math.floor(SESSION_ABSOLUTE_MS / 1000)) };
 }
 
 export function sessionAlive(session: Pick<Session, "idleExpiresAt" | "absoluteExpiresAt">, now: Date): boolean {

@@ -73,11 +73,11 @@ export async function verifySignInCode(
   await limit(deps, `sign-in-guess:email:${email}`, CODE_GUESSES_PER_ADDRESS);
   const verdict = await deps.repos.signInCodes.check(email, signInCodeHash(deps, email, input.code), deps.clock.now(), CODE_MAX_ATTEMPTS);
   if (verdict !== "ok") throw new AppError("SIGN_IN_CODE_INVALID");
-  return deps.db.transaction((repos) => signIn(deps, repos, { email, method: "otp", ip: input.ip, userAgent: input.userAgent }));
+  return deps.db.transaction((tx) => signIn(tx, { email, method: "otp", ip: input.ip, userAgent: input.userAgent }));
 }
 
 /** DEV_LOGIN=true only (the route is not mounted otherwise): signs any address in without proof. */
 export async function devLogin(deps: Deps, input: { email: string; ip: string; userAgent: string | null }) {
   if (!deps.config.devLogin || deps.config.nodeEnv === "production") throw new AppError("NOT_FOUND");
-  return deps.db.transaction((repos) => signIn(deps, repos, { email: input.email, method: "dev", ip: input.ip, userAgent: input.userAgent }));
+  return deps.db.transaction((tx) => signIn(tx, { email: input.email, method: "dev", ip: input.ip, userAgent: input.userAgent }));
 }

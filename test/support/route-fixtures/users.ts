@@ -4,7 +4,7 @@ import { signIn } from "../../../src/modules/sessions/service";
 
 // Users and sessions are system-wide: admin only (reads also `read`), never a product-bound key.
 const freshUser = async (t: import("../app").TestApp) =>
-  (await signIn(t.deps, t.deps.repos, { email: `u-${randomUUID()}@example.com`, method: "dev", ip: null, userAgent: null })).user;
+  (await t.deps.db.transaction((tx) => signIn(tx, { email: `u-${randomUUID()}@example.com`, method: "dev", ip: null, userAgent: null }))).user;
 
 export default {
   "GET /api/v1/admin/users": { scopes: [], productScoped: false, build: () => ({ query: { limit: "5" } }) },
@@ -30,7 +30,7 @@ export default {
     scopes: [],
     productScoped: false,
     build: async ({ t }) => {
-      const { session } = await signIn(t.deps, t.deps.repos, { email: `s-${randomUUID()}@example.com`, method: "dev", ip: null, userAgent: null });
+      const { session } = await t.deps.db.transaction((tx) => signIn(tx, { email: `s-${randomUUID()}@example.com`, method: "dev", ip: null, userAgent: null }));
       return { params: { id: session.id } };
     },
   },
