@@ -126,8 +126,8 @@ describe("email one-time code", () => {
     await deliver();
     expect(smtp.received.length).toBe(before + 1);
     expect(smtp.received.at(-1)!.envelope.to).toEqual([ownerEmail.toLowerCase()]);
-    const rows = await t.exec<{ status: string }>("SELECT status FROM outbox WHERE kind = 'email' AND payload LIKE $1", [`%${nobody}%`]);
-    expect(rows.map((r) => r.status)).toEqual(["logged"]);
+    const listed = await t.request("GET", `${V1}/admin/emails?to=${encodeURIComponent(nobody)}`);
+    expect(listed.body.data.items.map((e: { template: string; status: string }) => [e.template, e.status])).toEqual([["sign_in_code", "logged"]]);
   });
 
   test("a wrong code is refused; after 5 wrong attempts even the right code is refused", async () => {
