@@ -150,9 +150,9 @@ forEachEngine("People repositories", (engine, open) => {
     expect(await repos.signInCodes.put(code("new", "h2"), { replaces: "old", cap: { max: 20, since: new Date(AT.getTime() - HOUR) } }, {})).toBe("ok");
     expect(await repos.signInCodes.check("old", "h1", AT, 5)).toBe("invalid");
     expect(await repos.signInCodes.check("new", "h2", AT, 5)).toBe("ok");
-    // Spent and replaced codes count: 2 made, cap 3 allows one more, then "flooded" writes nothing.
+    // Spent and replaced codes count: 2 made, cap 3 allows one more, then the refusal (with the oldest code's time) writes nothing.
     expect(await repos.signInCodes.put(code("third", "h3"), cap(3), { emails: [{ template: "sign_in_code", to: "c@example.com", data: {}, at: AT }] })).toBe("ok");
-    expect(await repos.signInCodes.put(code("fourth", "h4"), cap(3), { emails: [{ template: "sign_in_code", to: "c@example.com", data: {}, at: AT }] })).toBe("flooded");
+    expect(await repos.signInCodes.put(code("fourth", "h4"), cap(3), { emails: [{ template: "sign_in_code", to: "c@example.com", data: {}, at: AT }] })).toEqual({ floodedSince: AT });
     expect((await readRows(o, "signInCodes")).length).toBe(3);
     expect((await readRows(o, "outbox")).length).toBe(1);
     // Another address has its own count; codes older than `since` do not count.

@@ -1,4 +1,4 @@
-import { and, count, eq, gt, lte } from "drizzle-orm";
+import { and, count, eq, gt, lte, min } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { serializable } from "../../db/serializable.pg";
 import { signInCodes } from "../../db/schema-pg";
@@ -15,8 +15,8 @@ export function createSignInCodeRepoPg(handle: PgHandle): SignInCodeRepo {
       // read is stale only if another inserted meanwhile, and then it is aborted and run again; the
       // cap holds exactly.
       return await serializable(db, async (tx) => {
-        const [made] = await tx.select({ n: count() }).from(signInCodes).where(and(eq(signInCodes.email, code.email), gt(signInCodes.createdAt, cap.since)));
-        if ((made?.n ?? 0) >= cap.max) return "flooded" as const;
+        const [made] = await tx.select({ n: count(), oldest: min(signInCodes.createdAt) }).from(signInCodes).where(and(eq(signInCodes.email, code.email), gt(signInCodes.createdAt, cap.since)));
+        if (made && made.n >= cap.max && made.oldest) return { floodedSince: made.oldest };
         if (replaces !== null) await tx.update(signInCodes).set({ expiresAt: code.createdAt }).where(eq(signInCodes.attemptHash, replaces));
         await tx.insert(signInCodes).values({ ...code, attempts: 0 });
         await writeEffectsPg(tx, effects);

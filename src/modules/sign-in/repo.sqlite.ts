@@ -1,4 +1,4 @@
-import { and, count, eq, gt, lte } from "drizzle-orm";
+import { and, count, eq, gt, lte, min } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
 import { signInCodes } from "../../db/schema";
 import { constantTimeEqual } from "../../crypto/hash";
@@ -11,8 +11,8 @@ export function createSignInCodeRepo(handle: DbHandle): SignInCodeRepo {
   return {
     async put(code, { replaces, cap }, effects) {
       return immediate(handle, () => {
-        const [made] = db.select({ n: count() }).from(signInCodes).where(and(eq(signInCodes.email, code.email), gt(signInCodes.createdAt, cap.since))).all();
-        if ((made?.n ?? 0) >= cap.max) return "flooded" as const;
+        const [made] = db.select({ n: count(), oldest: min(signInCodes.createdAt) }).from(signInCodes).where(and(eq(signInCodes.email, code.email), gt(signInCodes.createdAt, cap.since))).all();
+        if (made && made.n >= cap.max && made.oldest) return { floodedSince: made.oldest };
         if (replaces !== null) db.update(signInCodes).set({ expiresAt: code.createdAt }).where(eq(signInCodes.attemptHash, replaces)).run();
         db.insert(signInCodes).values({ ...code, attempts: 0 }).run();
         writeEffects(db, effects);

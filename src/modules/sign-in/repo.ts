@@ -23,11 +23,11 @@ export interface CodeFloodCap {
 export interface SignInCodeRepo {
   /**
    * One atomic change: unless `cap.max` codes were created for the address since `cap.since`
-   * ("flooded": nothing is written), ends the attempt `replaces` (the same browser's previous one;
+   * (then nothing is written, and the answer says when the oldest of them was created), ends the attempt `replaces` (the same browser's previous one;
    * it still counts for the cap), stores the new attempt's code, and writes its effects (the email
    * carrying the code).
    */
-  put(code: NewSignInCode, opts: { replaces: string | null; cap: CodeFloodCap }, effects: Effects): Promise<"ok" | "flooded">;
+  put(code: NewSignInCode, opts: { replaces: string | null; cap: CodeFloodCap }, effects: Effects): Promise<"ok" | { floodedSince: Date }>;
   /**
    * One atomic check of one attempt's code: a live code with attempts left whose hash matches is
    * spent ("ok"); a mismatch counts an attempt; no such attempt, an expired, spent or exhausted one

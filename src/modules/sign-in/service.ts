@@ -86,7 +86,11 @@ export async function requestSignInCode(deps: Deps, input: { email: string; ip: 
     { emails: [mail] },
   );
   // The cap counts codes of unknown addresses alike, so this 429 tells nothing about the address.
-  if (put === "flooded") throw tooMany(Math.ceil(CODE_FLOOD_WINDOW_MS / 1000 / CODES_PER_ADDRESS), "Too many sign-in codes were sent to this address; try again later.");
+  // Room comes back when the oldest counted code leaves the window.
+  if (put !== "ok") {
+    const wait = put.floodedSince.getTime() + CODE_FLOOD_WINDOW_MS - now.getTime();
+    throw tooMany(Math.max(1, Math.ceil(wait / 1000)), "Too many sign-in codes were asked for this address; try again later.");
+  }
   // Committed: deliver now rather than at the next scheduled pass (a code is waited for).
   deps.outboxNudge.nudge();
   return { setCookie: setAttemptCookie(token, attemptCookieScope(deps.config.baseUrl)) };
