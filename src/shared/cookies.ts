@@ -24,3 +24,8 @@ export function cookieScope(baseUrl: string, routesPath: string): CookieScope {
   const url = new URL(baseUrl);
   return { path: `${url.pathname.replace(/\/+$/, "")}${routesPath}`, secure: url.protocol === "https:" };
 }
+
+/** The Set-Cookie value of an HttpOnly cookie limited to `scope`; Max-Age=0 clears it. */
+export function scopedCookie(name: string, value: string, maxAgeSeconds: number, scope: CookieScope, sameSite: "Lax" | "Strict"): string {
+  return `${name}=${value}; Path=${scope.path}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=${sameSite}${scope.secure ? "; Secure" : ""}`;
+}

@@ -1,7 +1,7 @@
 // Pure rules of the OAuth / OpenID Connect sign-in (docs/sign-in.md): where the flow may return to,
 // the flow cookie's shape, and which provider answers name a verified email address.
 import { MINUTE } from "../../shared/clock";
-import { cookieScope, type CookieScope } from "../../shared/cookies";
+import { cookieScope, scopedCookie, type CookieScope } from "../../shared/cookies";
 
 /** The three providers Keyward knows (DECISIONS: Sessions and sign-in). */
 export const PROVIDER_IDS = ["github", "google", "oidc"] as const;
@@ -60,16 +60,12 @@ export function flowCookieScope(baseUrl: string): CookieScope {
 
 // SameSite=Lax, not Strict: the callback is a top-level navigation from the provider's site, and a
 // Strict cookie would not be sent with it. HttpOnly: scripts never see the sealed flow.
-function flowCookie(value: string, maxAgeSeconds: number, scope: CookieScope): string {
-  return `${FLOW_COOKIE}=${value}; Path=${scope.path}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${scope.secure ? "; Secure" : ""}`;
-}
-
 export function setFlowCookie(sealed: string, scope: CookieScope): string {
-  return flowCookie(sealed, FLOW_TTL_MS / 1000, scope);
+  return scopedCookie(FLOW_COOKIE, sealed, FLOW_TTL_MS / 1000, scope, "Lax");
 }
 
 export function clearFlowCookie(scope: CookieScope): string {
-  return flowCookie("", 0, scope);
+  return scopedCookie(FLOW_COOKIE, "", 0, scope, "Lax");
 }
 
 /** What a provider said about the account's email. */

@@ -1,7 +1,7 @@
 // Pure rules of the email one-time code (docs/sign-in.md): its lifetime and limits, and the
 // sign-in-attempt cookie that binds a code to the browser that asked for it.
 import { HOUR, MINUTE } from "../../shared/clock";
-import { cookieScope, type CookieScope } from "../../shared/cookies";
+import { cookieScope, scopedCookie, type CookieScope } from "../../shared/cookies";
 
 export const CODE_TTL_MS = 10 * MINUTE;
 /** Wrong guesses one attempt allows; then its code is dead (only that attempt's). */
@@ -34,14 +34,10 @@ export function attemptCookieScope(baseUrl: string): CookieScope {
 // SameSite=Strict: the code is only ever entered on Keyward's own page, so the cookie never needs
 // to travel with a request another site started. HttpOnly: scripts never see it. It lasts as long as
 // the code it names.
-function attemptCookie(value: string, maxAgeSeconds: number, scope: CookieScope): string {
-  return `${ATTEMPT_COOKIE}=${value}; Path=${scope.path}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${scope.secure ? "; Secure" : ""}`;
-}
-
 export function setAttemptCookie(token: string, scope: CookieScope): string {
-  return attemptCookie(token, CODE_TTL_MS / 1000, scope);
+  return scopedCookie(ATTEMPT_COOKIE, token, CODE_TTL_MS / 1000, scope, "Strict");
 }
 
 export function clearAttemptCookie(scope: CookieScope): string {
-  return attemptCookie("", 0, scope);
+  return scopedCookie(ATTEMPT_COOKIE, "", 0, scope, "Strict");
 }

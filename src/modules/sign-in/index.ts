@@ -46,7 +46,7 @@ export function signInRoutes(deps: Deps) {
           userAgent: request.headers.get("user-agent"),
           cookie: request.headers.get("cookie"),
         });
-        set.headers["set-cookie"] = [out.setCookie, out.clearAttemptCookie] as unknown as string;
+        set.headers["set-cookie"] = [out.setCookie, out.clearAttemptCookie];
         return ok(presentMe(out, deps.config));
       },
       {
