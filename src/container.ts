@@ -39,6 +39,7 @@ import { createSessionRepo } from "./modules/sessions/repo.sqlite";
 import { createSignInCodeRepo } from "./modules/sign-in/repo.sqlite";
 import { createOutboxNudger } from "./modules/outbox/nudge";
 import { createEmailHandler } from "./modules/email/handler";
+import { maySignIn } from "./modules/sign-in/service";
 import { loadEmailRenderContext } from "./modules/email/context";
 import { createLifecycleRepo } from "./modules/lifecycle/repo.sqlite";
 import { createEmailTemplateRepo } from "./modules/email/repo.sqlite";
@@ -134,7 +135,16 @@ async function assemble(
     tokenKeys,
     storage,
     rateLimiter: engine.rateLimiter,
-    outboxHandlers: { email: createEmailHandler({ config, secrets, logger, context: () => loadEmailRenderContext(repos) }) },
+    outboxHandlers: {
+      email: createEmailHandler({
+        config,
+        secrets,
+        logger,
+        context: () => loadEmailRenderContext(repos),
+        // Decided at delivery, not at the request (its timing must not tell who is known).
+        maySignIn: (address) => maySignIn(repos, config, address),
+      }),
+    },
     outboxNudge,
     resolveHost: systemResolver,
     stripe: config.stripe ? createStripeClient(config.stripe) : null,

@@ -13,6 +13,7 @@ export const KEY_PURPOSES = {
   sessionTokenLookup: "keyward/v1/session-token-lookup",
   inviteTokenLookup: "keyward/v1/invite-token-lookup",
   signInCodeHash: "keyward/v1/sign-in-code-hash",
+  signInAttemptLookup: "keyward/v1/sign-in-attempt-lookup",
   outboxSecretEncryption: "keyward/v1/outbox-secret-encryption",
   oauthFlowEncryption: "keyward/v1/oauth-flow-encryption",
 } as const;

@@ -5,7 +5,7 @@ import { afterEach, expect, test } from "bun:test";
 import type { Repos } from "../../src/deps";
 import type { NewSession } from "../../src/modules/sessions/repo";
 import { newId } from "../../src/shared/ids";
-import { DAY, MINUTE } from "../../src/shared/clock";
+import { DAY, HOUR, MINUTE } from "../../src/shared/clock";
 import { forEachEngine, type Opened } from "./harness";
 import { repoFor } from "./repos";
 import { AT, auditActions, audited, readRows, rejection } from "./rows";
@@ -115,29 +115,60 @@ forEachEngine("People repositories", (engine, open) => {
     expect(await auditActions(o)).toEqual(["session.revoke"]);
   });
 
-  test("sign-in codes: put replaces and resets attempts; check consumes on a match, counts misses, honours expiry", async () => {
+  const code = (attemptHash: string, codeHash: string, email = "c@example.com", at = AT) => ({
+    attemptHash,
+    email,
+    codeHash,
+    createdAt: at,
+    expiresAt: new Date(at.getTime() + 10 * MINUTE),
+  });
+  const cap = (max = 20, since = new Date(AT.getTime() - HOUR)) => ({ replaces: null, cap: { max, since } });
+
+  test("sign-in codes: check consumes on a match, counts misses, honours expiry, per attempt", async () => {
     await setup();
-    const put = (hash: string, at = AT) =>
-      repos.signInCodes.put({ email: "c@example.com", codeHash: hash, createdAt: at, expiresAt: new Date(at.getTime() + 10 * MINUTE) }, {});
-    await put("h1");
-    expect(await repos.signInCodes.check("c@example.com", "h0", AT, 5)).toBe("invalid");
-    expect(await repos.signInCodes.check("c@example.com", "h1", AT, 5)).toBe("ok");
-    expect(await repos.signInCodes.check("c@example.com", "h1", AT, 5)).toBe("invalid");
-    await put("h2");
-    for (let i = 0; i < 5; i++) expect(await repos.signInCodes.check("c@example.com", "bad", AT, 5)).toBe("invalid");
-    expect(await repos.signInCodes.check("c@example.com", "h2", AT, 5)).toBe("invalid");
-    await put("h3");
-    expect(await repos.signInCodes.check("c@example.com", "h3", new Date(AT.getTime() + 10 * MINUTE), 5)).toBe("invalid");
-    expect(await repos.signInCodes.check("c@example.com", "h3", new Date(AT.getTime() + 10 * MINUTE - 1), 5)).toBe("ok");
-    await put("h4");
-    expect(await repos.signInCodes.pruneExpired(new Date(AT.getTime() + 11 * MINUTE))).toBe(1);
+    expect(await repos.signInCodes.put(code("a1", "h1"), cap(), {})).toBe("ok");
+    expect(await repos.signInCodes.check("a1", "h0", AT, 5)).toBe("invalid");
+    expect(await repos.signInCodes.check("a1", "h1", AT, 5)).toBe("ok");
+    expect(await repos.signInCodes.check("a1", "h1", AT, 5)).toBe("invalid");
+    // Another attempt's code (same address) is not this attempt's; an unknown attempt is invalid.
+    await repos.signInCodes.put(code("a2", "h2"), cap(), {});
+    await repos.signInCodes.put(code("a3", "h3"), cap(), {});
+    expect(await repos.signInCodes.check("a2", "h3", AT, 5)).toBe("invalid");
+    expect(await repos.signInCodes.check("nobody", "h3", AT, 5)).toBe("invalid");
+    // Exhausting a2 leaves a3 alive.
+    for (let i = 0; i < 5; i++) expect(await repos.signInCodes.check("a2", "bad", AT, 5)).toBe("invalid");
+    expect(await repos.signInCodes.check("a2", "h2", AT, 5)).toBe("invalid");
+    expect(await repos.signInCodes.check("a3", "h3", AT, 5)).toBe("ok");
+    await repos.signInCodes.put(code("a4", "h4"), cap(), {});
+    expect(await repos.signInCodes.check("a4", "h4", new Date(AT.getTime() + 10 * MINUTE), 5)).toBe("invalid");
+    expect(await repos.signInCodes.check("a4", "h4", new Date(AT.getTime() + 10 * MINUTE - 1), 5)).toBe("ok");
+  });
+
+  test("sign-in codes: put ends the replaced attempt; the cap counts every code since `since`; prune keeps an hour", async () => {
+    await setup();
+    await repos.signInCodes.put(code("old", "h1"), cap(), {});
+    expect(await repos.signInCodes.put(code("new", "h2"), { replaces: "old", cap: { max: 20, since: new Date(AT.getTime() - HOUR) } }, {})).toBe("ok");
+    expect(await repos.signInCodes.check("old", "h1", AT, 5)).toBe("invalid");
+    expect(await repos.signInCodes.check("new", "h2", AT, 5)).toBe("ok");
+    // Spent and replaced codes count: 2 made, cap 3 allows one more, then the refusal (with the oldest code's time) writes nothing.
+    expect(await repos.signInCodes.put(code("third", "h3"), cap(3), { emails: [{ template: "sign_in_code", to: "c@example.com", data: {}, at: AT }] })).toBe("ok");
+    expect(await repos.signInCodes.put(code("fourth", "h4"), cap(3), { emails: [{ template: "sign_in_code", to: "c@example.com", data: {}, at: AT }] })).toEqual({ floodedSince: AT });
+    expect((await readRows(o, "signInCodes")).length).toBe(3);
+    expect((await readRows(o, "outbox")).length).toBe(1);
+    // Another address has its own count; codes older than `since` do not count.
+    expect(await repos.signInCodes.put(code("other", "h5", "d@example.com"), cap(3), {})).toBe("ok");
+    expect(await repos.signInCodes.put(code("later", "h6"), { replaces: null, cap: { max: 3, since: AT } }, {})).toBe("ok");
+    // Prune: rows created an hour or more before now go; younger ones (expired or not) stay.
+    expect(await repos.signInCodes.pruneExpired(new Date(AT.getTime() + HOUR - 1))).toBe(0);
+    expect(await repos.signInCodes.pruneExpired(new Date(AT.getTime() + HOUR))).toBe(5);
     expect(await readRows(o, "signInCodes")).toEqual([]);
   });
 
   test("sign-in codes: put writes its effects (the email) in the same change", async () => {
     await setup();
     await repos.signInCodes.put(
-      { email: "m@example.com", codeHash: "h", createdAt: AT, expiresAt: new Date(AT.getTime() + MINUTE) },
+      { attemptHash: "m", email: "m@example.com", codeHash: "h", createdAt: AT, expiresAt: new Date(AT.getTime() + MINUTE) },
+      cap(),
       { emails: [{ template: "sign_in_code", to: "m@example.com", data: { ttl_minutes: 10 }, sealed: "v1.x.y", at: AT }] },
     );
     const rows = await readRows(o, "outbox");
@@ -175,17 +206,26 @@ forEachEngine("People repositories", (engine, open) => {
 
     test("race: 30 wrong guesses across 3 nodes count exactly 5 attempts; the right code is then dead", async () => {
       await setup();
-      await repos.signInCodes.put({ email: "g@example.com", codeHash: "right", createdAt: AT, expiresAt: new Date(AT.getTime() + MINUTE) }, {});
-      await withNodes(o, 3, (nodes) => Promise.all(Array.from({ length: 30 }, (_, i) => nodes[i % 3]!.signInCodes.check("g@example.com", `wrong-${i}`, AT, 5))));
+      await repos.signInCodes.put(code("g", "right", "g@example.com"), cap(), {});
+      await withNodes(o, 3, (nodes) => Promise.all(Array.from({ length: 30 }, (_, i) => nodes[i % 3]!.signInCodes.check("g", `wrong-${i}`, AT, 5))));
       expect((await readRows(o, "signInCodes"))[0]!.attempts).toBe(5);
-      expect(await repos.signInCodes.check("g@example.com", "right", AT, 5)).toBe("invalid");
+      expect(await repos.signInCodes.check("g", "right", AT, 5)).toBe("invalid");
     });
 
     test("race: the right code checked 12 times across 3 nodes signs in exactly once", async () => {
       await setup();
-      await repos.signInCodes.put({ email: "once@example.com", codeHash: "right", createdAt: AT, expiresAt: new Date(AT.getTime() + MINUTE) }, {});
-      const verdicts = await withNodes(o, 3, (nodes) => Promise.all(Array.from({ length: 12 }, (_, i) => nodes[i % 3]!.signInCodes.check("once@example.com", "right", AT, 5))));
+      await repos.signInCodes.put(code("once", "right", "once@example.com"), cap(), {});
+      const verdicts = await withNodes(o, 3, (nodes) => Promise.all(Array.from({ length: 12 }, (_, i) => nodes[i % 3]!.signInCodes.check("once", "right", AT, 5))));
       expect(verdicts.filter((v) => v === "ok").length).toBe(1);
+    });
+
+    test("race: 30 code requests for one address across 3 nodes store exactly the cap's 12", async () => {
+      await setup();
+      const outcomes = await withNodes(o, 3, (nodes) =>
+        Promise.all(Array.from({ length: 30 }, (_, i) => nodes[i % 3]!.signInCodes.put(code(`r${i}`, "h", "race@example.com"), cap(12), {}))),
+      );
+      expect(outcomes.filter((v) => v === "ok").length).toBe(12);
+      expect((await readRows(o, "signInCodes")).length).toBe(12);
     });
   }
 });

@@ -42,14 +42,24 @@ export const sessions = pgTable(
   (t) => [index("sessions_user_idx").on(t.userId), index("sessions_idle_expiry_idx").on(t.idleExpiresAt)],
 );
 
-/** Email one-time sign-in codes: one live code per address, stored as a keyed hash. */
-export const signInCodes = pgTable("sign_in_codes", {
-  email: text("email").primaryKey(),
-  codeHash: text("code_hash").notNull(),
-  attempts: integer("attempts").notNull().default(0),
-  createdAt: ts("created_at").notNull(),
-  expiresAt: ts("expires_at").notNull(),
-});
+/**
+ * Email one-time sign-in codes, one per sign-in attempt: the attempt is the browser that asked (the
+ * keyed hash of its `sign_in_attempt` cookie), the code a keyed hash of (address, code). Several
+ * attempts per address may be live; rows stay an hour (spent or not) so the per-address cap on codes
+ * an hour can count them (docs/sign-in.md).
+ */
+export const signInCodes = pgTable(
+  "sign_in_codes",
+  {
+    attemptHash: text("attempt_hash").primaryKey(),
+    email: text("email").notNull(),
+    codeHash: text("code_hash").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: ts("created_at").notNull(),
+    expiresAt: ts("expires_at").notNull(),
+  },
+  (t) => [index("sign_in_codes_email_created_idx").on(t.email, t.createdAt)],
+);
 
 /**
  * Team seats on a license (spec: Seat). The owner (the license email) has no row. `email` is

@@ -6,6 +6,11 @@
 // at info and recorded with status `logged`, so a local invite or sign-in works without a mail
 // server. This is the one log line that may carry an email's secret values; no other does, and with
 // NODE_ENV=production it leaves the text out (a production log never holds a code, link or key).
+//
+// A sign-in code is written to the outbox for every address asked for (so the request does the same
+// work for a known and an unknown address, and its timing tells nothing); here, at delivery, the
+// code goes out only to an address that may sign in. Any other is dropped: nothing is sent or logged
+// with it, and the message is recorded `logged` (a one-line info log without the code says why).
 import type { Transporter } from "nodemailer";
 import type { Config } from "../../config";
 import type { Logger } from "../../shared/logger";
@@ -27,6 +32,8 @@ type EmailDeps = {
   logger: Logger;
   /** Settings and template overrides, read per message (defaults when absent: tests). */
   context?: () => Promise<EmailRenderContext>;
+  /** Whether an address may receive a sign-in code (sign-in/service.ts maySignIn), asked at delivery. */
+  maySignIn: (address: string) => Promise<boolean>;
 };
 
 export function createEmailHandler(deps: EmailDeps): OutboxHandler {
@@ -45,6 +52,10 @@ export function createEmailHandler(deps: EmailDeps): OutboxHandler {
   return async (m: OutboxMessage) => {
     const ctx = deps.context ? await deps.context() : DEFAULT_RENDER_CONTEXT;
     const { email, rendered } = prepare(deps.secrets, m, ctx);
+    if (email.template === "sign_in_code" && !(await deps.maySignIn(email.to))) {
+      logger.info("sign-in code not sent: the address cannot sign in (not a user, license owner or ADMIN_EMAILS address)", { outbox_id: m.id, template: email.template });
+      return "logged";
+    }
     if (!smtpUrl) {
       logger.info("email not sent: no SMTP_URL is configured, so it is logged instead (development mode)", {
         outbox_id: m.id,

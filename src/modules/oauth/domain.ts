@@ -1,6 +1,7 @@
 // Pure rules of the OAuth / OpenID Connect sign-in (docs/sign-in.md): where the flow may return to,
 // the flow cookie's shape, and which provider answers name a verified email address.
 import { MINUTE } from "../../shared/clock";
+import { cookieScope, scopedCookie, type CookieScope } from "../../shared/cookies";
 
 /** The three providers Keyward knows (DECISIONS: Sessions and sign-in). */
 export const PROVIDER_IDS = ["github", "google", "oidc"] as const;
@@ -50,32 +51,21 @@ export function safeReturnTo(raw: string | undefined): string | null {
   return raw;
 }
 
-export { cookieValue } from "../../shared/cookies";
+export { cookieValue, type CookieScope } from "../../shared/cookies";
 
-export interface CookieScope {
-  /** Path the cookie is sent to: the OAuth routes under BASE_URL's path. */
-  path: string;
-  /** Secure when BASE_URL is https. */
-  secure: boolean;
-}
-
+/** The flow cookie goes to the OAuth routes under BASE_URL's path only. */
 export function flowCookieScope(baseUrl: string): CookieScope {
-  const url = new URL(baseUrl);
-  return { path: `${url.pathname.replace(/\/+$/, "")}${OAUTH_PATH}`, secure: url.protocol === "https:" };
+  return cookieScope(baseUrl, OAUTH_PATH);
 }
 
 // SameSite=Lax, not Strict: the callback is a top-level navigation from the provider's site, and a
 // Strict cookie would not be sent with it. HttpOnly: scripts never see the sealed flow.
-function flowCookie(value: string, maxAgeSeconds: number, scope: CookieScope): string {
-  return `${FLOW_COOKIE}=${value}; Path=${scope.path}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${scope.secure ? "; Secure" : ""}`;
-}
-
 export function setFlowCookie(sealed: string, scope: CookieScope): string {
-  return flowCookie(sealed, FLOW_TTL_MS / 1000, scope);
+  return scopedCookie(FLOW_COOKIE, sealed, FLOW_TTL_MS / 1000, scope, "Lax");
 }
 
 export function clearFlowCookie(scope: CookieScope): string {
-  return flowCookie("", 0, scope);
+  return scopedCookie(FLOW_COOKIE, "", 0, scope, "Lax");
 }
 
 /** What a provider said about the account's email. */

@@ -6,7 +6,8 @@ import { Envelope, errors, ok } from "../../http/envelope";
 import { requestContext } from "../../http/request-context";
 import { assertSameOrigin, sessionAuth, sessionOf } from "../../http/session";
 import { clearedSessionCookie, endAllSessions, endSession } from "../sessions/service";
-import { CODE_TTL_MS, devLogin, requestSignInCode, verifySignInCode } from "./service";
+import { devLogin, requestSignInCode, verifySignInCode } from "./service";
+import { CODE_GUESSES_PER_IP, CODE_MAX_ATTEMPTS, CODE_REQUESTS_PER_IP, CODE_TTL_MS, CODES_PER_ADDRESS } from "./domain";
 import { CodeRequestBody, CodeRequested, CodeVerifyBody, DevLoginBody, Me, SignedOut } from "./model";
 import { presentMe } from "./present";
 
@@ -18,9 +19,10 @@ export function signInRoutes(deps: Deps) {
     .use(sessionAuth(deps))
     .post(
       "/auth/otp/request",
-      async ({ body, request }) => {
+      async ({ body, request, set }) => {
         assertSameOrigin(request, deps.config.baseUrl);
-        await requestSignInCode(deps, { email: body.email, ip: requestContext(request).ip });
+        const out = await requestSignInCode(deps, { email: body.email, ip: requestContext(request).ip, cookie: request.headers.get("cookie") });
+        set.headers["set-cookie"] = out.setCookie;
         return ok({ message: CODE_REQUESTED, expires_in_seconds: CODE_TTL_MS / 1000 });
       },
       {
@@ -28,7 +30,7 @@ export function signInRoutes(deps: Deps) {
         response: { 200: Envelope(CodeRequested), ...errors(403, 429) },
         detail: detail(
           "Email a one-time sign-in code",
-          "Always the same 200, whether or not the address is known (no account enumeration). A code goes to users, license owners and ADMIN_EMAILS addresses; it has 6 digits, lasts 10 minutes and allows 5 attempts. 429 RATE_LIMITED (with Retry-After) past 3 requests per minute for one address or 10 from one client address.",
+          `Always the same 200, whether or not the address is known (no account enumeration), with the cookie \`sign_in_attempt\` (HttpOnly, SameSite=Strict, Path=/api/v1/auth/otp, ${CODE_TTL_MS / 1000} s): the code only works from the browser that holds it, and a new request from that browser replaces its previous code. A code goes to users, license owners and ADMIN_EMAILS addresses; it has 6 digits, lasts ${CODE_TTL_MS / 60_000} minutes and allows ${CODE_MAX_ATTEMPTS} attempts. 429 RATE_LIMITED (with Retry-After) past ${CODE_REQUESTS_PER_IP} requests per minute from one client address, or past ${CODES_PER_ADDRESS} codes an hour for one address (from anyone).`,
         ),
       },
     )
@@ -37,8 +39,14 @@ export function signInRoutes(deps: Deps) {
       async ({ body, request, set }) => {
         assertSameOrigin(request, deps.config.baseUrl);
         const ctx = requestContext(request);
-        const out = await verifySignInCode(deps, { email: body.email, code: body.code, ip: ctx.ip, userAgent: request.headers.get("user-agent") });
-        set.headers["set-cookie"] = out.setCookie;
+        const out = await verifySignInCode(deps, {
+          email: body.email,
+          code: body.code,
+          ip: ctx.ip,
+          userAgent: request.headers.get("user-agent"),
+          cookie: request.headers.get("cookie"),
+        });
+        set.headers["set-cookie"] = [out.setCookie, out.clearAttemptCookie];
         return ok(presentMe(out, deps.config));
       },
       {
@@ -46,7 +54,7 @@ export function signInRoutes(deps: Deps) {
         response: { 200: Envelope(Me), ...errors(403, 429) },
         detail: detail(
           "Sign in with the emailed code",
-          "Sets the `session` cookie. 400 SIGN_IN_CODE_INVALID for a wrong, expired, used or exhausted code (the same answer for each); 429 RATE_LIMITED past 30 guesses per minute from one client address.",
+          `Needs the \`sign_in_attempt\` cookie set by /auth/otp/request in this browser: the code is checked against that attempt only. Sets the \`session\` cookie and clears \`sign_in_attempt\`. 400 SIGN_IN_CODE_INVALID for a wrong, expired, used or exhausted code, or without the attempt cookie (the same answer for each); 429 RATE_LIMITED past ${CODE_GUESSES_PER_IP} guesses per minute from one client address.`,
         ),
       },
     )

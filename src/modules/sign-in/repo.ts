@@ -1,7 +1,10 @@
-// Email one-time sign-in codes: one live code per address, stored as a keyed hash of (address, code).
+// Email one-time sign-in codes, one per sign-in attempt (the browser that asked, named by the keyed
+// hash of its attempt cookie), the code stored as a keyed hash of (address, code).
 import type { Effects } from "../outbox/effects";
 
 export interface NewSignInCode {
+  /** Keyed hash of the attempt cookie's token. */
+  attemptHash: string;
   email: string;
   codeHash: string;
   createdAt: Date;
@@ -10,17 +13,30 @@ export interface NewSignInCode {
 
 export type CodeCheck = "ok" | "invalid";
 
+export interface CodeFloodCap {
+  /** At most this many codes for one address… */
+  max: number;
+  /** …created after this instant (spent, replaced and expired ones count). */
+  since: Date;
+}
+
 export interface SignInCodeRepo {
   /**
-   * Stores a fresh code for the address, replacing an earlier one (its attempts start again at 0),
-   * with its effects (the email carrying the code) in the same transaction.
+   * One atomic change: unless `cap.max` codes were created for the address since `cap.since`
+   * (then nothing is written, and the answer says when the oldest of them was created), ends the attempt `replaces` (the same browser's previous one;
+   * it still counts for the cap), stores the new attempt's code, and writes its effects (the email
+   * carrying the code).
    */
-  put(code: NewSignInCode, effects: Effects): Promise<void>;
+  put(code: NewSignInCode, opts: { replaces: string | null; cap: CodeFloodCap }, effects: Effects): Promise<"ok" | { floodedSince: Date }>;
   /**
-   * One atomic check: a live code with attempts left whose hash matches is consumed ("ok"); a
-   * mismatch counts an attempt; no code, an expired one or one out of attempts is "invalid".
+   * One atomic check of one attempt's code: a live code with attempts left whose hash matches is
+   * spent ("ok"); a mismatch counts an attempt; no such attempt, an expired, spent or exhausted one
+   * is "invalid". Other attempts, of the same address or not, are untouched.
    */
-  check(email: string, codeHash: string, now: Date, maxAttempts: number): Promise<CodeCheck>;
-  /** Deletes codes past their expiry (a job pass); how many. */
+  check(attemptHash: string, codeHash: string, now: Date, maxAttempts: number): Promise<CodeCheck>;
+  /**
+   * Deletes the codes no longer needed (a job pass): those created CODE_FLOOD_WINDOW_MS or more
+   * before `now`, long expired and no longer counted by the cap. How many.
+   */
   pruneExpired(now: Date): Promise<number>;
 }

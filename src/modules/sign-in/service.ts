@@ -1,79 +1,116 @@
 // Sign-in verbs (DECISIONS: Sessions and sign-in): the email one-time code and the development
 // login. Both end in sessions/service.signIn. OAuth lives in modules/oauth.
-import { randomInt } from "node:crypto";
-import type { Deps } from "../../deps";
+//
+// A code belongs to a sign-in attempt: the browser that asked for it holds the attempt's cookie, and
+// only a verify carrying that cookie can try (or spend) the code. So another client's wrong guesses
+// never burn a code, and no per-address guess limit exists for others to exhaust; the one limit per
+// address is the inbox-flood cap (domain.ts), far above what a person needs (docs/sign-in.md).
+import { randomBytes, randomInt } from "node:crypto";
+import type { Config } from "../../config";
+import type { Deps, Repos } from "../../deps";
 import { hmacSha256Hex } from "../../crypto/hash";
 import { AppError } from "../../shared/errors";
 import { MINUTE } from "../../shared/clock";
+import { cookieValue } from "../../shared/cookies";
 import { normalizeEmail } from "../users/domain";
 import { sealedEmail } from "../email/outbox";
 import { signIn } from "../sessions/service";
+import {
+  ATTEMPT_COOKIE,
+  ATTEMPT_TOKEN_SHAPE,
+  attemptCookieScope,
+  clearAttemptCookie,
+  CODE_DIGITS,
+  CODE_FLOOD_WINDOW_MS,
+  CODE_GUESSES_PER_IP,
+  CODE_MAX_ATTEMPTS,
+  CODE_REQUESTS_PER_IP,
+  CODE_TTL_MS,
+  CODES_PER_ADDRESS,
+  setAttemptCookie,
+} from "./domain";
 
-export const CODE_TTL_MS = 10 * MINUTE;
-export const CODE_MAX_ATTEMPTS = 5;
-export const CODE_DIGITS = 6;
-/**
- * Requests per minute: codes asked for one address, codes asked from one client address, guesses
- * from one client address, guesses at one address. The last bounds an attacker who rotates client
- * addresses: without it, 3 codes a minute × 5 attempts each let 15 guesses a minute at one account.
- */
-export const CODE_REQUESTS_PER_ADDRESS = 3;
-export const CODE_REQUESTS_PER_IP = 10;
-export const CODE_GUESSES_PER_IP = 30;
-// One code's CODE_MAX_ATTEMPTS plus one: a person who mistypes still gets all their attempts.
-export const CODE_GUESSES_PER_ADDRESS = 6;
 
 export function signInCodeHash(deps: Pick<Deps, "secrets">, email: string, code: string): string {
   return hmacSha256Hex(deps.secrets.subkey("signInCodeHash"), `${email}\n${code}`);
 }
 
+function attemptHash(deps: Pick<Deps, "secrets">, token: string): string {
+  return hmacSha256Hex(deps.secrets.subkey("signInAttemptLookup"), token);
+}
+
+/** The attempt token of a Cookie header, or null when absent or not shaped like one. */
+function attemptTokenFrom(cookieHeader: string | null): string | null {
+  const token = cookieValue(cookieHeader, ATTEMPT_COOKIE);
+  return token !== null && ATTEMPT_TOKEN_SHAPE.test(token) ? token : null;
+}
+
+const tooMany = (retryAfterSeconds: number, message = "Too many sign-in requests; try again later.") =>
+  new AppError("RATE_LIMITED", { message, retryAfterSeconds });
+
 async function limit(deps: Pick<Deps, "rateLimiter" | "clock">, key: string, perMinute: number): Promise<void> {
   const d = await deps.rateLimiter.hit(key, perMinute, MINUTE, deps.clock.nowMs());
-  if (!d.allowed) throw new AppError("RATE_LIMITED", { message: "Too many sign-in requests; try again later.", retryAfterSeconds: d.retryAfterSeconds });
+  if (!d.allowed) throw tooMany(d.retryAfterSeconds);
 }
 
 /**
- * Whether an address may receive a code: a user already, the owner of a license, or an
- * ADMIN_EMAILS address. Others get the same answer and no email (no account enumeration, and the
- * service cannot be used to mail arbitrary addresses). Both reads always run, so the time taken
- * does not depend on which of them matches.
+ * Whether an address may receive a sign-in code: a user already, the owner of a license, or an
+ * ADMIN_EMAILS address. Asked by the email handler when the code email is delivered, never while
+ * answering the request: the request does the same work for every address, so neither its answer
+ * nor its timing tells who is known (and the service cannot be used to mail arbitrary addresses).
  */
-async function canSignIn(deps: Deps, email: string): Promise<boolean> {
-  const [user, owned] = await Promise.all([deps.repos.users.findByEmail(email), deps.repos.licenses.list({ email, limit: 1 })]);
-  return deps.config.adminEmails.includes(email) || user !== null || owned.items.length > 0;
+export async function maySignIn(repos: Pick<Repos, "users" | "licenses">, config: Pick<Config, "adminEmails">, address: string): Promise<boolean> {
+  const email = normalizeEmail(address);
+  if (config.adminEmails.includes(email)) return true;
+  const [user, owned] = await Promise.all([repos.users.findByEmail(email), repos.licenses.list({ email, limit: 1 })]);
+  return user !== null || owned.items.length > 0;
 }
 
 /**
- * Sends a one-time code to the address when it may sign in. The caller answers the same whatever
- * happened here, so the response never tells whether the address is known.
+ * Starts a sign-in attempt: a code for the address, bound to this browser by the attempt cookie
+ * returned (a new request from the same browser ends its previous attempt). The code email is
+ * written for every address; the email handler drops it at delivery unless the address may sign in
+ * (maySignIn). The caller answers the same whatever the address.
  */
-export async function requestSignInCode(deps: Deps, input: { email: string; ip: string }): Promise<void> {
+export async function requestSignInCode(deps: Deps, input: { email: string; ip: string; cookie: string | null }): Promise<{ setCookie: string }> {
   const email = normalizeEmail(input.email);
   await limit(deps, `sign-in-code:ip:${input.ip}`, CODE_REQUESTS_PER_IP);
-  await limit(deps, `sign-in-code:email:${email}`, CODE_REQUESTS_PER_ADDRESS);
-  const known = await canSignIn(deps, email);
-  // The same work for every address (a code is stored either way; an unknown address just never
-  // receives it), so the answer's timing does not tell a known address from an unknown one.
   const code = String(randomInt(0, 10 ** CODE_DIGITS)).padStart(CODE_DIGITS, "0");
+  const token = randomBytes(32).toString("base64url");
+  const previous = attemptTokenFrom(input.cookie);
   const now = deps.clock.now();
-  const expiresAt = new Date(now.getTime() + CODE_TTL_MS);
   const mail = sealedEmail(deps.secrets, { template: "sign_in_code", to: email, at: now, data: { ttl_minutes: CODE_TTL_MS / MINUTE }, secret: { code } });
-  await deps.repos.signInCodes.put({ email, codeHash: signInCodeHash(deps, email, code), createdAt: now, expiresAt }, known ? { emails: [mail] } : {});
+  const put = await deps.repos.signInCodes.put(
+    { attemptHash: attemptHash(deps, token), email, codeHash: signInCodeHash(deps, email, code), createdAt: now, expiresAt: new Date(now.getTime() + CODE_TTL_MS) },
+    { replaces: previous === null ? null : attemptHash(deps, previous), cap: { max: CODES_PER_ADDRESS, since: new Date(now.getTime() - CODE_FLOOD_WINDOW_MS) } },
+    { emails: [mail] },
+  );
+  // The cap counts codes of unknown addresses alike, so this 429 tells nothing about the address.
+  // Room comes back when the oldest counted code leaves the window.
+  if (put !== "ok") {
+    const wait = put.floodedSince.getTime() + CODE_FLOOD_WINDOW_MS - now.getTime();
+    throw tooMany(Math.max(1, Math.ceil(wait / 1000)), "Too many sign-in codes were asked for this address; try again later.");
+  }
   // Committed: deliver now rather than at the next scheduled pass (a code is waited for).
-  if (known) deps.outboxNudge.nudge();
+  deps.outboxNudge.nudge();
+  return { setCookie: setAttemptCookie(token, attemptCookieScope(deps.config.baseUrl)) };
 }
 
-/** Checks a code; on success opens a session. Every failure is the same 400 SIGN_IN_CODE_INVALID. */
+/**
+ * Checks a code against this browser's attempt (the attempt cookie); on success opens a session and
+ * clears the attempt cookie. Every failure, no cookie included, is the same 400 SIGN_IN_CODE_INVALID.
+ */
 export async function verifySignInCode(
   deps: Deps,
-  input: { email: string; code: string; ip: string; userAgent: string | null },
+  input: { email: string; code: string; ip: string; userAgent: string | null; cookie: string | null },
 ) {
   const email = normalizeEmail(input.email);
   await limit(deps, `sign-in-guess:ip:${input.ip}`, CODE_GUESSES_PER_IP);
-  await limit(deps, `sign-in-guess:email:${email}`, CODE_GUESSES_PER_ADDRESS);
-  const verdict = await deps.repos.signInCodes.check(email, signInCodeHash(deps, email, input.code), deps.clock.now(), CODE_MAX_ATTEMPTS);
+  const token = attemptTokenFrom(input.cookie);
+  const verdict = token === null ? "invalid" : await deps.repos.signInCodes.check(attemptHash(deps, token), signInCodeHash(deps, email, input.code), deps.clock.now(), CODE_MAX_ATTEMPTS);
   if (verdict !== "ok") throw new AppError("SIGN_IN_CODE_INVALID");
-  return deps.db.transaction((tx) => signIn(tx, { email, method: "otp", ip: input.ip, userAgent: input.userAgent }));
+  const out = await deps.db.transaction((tx) => signIn(tx, { email, method: "otp", ip: input.ip, userAgent: input.userAgent }));
+  return { ...out, clearAttemptCookie: clearAttemptCookie(attemptCookieScope(deps.config.baseUrl)) };
 }
 
 /** DEV_LOGIN=true only (the route is not mounted otherwise): signs any address in without proof. */

@@ -44,9 +44,11 @@ async function listed(t: TestApp, template: string) {
   return res.body.data.items as Record<string, unknown>[];
 }
 
-async function requestCode(t: TestApp, email: string) {
+/** Asks for a code; the browser's sign_in_attempt cookie, which the verify must carry. */
+async function requestCode(t: TestApp, email: string): Promise<string> {
   const res = await t.request("POST", `${V1}/auth/otp/request`, { body: { email } });
   expect(res.status).toBe(200);
+  return res.headers.get("set-cookie")!.split(";")[0]!;
 }
 
 describe("sign_in_code", () => {
@@ -94,7 +96,7 @@ describe("sign_in_code", () => {
     const given = await t.request("POST", `${V1}/admin/email-templates/sign_in_code/preview`, { body: { data: { code: "111222" } } });
     expect(given.body.data.text).toContain("Code: 111222 (valid 10 min)");
 
-    await requestCode(t, owner);
+    const attempt = await requestCode(t, owner);
     const mail = await nextEmail(t, smtp, 0);
     expect(mail.subject).toBe("Acme Inc sign-in");
     const code = /^Code: (\d{6}) \(valid 10 min\)$/m.exec(mail.text)?.[1];
@@ -112,7 +114,7 @@ describe("sign_in_code", () => {
     expect(rows).not.toContain(code!);
 
     // The emailed code is the real one.
-    const verified = await t.request("POST", `${V1}/auth/otp/verify`, { body: { email: owner, code } });
+    const verified = await t.request("POST", `${V1}/auth/otp/verify`, { body: { email: owner, code }, cookie: attempt });
     expect(verified.status).toBe(200);
 
     // Reset: the designed default again (heading, the code in large type), in the preview and the next email.

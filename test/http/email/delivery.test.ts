@@ -6,6 +6,7 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { startSmtpServer, type TestSmtpServer } from "../../support/smtp";
 import { sealedEmail } from "../../../src/modules/email/outbox";
 import { createEmailHandler } from "../../../src/modules/email/handler";
+import { maySignIn } from "../../../src/modules/sign-in/service";
 import { emailMessage } from "../../../src/modules/outbox/effects";
 import { deliverOutbox } from "../../../src/modules/outbox/service";
 import { createLogger } from "../../../src/shared/logger";
@@ -35,7 +36,9 @@ async function app(env: Record<string, string> = {}): Promise<TestApp> {
   return t;
 }
 
+/** A sign-in code email to `to`, made a user first: the handler sends codes only to who may sign in. */
 async function signIn(t: TestApp, to: string, code = CODE) {
+  await t.deps.repos.users.ensure(to.toLowerCase(), t.clock.now());
   return t.deps.repos.outbox.enqueue(
     emailMessage(sealedEmail(t.deps.secrets, { template: "sign_in_code", to, at: t.clock.now(), data: { ttl_minutes: 10 }, secret: { code } })),
   );
@@ -145,7 +148,7 @@ describe("delivery over SMTP", () => {
     const gone = await signIn(t, "gone@example.com");
     const busy = await invite(t, "busy@example.com");
     const { lines, logger } = capture();
-    const deps = { ...t.deps, logger, outboxHandlers: { email: createEmailHandler({ config: t.deps.config, secrets: t.deps.secrets, logger }) } };
+    const deps = { ...t.deps, logger, outboxHandlers: { email: createEmailHandler({ config: t.deps.config, secrets: t.deps.secrets, logger, maySignIn: (a) => maySignIn(t.deps.repos, t.deps.config, a) }) } };
 
     expect(await deliverOutbox(deps)).toEqual({ claimed: 2, sent: 0, logged: 0, retried: 1, gave_up: 1, lost: 0 });
     const [failed] = await emails(t, "?status=failed");
@@ -192,19 +195,40 @@ describe("delivery over SMTP", () => {
   });
 });
 
+describe("sign-in codes for addresses that cannot sign in (issue 25 point 4)", () => {
+  test("are dropped at delivery: nothing reaches SMTP, the code is in no log line, the message is recorded logged", async () => {
+    const smtp = await smtpServer();
+    const t = await app({ SMTP_URL: smtp.url, MAIL_FROM: FROM });
+    const { lines, logger } = capture();
+    t.deps.outboxHandlers.email = createEmailHandler({ config: t.deps.config, secrets: t.deps.secrets, logger, maySignIn: (a) => maySignIn(t.deps.repos, t.deps.config, a) });
+    const dropped = await t.deps.repos.outbox.enqueue(
+      emailMessage(sealedEmail(t.deps.secrets, { template: "sign_in_code", to: "stranger@example.com", at: t.clock.now(), data: { ttl_minutes: 10 }, secret: { code: CODE } })),
+    );
+    const sent = await signIn(t, "user@example.com");
+    expect(await deliver(t)).toEqual({ claimed: 2, sent: 1, logged: 1, retried: 0, gave_up: 0, lost: 0 });
+    expect(smtp.received.map((m) => m.envelope.to)).toEqual([["user@example.com"]]);
+    expect(lines.map((l) => [l.level, l.outbox_id, l.template])).toEqual([["info", dropped.id, "sign_in_code"]]);
+    expect(JSON.stringify(lines)).not.toContain(CODE);
+    const byId = new Map((await emails(t)).map((e) => [e.id, e.status]));
+    expect([byId.get(dropped.id), byId.get(sent.id)]).toEqual(["logged", "sent"]);
+  });
+});
+
 describe("without SMTP_URL (development)", () => {
   test("each email is written to the log at info, link and code included, and recorded as logged", async () => {
     const t = await app();
     expect(t.deps.config.smtpUrl).toBeNull();
     const { lines, logger } = capture();
     // The handler the container registers, with a logger this test can read.
-    t.deps.outboxHandlers.email = createEmailHandler({ config: t.deps.config, secrets: t.deps.secrets, logger });
+    t.deps.outboxHandlers.email = createEmailHandler({ config: t.deps.config, secrets: t.deps.secrets, logger, maySignIn: (a) => maySignIn(t.deps.repos, t.deps.config, a) });
     const a = await signIn(t, "bob@example.com");
     const b = await invite(t, "carol@example.com");
 
     expect(await deliver(t)).toEqual({ claimed: 2, sent: 0, logged: 2, retried: 0, gave_up: 0, lost: 0 });
     expect(lines).toHaveLength(2);
-    const [first, second] = lines;
+    // Delivered concurrently: the code's line may come second (its handler first asks whether bob may sign in).
+    const first = lines.find((l) => l.outbox_id === a.id);
+    const second = lines.find((l) => l.outbox_id === b.id);
     expect(first).toMatchObject({ level: "info", outbox_id: a.id, template: "sign_in_code", to: "bob@example.com", subject: "Your sign-in code" });
     expect(first!.text).toContain(CODE);
     expect(second).toMatchObject({ level: "info", outbox_id: b.id, template: "seat_invite", to: "carol@example.com", subject: "You are invited to Acme Editor" });
@@ -221,7 +245,7 @@ describe("without SMTP_URL (development)", () => {
   test("with NODE_ENV=production the log line leaves the text, and so the code and link, out", async () => {
     const t = await app();
     const { lines, logger } = capture();
-    t.deps.outboxHandlers.email = createEmailHandler({ config: { ...t.deps.config, nodeEnv: "production" }, secrets: t.deps.secrets, logger });
+    t.deps.outboxHandlers.email = createEmailHandler({ config: { ...t.deps.config, nodeEnv: "production" }, secrets: t.deps.secrets, logger, maySignIn: (a) => maySignIn(t.deps.repos, t.deps.config, a) });
     await signIn(t, "bob@example.com");
     await invite(t, "carol@example.com");
     expect(await deliver(t)).toMatchObject({ claimed: 2, logged: 2 });

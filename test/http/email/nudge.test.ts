@@ -24,6 +24,7 @@ test("a nudge delivers a sign-in code through the scheduler's lease, between cro
   // Cron never fires in this test: only the nudge can deliver.
   const cron: CronScheduler = () => ({ stop: () => {} });
 
+  await t.deps.repos.users.ensure("bob@example.com", t.clock.now()); // a sign-in code is sent to users only
   await t.deps.repos.outbox.enqueue(
     emailMessage(sealedEmail(t.deps.secrets, { template: "sign_in_code", to: "bob@example.com", at: t.clock.now(), data: { ttl_minutes: 10 }, secret: { code: "118822" } })),
   );

@@ -28,7 +28,7 @@ let deps: Deps;
 let server: RunningServer;
 
 const licenseKeys: string[] = [];
-/** Session cookie tokens and the one-time codes that opened them (issue 10). */
+/** Session cookie tokens, sign-in attempt cookie tokens, and the one-time codes that opened them (issues 10, 25). */
 const sessionTokens: string[] = [];
 const inviteTokens: string[] = [];
 let smtp: TestSmtpServer;
@@ -45,7 +45,7 @@ async function call(method: string, path: string, opts: { key?: string; body?: s
   // A real server, so the access log (written after the response) runs as in production.
   requestCount += 1;
   const res = await fetch(`${server.url}${path}`, { method, headers, body: opts.body });
-  return { status: res.status, json: (await res.json().catch(() => null)) as any };
+  return { status: res.status, json: (await res.json().catch(() => null)) as any, setCookie: res.headers.get("set-cookie") };
 }
 
 /** Every encoding a leaked secret could take. */
@@ -162,14 +162,17 @@ beforeAll(async () => {
   const owner = ownerCatalog.license.email;
   licenseKeys.push(ownerCatalog.key);
   knownPlain.push(owner.toLowerCase());
-  expect((await call("POST", "/api/v1/auth/otp/request", { body: JSON.stringify({ email: owner }) })).status).toBe(200);
+  const asked = await call("POST", "/api/v1/auth/otp/request", { body: JSON.stringify({ email: owner }) });
+  expect(asked.status).toBe(200);
+  const attempt = asked.setCookie!.split(";")[0]!;
+  sessionTokens.push(attempt.slice("sign_in_attempt=".length));
   await deliverOutbox(deps);
   const code = /\b(\d{6})\b/.exec(smtp.received.at(-1)!.text)![1]!;
   const wrongCode = code === "000000" ? "000001" : "000000";
-  await call("POST", "/api/v1/auth/otp/verify", { body: JSON.stringify({ email: owner, code: wrongCode }) });
+  await call("POST", "/api/v1/auth/otp/verify", { body: JSON.stringify({ email: owner, code: wrongCode }), headers: { cookie: attempt } });
   const signedIn = await fetch(`${server.url}/api/v1/auth/otp/verify`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", cookie: attempt },
     body: JSON.stringify({ email: owner, code }),
   });
   requestCount += 1;
@@ -269,7 +272,7 @@ describe("logs", () => {
     sessionTokens.forEach((k, i) => (credentials[`session token #${i}`] = k));
     // With SMTP configured, invite links go out by mail only (the log exception is for no-SMTP mode).
     inviteTokens.forEach((k, i) => (credentials[`invite token #${i}`] = k));
-    expect(sessionTokens.length).toBe(2); // the one-time code's and the invite's
+    expect(sessionTokens.length).toBe(3); // the one-time code's attempt and session, and the invite's
     expect(inviteTokens.length).toBe(2);
     expect(findings(log, credentials)).toEqual([]);
   });
