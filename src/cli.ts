@@ -80,6 +80,17 @@ export async function runCli(argv: string[]): Promise<number | null> {
   if (!config) return 2;
   const now = () => systemClock.now();
 
+  // PostgreSQL (DATABASE_URL, or db copy's target) only with the driver Keyward repairs (db/driver-repairs.pg.ts).
+  if (config.databaseUrl || command === "db") {
+    const { driverRepairProblem } = await import("./db/driver-repairs.pg");
+    const problem = await driverRepairProblem();
+    if (problem) {
+      if (command === "serve") createLogger(config.logLevel, undefined, now).error("cannot use PostgreSQL", { error: problem });
+      else console.error(`cannot use PostgreSQL: ${problem}`);
+      return 1;
+    }
+  }
+
   if (command === "serve") return serve(config, createLogger(config.logLevel, undefined, now));
   // One-shot commands: a database they cannot open is one line on stderr and exit 1, not a stack
   // trace (serve logs it and waits for it, see depsWhenDatabaseAnswers).
