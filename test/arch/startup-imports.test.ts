@@ -19,7 +19,7 @@ interface Metafile {
 }
 
 /** Node built-ins that a start on SQLite has no use for (each costs milliseconds to load). */
-const NOT_AT_START = ["tls", "http", "https", "http2", "child_process", "perf_hooks", "zlib"];
+const NOT_AT_START = ["tls", "http", "https", "http2", "child_process", "perf_hooks", "zlib", "dns", "dns/promises"];
 /** Packages loaded on first use: each is a sizeable share of the start's time and memory when loaded eagerly. */
 const LAZY_PACKAGES = ["postgres", "nodemailer", "stripe", "@elysiajs/openapi"];
 const LAZY_MODULES = new RegExp(`(^|/)(node_modules/(${LAZY_PACKAGES.join("|")})/|src/repos\\.pg\\.ts$|src/db/pg\\.ts$|src/db/copy\\.ts$)`);
@@ -68,7 +68,7 @@ test("the bundle holds the lazily loaded modules (the check below looks at somet
   expect(builtins.has("crypto")).toBe(true);
 });
 
-test("a start loads neither postgres.js, nodemailer, the Stripe SDK, the OpenAPI plugin nor node:tls/http/https/child_process", () => {
+test("a start loads neither postgres.js, nodemailer, the Stripe SDK, the OpenAPI plugin nor node:tls/http/https/child_process/dns", () => {
   const { modules, builtins } = loadedAtStart();
   expect([...modules].filter((p) => LAZY_MODULES.test(p))).toEqual([]);
   expect(NOT_AT_START.filter((b) => builtins.has(b))).toEqual([]);
