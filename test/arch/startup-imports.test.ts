@@ -19,7 +19,7 @@ interface Metafile {
 }
 
 /** Node built-ins that a start on SQLite has no use for (each costs milliseconds to load). */
-const NOT_AT_START = ["tls", "http", "https", "http2", "child_process", "perf_hooks", "zlib", "dns", "dns/promises"];
+const NOT_AT_START = ["tls", "http", "https", "http2", "child_process", "perf_hooks", "zlib", "dns", "dns/promises", "fs/promises"];
 /** Packages loaded on first use: each is a sizeable share of the start's time and memory when loaded eagerly. */
 const LAZY_PACKAGES = ["postgres", "nodemailer", "stripe", "@elysiajs/openapi"];
 const LAZY_MODULES = new RegExp(`(^|/)(node_modules/(${LAZY_PACKAGES.join("|")})/|src/repos\\.pg\\.ts$|src/db/pg\\.ts$|src/db/copy\\.ts$)`);
