@@ -35,6 +35,10 @@ const START_JIT_POLICY = ["--compile-jit-policy=16"];
 // restart, idle RSS 74 → 70 MB; test/arch/startup-imports.test.ts keeps them out of the start).
 const SPLITTING = ["--splitting"];
 
+// The PostgreSQL driver is bundled as checked above (patch-deps --check): at run time the executable
+// checks the loaded driver itself and reads no node_modules (src/db/driver-repairs.pg.ts).
+const BUNDLED_DRIVER = ["--define", "KEYWARD_BUNDLED_DRIVER=true"];
+
 function run(cmd: string[]): void {
   const r = Bun.spawnSync(cmd, { cwd: root, stdout: "inherit", stderr: "inherit" });
   if (r.exitCode !== 0) throw new Error(`${cmd.slice(1).join(" ")} failed with exit code ${r.exitCode}`);
@@ -56,6 +60,7 @@ export function buildBinary(opts: BuildOptions = {}): string {
     ...(opts.target ? [] : BYTECODE),
     ...START_JIT_POLICY,
     ...SPLITTING,
+    ...BUNDLED_DRIVER,
     join(root, "src/main.ts"),
     "--outfile",
     outfile,

@@ -11,4 +11,5 @@ export interface Repair {
   edits: Edit[];
 }
 export const REPAIRS: Repair[];
-export function patchDependencies(opts?: { root?: string; check?: boolean }): { problems: string[]; applied: string[] };
+export const REPAIR_COMMAND: string;
+export function patchDependencies(opts?: { root?: string; check?: boolean; packageDir?: (pkg: string) => string }): { problems: string[]; applied: string[] };

@@ -18,7 +18,8 @@ const MARK = "/* keyward-patch */";
 /**
  * postgres.js 3.4.9: a connection whose socket closes while a small write is still buffered (flushed
  * on setImmediate) is broken for good, and a statement of a dead socket can be answered by the next
- * one (porsager/postgres#1133, #1193, #1208; the upstream fixes are unreleased):
+ * one (porsager/postgres#1133, #1193, #1208; the upstream fixes are unreleased: 3.4.9 is the latest
+ * release as of 2026-11-28):
  * 1. terminate() and closed() cancel the pending flush but leave its handle and the buffered bytes:
  *    write() then never schedules a flush again, so every reconnect's start-up message stays
  *    buffered and ends in CONNECT_TIMEOUT (measured: 5 s per statement, for ever).
@@ -141,19 +142,23 @@ const POSTGRES_CONNECTION = [
 
 /**
  * postgres.js 3.4.9, the pool (index.js), around sql.reserve() (Keyward's transactions run on
- * reserved connections, src/db/pg.ts):
+ * reserved connections, src/db/pg.ts); unfixed in any release (3.4.9 is the latest as of 2026-11-28):
  * 6. A reserve() waiting for a connection is handed to a closing connection as the statement to run
  *    once it has reconnected (onclose), and taken off the queue; the reconnected connection then
  *    drops it (it runs no statement for a reservation) and the reserve() never settles: the
  *    transaction hangs for ever (seen: two of four clients hung after the server ended their
- *    connections). It now stays queued, as reserve() itself queues it, for the next open connection.
+ *    connections; porsager/postgres#1195). It now stays queued, as reserve() itself queues it, for
+ *    the next open connection.
  * 7. A reserve() rejected (its connection failed to start) stays queued; the next connection to open
  *    is then handed to the settled promise and lost to the pool. A settled reserve() now leaves the
- *    queue, and a connection handed to one goes on to the next waiting statement.
+ *    queue, and a connection handed to one goes on to the next waiting statement. (Found here; no
+ *    upstream report of this one yet. Same queue as #1195.)
  * 8. A reserved handle whose connection closed still sends statements to that connection object,
  *    which the pool reconnects for other work: a late ROLLBACK or INSERT of a dead transaction
  *    would run on a connection now serving someone else. Once its reservation has ended (closed,
- *    released) a handle refuses statements with CONNECTION_CLOSED.
+ *    released) a handle refuses statements with CONNECTION_CLOSED (porsager/postgres#1168: a
+ *    handle released after its connection closed hands it back to the pool; #1186: a transaction's
+ *    statements on a closed reserved connection).
  * 10. The option `stall_timeout` of repair 9 is kept by the options parser (which drops unknown ones).
  */
 const POSTGRES_POOL = [
@@ -196,12 +201,19 @@ export const REPAIRS = [
 
 const count = (text, part) => text.split(part).length - 1;
 
-/** Applies (or with check, only inspects) every repair; returns the problems found. */
-export function patchDependencies({ root = ROOT, check = false } = {}) {
+/** The command that applies the repairs (npm install runs it as postinstall; --ignore-scripts skips it). */
+export const REPAIR_COMMAND = "node scripts/patch-deps.mjs";
+
+/**
+ * Applies (or with check, only inspects) every repair; returns the problems found. `packageDir`
+ * says where a package is installed (default: root's node_modules); src/db/driver-repairs.pg.ts points
+ * it at the copy the runtime resolves.
+ */
+export function patchDependencies({ root = ROOT, check = false, packageDir = (pkg) => join(root, "node_modules", pkg) } = {}) {
   const problems = [];
   const applied = [];
   for (const repair of REPAIRS) {
-    const base = join(root, "node_modules", repair.pkg);
+    const base = packageDir(repair.pkg);
     let version;
     try {
       version = JSON.parse(readFileSync(join(base, "package.json"), "utf8")).version;
@@ -226,7 +238,7 @@ export function patchDependencies({ root = ROOT, check = false } = {}) {
           continue;
         }
         if (check) {
-          problems.push(`${repair.pkg}/${file}: "${edit.name}" is not applied (run: node scripts/patch-deps.mjs)`);
+          problems.push(`${repair.pkg}/${file}: "${edit.name}" is not applied (run: ${REPAIR_COMMAND})`);
           continue;
         }
         text = text.replace(edit.from, edit.to);

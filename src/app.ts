@@ -13,8 +13,6 @@ import { createLane, type Lane } from "./http/lane";
 import { urlNulRefusal } from "./http/url-nul";
 import { accessLog } from "./http/access-log";
 import { apiDocs } from "./http/openapi";
-// After the openapi plugin (imported by ./http/openapi): replaces its per-call uuid format check.
-import "./http/formats";
 import { adminGuard, apiKeyResolver } from "./http/auth";
 import { adminSessionResolver, sessionAuth } from "./http/session";
 import { signInRoutes } from "./modules/sign-in";
@@ -64,6 +62,7 @@ import { meteringAdminRoutes } from "./modules/metering/admin";
 
 export const API_PREFIX = "/api/v1";
 export const API_VERSION = "1.1.0";
+const API_TITLE = "Keyward API";
 
 export function createApp(deps: Deps) {
   const { config, clock, logger } = deps;
@@ -134,14 +133,16 @@ export function createApp(deps: Deps) {
       .use(jsonBodyParser(config.maxBodyBytes, [`${LOCAL_OBJECTS_PATH}/`]))
       // 3. Every failure leaves in the spec's envelope.
       .use(errorHandler(logger))
-      // 4. OpenAPI 3.1 document and browsable UI (served from Keyward itself, see http/docs-ui.ts).
+      // 4. OpenAPI 3.1 document and browsable UI (served from Keyward itself, see http/docs-ui.ts),
+      // built on the first request for it.
       .use(
         apiDocs({
           uiPath: `${API_PREFIX}/docs`,
           specPath: `${API_PREFIX}/openapi.json`,
-          documentation: {
+          title: API_TITLE,
+          documentation: () => ({
             info: {
-              title: "Keyward API",
+              title: API_TITLE,
               version: API_VERSION,
               description:
                 "Licensing and software distribution. Every JSON response uses the envelope {success, data} or {success: false, error: {code, message, details}}.",
@@ -168,7 +169,7 @@ export function createApp(deps: Deps) {
                 },
               },
             },
-          },
+          }),
         }),
       )
       // The portal's invite page, outside /api/v1 like the docs page (see http/accept-invite-page.ts).

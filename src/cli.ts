@@ -80,6 +80,17 @@ export async function runCli(argv: string[]): Promise<number | null> {
   if (!config) return 2;
   const now = () => systemClock.now();
 
+  // PostgreSQL (DATABASE_URL, or db copy's target) only with the driver Keyward repairs (db/driver-repairs.pg.ts).
+  if (config.databaseUrl || command === "db") {
+    const { driverRepairProblem } = await import("./db/driver-repairs.pg");
+    const problem = await driverRepairProblem();
+    if (problem) {
+      if (command === "serve") createLogger(config.logLevel, undefined, now).error("cannot use PostgreSQL", { error: problem });
+      else console.error(`cannot use PostgreSQL: ${problem}`);
+      return 1;
+    }
+  }
+
   if (command === "serve") return serve(config, createLogger(config.logLevel, undefined, now));
   // One-shot commands: a database they cannot open is one line on stderr and exit 1, not a stack
   // trace (serve logs it and waits for it, see depsWhenDatabaseAnswers).
@@ -220,6 +231,9 @@ export function logUnhandledRejections(logger: Logger): void {
   process.on("unhandledRejection", (reason) => logger.error("unhandled rejection", { error: reason }));
 }
 
+/** How long after listening `serve` schedules the job passes (JOBS). */
+export const JOBS_START_DELAY_MS = 500;
+
 /** How long `serve` waits for a database that cannot answer yet (starting, restarting, unreachable). */
 export const STARTUP_DATABASE_WAIT_MS = 60_000;
 
@@ -280,15 +294,31 @@ async function serve(config: Readonly<Config>, logger: Logger): Promise<number |
   // Background job passes (JOBS): stopped by server.stop() after in-flight requests, before the
   // database closes.
   let scheduler: Scheduler | null = null;
+  let schedulerStart: ReturnType<typeof setTimeout> | undefined;
   try {
-    server = startServer(deps, { onStop: () => scheduler?.stop() });
+    server = startServer(deps, {
+      onStop: () => {
+        clearTimeout(schedulerStart);
+        return scheduler?.stop();
+      },
+    });
   } catch (e) {
     // EADDRINUSE and friends: say which address, not a stack trace.
     logger.error("cannot listen", { host: config.host, port: config.port, error: (e as Error).message });
     await deps.db.close();
     return 1;
   }
-  if (config.jobs) scheduler = startScheduler(deps);
+  // The job passes are scheduled JOBS_START_DELAY_MS after listening, not before the first request
+  // is answered: the process's first Bun.cron call costs 25-60 ms on a 2-core machine (the runtime
+  // sets up its cron support), which every start waited for. A message queued in between (a sign-in
+  // code) was nudged while nudges did nothing yet (modules/outbox/nudge.ts): one nudge at the start
+  // delivers it.
+  if (config.jobs) {
+    schedulerStart = setTimeout(() => {
+      scheduler = startScheduler(deps);
+      deps.outboxNudge.nudge();
+    }, JOBS_START_DELAY_MS);
+  }
   warnIfEmailIsOnlyLogged(config, logger);
   // The release build starts with JavaScriptCore's JIT tier-up thresholds scaled up
   // (--compile-jit-policy in scripts/build.ts) because start-up code runs once and compiling it is

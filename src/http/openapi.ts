@@ -12,9 +12,19 @@
 //    `Authorization: License <key>`); every other operation is public and says so with
 //    `security: []`, so no reader has to guess.
 // The browsable page is not the plugin's (it loads its viewer from a CDN): see http/docs-ui.ts.
+//
+// Built on the first request for it, not at start: the plugin (about 170 KB of JavaScript with the
+// Zod and Valibot copies it bundles) is imported then, and the document (every route's schemas,
+// every event's webhook body) is built once and kept. The route below does what the plugin's own
+// spec route does (toOpenAPISchema over the app's routes, the `documentation` merged over it), so
+// the document is the same; the plugin's `openapi()` itself is never mounted.
 import { Elysia } from "elysia";
-import { openapi, type ElysiaOpenAPIConfig } from "@elysiajs/openapi";
+import type { ElysiaOpenAPIConfig } from "@elysiajs/openapi";
 import { docsUi } from "./docs-ui";
+import { registerFormats } from "./formats";
+
+/** The plugin's default, which it wrote into the document when mounted. */
+const OPENAPI_VERSION = "3.1.2";
 
 interface Response {
   content?: Record<string, unknown>;
@@ -59,30 +69,62 @@ function fixOperations(doc: Document): void {
   }
 }
 
-export function apiDocs(opts: { uiPath: string; specPath: string; documentation: NonNullable<ElysiaOpenAPIConfig["documentation"]> }) {
+/**
+ * A response schema with the headers the document lists for it (e.g. a redirect's Location): the
+ * plugin's own `withHeaders`, here so that routes declaring one do not load the plugin at start.
+ */
+export function withHeaders<S extends object>(schema: S, headers: Record<string, unknown>): S {
+  const copy = Object.create(Object.getPrototypeOf(schema), Object.getOwnPropertyDescriptors(schema));
+  Object.defineProperty(copy, "headers", { value: headers, enumerable: true, configurable: true, writable: true });
+  return copy;
+}
+
+type Documentation = NonNullable<ElysiaOpenAPIConfig["documentation"]>;
+
+/** What the plugin's spec route answered (its toFullSchema), with the fix-ups above applied. */
+async function buildDocument(app: Elysia, documentation: Documentation): Promise<Document> {
+  const { toOpenAPISchema } = await import("@elysiajs/openapi");
+  // The import replaced format checks (uuid, email) with the plugin's: put ours back.
+  registerFormats();
+  // getGlobalRoutes is protected in the types; the plugin reads the route table the same way.
+  const routes = (app as unknown as { getGlobalRoutes(): RouteLike[] }).getGlobalRoutes();
+  // The plugin drops paths containing a dot as "static files" by default; feed.xml, feed.json and
+  // upgrade.json are API routes (spec: Update feeds).
+  const { paths, components } = toOpenAPISchema(app, { staticFile: false }, undefined, undefined, OPENAPI_VERSION);
+  const doc = {
+    ...documentation,
+    openapi: OPENAPI_VERSION,
+    tags: documentation.tags,
+    info: { title: "Elysia Documentation", description: "Development documentation", version: "0.0.0", ...documentation.info },
+    paths: { ...paths, ...documentation.paths },
+    components: { ...documentation.components, schemas: { ...components.schemas, ...documentation.components?.schemas } },
+  };
+  fillJsonBodies(doc as Document, routes);
+  fixOperations(doc as Document);
+  return doc as Document;
+}
+
+export interface ApiDocsOptions {
+  uiPath: string;
+  specPath: string;
+  /** The browsable page's title. */
+  title: string;
+  /** The document's own parts (info, servers, webhooks…), asked for when the document is first built. */
+  documentation: () => Documentation;
+}
+
+export function apiDocs(opts: ApiDocsOptions) {
   const plugin = new Elysia({ name: "keyward/openapi" });
-  return (
-    plugin
-      // Local hook: runs for the documentation routes below only. The plugin caches the document
-      // object, so the fix-up is applied to the same object each time (idempotent).
-      .onAfterHandle(({ responseValue }) => {
-        if (responseValue && typeof responseValue === "object" && "paths" in responseValue) {
-          // getGlobalRoutes is protected in the types; the openapi plugin reads the route table the same way.
-          fillJsonBodies(responseValue as Document, (plugin as unknown as { getGlobalRoutes(): RouteLike[] }).getGlobalRoutes());
-          fixOperations(responseValue as Document);
-        }
-      })
-      .use(
-        openapi({
-          specPath: opts.specPath,
-          documentation: opts.documentation,
-          // No page from the plugin: its viewer comes from a CDN. Ours is served by docsUi below.
-          provider: null,
-          // The plugin drops paths containing a dot as "static files" by default; feed.xml,
-          // feed.json and upgrade.json are API routes (spec: Update feeds).
-          exclude: { staticFile: false },
-        }),
-      )
-      .use(docsUi({ uiPath: opts.uiPath, specPath: opts.specPath, title: opts.documentation.info?.title ?? "API" }))
-  );
+  let document: Promise<Document> | null = null;
+  return plugin
+    .get(
+      opts.specPath,
+      () =>
+        (document ??= buildDocument(plugin, opts.documentation()).catch((e: unknown) => {
+          document = null; // not kept: the next request tries again
+          throw e;
+        })),
+      { detail: { hide: true } },
+    )
+    .use(docsUi({ uiPath: opts.uiPath, specPath: opts.specPath, title: opts.title }));
 }

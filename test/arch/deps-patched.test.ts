@@ -2,13 +2,13 @@
 // place in the node_modules the tests and the server run on: an install with --ignore-scripts, or a
 // new version of a repaired package, fails here with the reason instead of somewhere downstream.
 import { expect, test } from "bun:test";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { patchDependencies, REPAIRS } from "../../scripts/patch-deps.mjs";
+import { copyUnrepaired } from "../support/unrepaired-driver";
 
 const root = join(import.meta.dir, "../..");
-const MARK = "/* keyward-patch */";
 
 test("every dependency repair is applied", () => {
   expect(patchDependencies({ root, check: true }).problems).toEqual([]);
@@ -18,26 +18,8 @@ test("on an unrepaired copy the check fails, the repair applies once, and a seco
   const dir = mkdtempSync(join(tmpdir(), "keyward-patch-deps-"));
   try {
     const pkg = join(dir, "node_modules", "postgres");
-    cpSync(join(root, "node_modules", "postgres"), pkg, { recursive: true });
     // The copy back to the package's own text: each edit's replacement undone.
-    let files = 0;
-    let edits = 0;
-    const pristine = new Map<string, string>();
-    for (const repair of REPAIRS) {
-      for (const file of repair.files) {
-        const path = join(dir, "node_modules", repair.pkg, file);
-        let text = readFileSync(path, "utf8");
-        for (const edit of repair.edits) {
-          expect(text.split(edit.to).length - 1).toBe(1);
-          text = text.replace(edit.to, edit.from);
-          edits++;
-        }
-        expect(text).not.toContain(MARK);
-        writeFileSync(path, text);
-        pristine.set(path, text);
-        files++;
-      }
-    }
+    const { files, edits, pristine } = copyUnrepaired(root, dir);
 
     const check = patchDependencies({ root: dir, check: true });
     expect(check.problems.length).toBe(edits);

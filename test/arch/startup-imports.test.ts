@@ -1,9 +1,11 @@
 // What a start loads. The PostgreSQL engine (postgres.js), nodemailer and the webhook sender's
 // node:http/https are imported where they are first used (container.ts, email/handler.ts,
-// webhooks/deliver.ts), and the release build splits such imports into chunks of their own
-// (scripts/build.ts, --splitting), so a node on SQLite that has sent no email and no webhook yet does
-// not load them, nor node:tls, node:http… that they bring. Checked on the module graph of a split
-// bundle of src/main.ts: the chunks its entry imports statically, and what their modules import.
+// webhooks/deliver.ts), and so are the Stripe SDK (payments/stripe.ts, on the first payment call) and
+// the OpenAPI plugin (http/openapi.ts, on the first request for the document). The release build
+// splits such imports into chunks of their own (scripts/build.ts, --splitting), so a node on SQLite
+// that has sent no email and no webhook yet, taken no payment and served no API document does not
+// load them, nor node:tls, node:http… that they bring. Checked on the module graph of a split bundle
+// of src/main.ts: the chunks its entry imports statically, and what their modules import.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,8 +19,10 @@ interface Metafile {
 }
 
 /** Node built-ins that a start on SQLite has no use for (each costs milliseconds to load). */
-const NOT_AT_START = ["tls", "http", "https", "http2", "child_process", "perf_hooks", "zlib"];
-const LAZY_MODULES = /(^|\/)(node_modules\/(postgres|nodemailer)\/|src\/repos\.pg\.ts$|src\/db\/pg\.ts$|src\/db\/copy\.ts$)/;
+const NOT_AT_START = ["tls", "http", "https", "http2", "child_process", "perf_hooks", "zlib", "dns", "dns/promises", "fs/promises"];
+/** Packages loaded on first use: each is a sizeable share of the start's time and memory when loaded eagerly. */
+const LAZY_PACKAGES = ["postgres", "nodemailer", "stripe", "@elysiajs/openapi"];
+const LAZY_MODULES = new RegExp(`(^|/)(node_modules/(${LAZY_PACKAGES.join("|")})/|src/repos\\.pg\\.ts$|src/db/pg\\.ts$|src/db/copy\\.ts$)`);
 
 let meta: Metafile;
 let outdir: string;
@@ -58,13 +62,13 @@ function loadedAtStart(): { modules: Set<string>; builtins: Set<string> } {
 
 test("the bundle holds the lazily loaded modules (the check below looks at something)", () => {
   const all = Object.values(meta.outputs).flatMap((o) => Object.keys(o.inputs));
-  for (const m of ["node_modules/postgres/src/index.js", "node_modules/nodemailer/", "src/repos.pg.ts"]) expect({ m, bundled: all.some((p) => p.includes(m)) }).toEqual({ m, bundled: true });
+  for (const m of [...LAZY_PACKAGES.map((p) => `node_modules/${p}/`), "src/repos.pg.ts"]) expect({ m, bundled: all.some((p) => p.includes(m)) }).toEqual({ m, bundled: true });
   const { modules, builtins } = loadedAtStart();
   expect([...modules].some((p) => p.endsWith("src/container.ts"))).toBe(true);
   expect(builtins.has("crypto")).toBe(true);
 });
 
-test("a start loads neither postgres.js, nodemailer nor node:tls/http/https/child_process", () => {
+test("a start loads neither postgres.js, nodemailer, the Stripe SDK, the OpenAPI plugin nor node:tls/http/https/child_process/dns", () => {
   const { modules, builtins } = loadedAtStart();
   expect([...modules].filter((p) => LAZY_MODULES.test(p))).toEqual([]);
   expect(NOT_AT_START.filter((b) => builtins.has(b))).toEqual([]);

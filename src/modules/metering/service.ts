@@ -106,7 +106,7 @@ export async function drainMeterQueue(deps: Pick<Deps, "repos" | "clock" | "logg
 /** The scheduled pass: nothing to do without Stripe (the rows wait until it is configured). */
 export async function runMeteredSyncJob(deps: Deps): Promise<Record<string, number>> {
   if (!deps.stripe) return {};
-  const { claimed, sent, skipped, retrying } = await drainMeterQueue(deps, deps.stripe);
+  const { claimed, sent, skipped, retrying } = await drainMeterQueue(deps, await deps.stripe.sdk());
   return { claimed, sent, skipped, retrying };
 }
 
@@ -114,5 +114,5 @@ export async function runMeteredSyncJob(deps: Deps): Promise<Record<string, numb
 export async function runMeteredSync(deps: Deps, actor: Actor): Promise<MeterSyncResult> {
   assertSystemWide(actor);
   if (!deps.stripe) throw new AppError("PAYMENTS_NOT_CONFIGURED", { message: "Metered sync needs Stripe: STRIPE_SECRET_KEY is not set." });
-  return await drainMeterQueue(deps, deps.stripe);
+  return await drainMeterQueue(deps, await deps.stripe.sdk());
 }

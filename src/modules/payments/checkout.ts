@@ -89,7 +89,7 @@ export async function createSupportCheckout(deps: Deps, input: SupportCheckoutIn
     // The Stripe customer the license is billed through when there is one; else prefill the owner's email.
     ...(link?.stripeCustomerId ? { customer: link.stripeCustomerId } : { customer_email: license.email }),
   };
-  return await openCheckoutSession(stripe, "support-checkout", params, now);
+  return await openCheckoutSession(await stripe.sdk(), "support-checkout", params, now);
 }
 
 /**

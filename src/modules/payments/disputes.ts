@@ -49,7 +49,7 @@ async function invoiceOfIntent(deps: Deps, paymentIntentId: string | null): Prom
   if (!paymentIntentId || !deps.stripe) return { invoiceId: null };
   if (await deps.repos.payments.findPaymentByIntent(paymentIntentId)) return { invoiceId: null };
   try {
-    const list = await deps.stripe.invoicePayments.list({ payment: { type: "payment_intent", payment_intent: paymentIntentId }, limit: 1 });
+    const list = await (await deps.stripe.sdk()).invoicePayments.list({ payment: { type: "payment_intent", payment_intent: paymentIntentId }, limit: 1 });
     const invoice = list.data[0]?.invoice;
     return { invoiceId: typeof invoice === "string" ? invoice : (invoice?.id ?? null) };
   } catch (e) {

@@ -59,7 +59,7 @@ export async function createPurchaseCheckout(deps: Deps, input: PurchaseCheckout
         { customer_creation: "always", payment_intent_data: { metadata } }),
   };
   // A double click within the window opens one session (as the support checkout does).
-  return await openCheckoutSession(deps.stripe, "purchase-checkout", params, deps.clock.now());
+  return await openCheckoutSession(await deps.stripe.sdk(), "purchase-checkout", params, deps.clock.now());
 }
 
 export interface PurchaseIssue {

@@ -62,8 +62,8 @@ export const revokePatch = (current: License): LicensePatch => (current.status =
 
 export async function refundLicense(deps: Deps, actor: Actor, licenseId: string): Promise<RefundOutcome> {
   const license = await getLicense(deps, actor, licenseId); // 404, or 403 for another product's bound key
-  const stripe = deps.stripe;
-  if (!stripe) throw notConfigured();
+  if (!deps.stripe) throw notConfigured();
+  const stripe = await deps.stripe.sdk();
   // The newest payment with money in it: a $0 checkout (a 100 % coupon on a renewal) has nothing to
   // refund and must not hide the purchase before it.
   const last = (await deps.repos.payments.listPayments(license.id)).find((p) => p.amount !== 0);

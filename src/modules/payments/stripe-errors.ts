@@ -2,7 +2,7 @@
 // The SDK throws StripeError subclasses: an HTTP answer carries `statusCode` (and Stripe's `code`),
 // a connection failure or timeout has none. The SDK has already retried network errors, 409 and 5xx
 // (maxNetworkRetries, stripe.ts) before the error reaches us.
-import Stripe from "stripe";
+import { loadedStripeSdk } from "./stripe";
 
 export interface StripeFailure {
   /**
@@ -22,7 +22,9 @@ export interface StripeFailure {
 const MAX_MESSAGE = 300;
 
 export function stripeFailure(e: unknown): StripeFailure {
-  if (e instanceof Stripe.errors.StripeError) {
+  // The SDK is loaded on first use (stripe.ts): an error thrown before it was loaded is not one of its.
+  const StripeError = loadedStripeSdk()?.errors.StripeError;
+  if (StripeError && e instanceof StripeError) {
     const status = typeof e.statusCode === "number" ? e.statusCode : null;
     const definite = status !== null && status >= 400 && status < 500 && status !== 409;
     return { definite, status, code: e.code ?? null, message: `${status ?? "no answer"}${e.code ? ` ${e.code}` : ""}: ${e.message}`.slice(0, MAX_MESSAGE) };

@@ -29,8 +29,9 @@ export async function verifyStripeEvent(deps: Deps, raw: string, signature: stri
     throw new AppError("PAYMENTS_NOT_CONFIGURED", { message: "Stripe webhooks are not configured on this server (STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET)." });
   }
   if (signature === null || signature === "") throw new AppError("STRIPE_SIGNATURE_INVALID", { message: "The Stripe-Signature header is missing." });
+  const stripe = await deps.stripe.sdk();
   try {
-    return await deps.stripe.webhooks.constructEventAsync(raw, signature, secret);
+    return await stripe.webhooks.constructEventAsync(raw, signature, secret);
   } catch {
     // The SDK's message may quote the expected signature scheme; the answer stays generic.
     throw new AppError("STRIPE_SIGNATURE_INVALID");

@@ -3,7 +3,7 @@
 // served by the storage routes (index.ts). DECISIONS: Releases and storage.
 import { createHmac } from "node:crypto";
 import { constants } from "node:fs";
-import { access, mkdir, open, rename, rm, stat } from "node:fs/promises";
+import type * as Fs from "node:fs/promises";
 import { dirname, join, sep } from "node:path";
 import { boundedChunks } from "../../crypto/chunks";
 import { constantTimeEqual } from "../../crypto/hash";
@@ -14,6 +14,10 @@ import { isValidStorageKey, type ObjectInfo, type PresignedRequest, type Storage
 
 /** API_PREFIX + the storage route path (index.ts); a test fetches the presigned URLs, so a drift fails. */
 export const LOCAL_OBJECTS_PATH = "/api/v1/storage/objects";
+
+// node:fs/promises loads with the first storage operation, not at every start (about 2 ms of CPU there).
+let fsPromises: Promise<typeof Fs> | undefined;
+const fsp = () => (fsPromises ??= import("node:fs/promises"));
 
 export interface LocalStorageOptions {
   dir: string;
@@ -92,7 +96,7 @@ export function createLocalStorage(opts: LocalStorageOptions): LocalStorage {
 
   const statKey = async (key: string): Promise<ObjectInfo | null> => {
     try {
-      const s = await stat(pathOf(key));
+      const s = await (await fsp()).stat(pathOf(key));
       return s.isFile() ? { size: s.size } : null;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
@@ -149,7 +153,7 @@ export function createLocalStorage(opts: LocalStorageOptions): LocalStorage {
     },
 
     async delete(key) {
-      await rm(pathOf(key), { force: true });
+      await (await fsp()).rm(pathOf(key), { force: true });
     },
 
     authorize(method, key, query, contentType) {
@@ -182,9 +186,9 @@ export function createLocalStorage(opts: LocalStorageOptions): LocalStorage {
 
     async write(grant, body, beforeCommit) {
       const target = pathOf(grant.key);
-      await mkdir(tmpDir, { recursive: true });
+      await (await fsp()).mkdir(tmpDir, { recursive: true });
       const tmp = join(tmpDir, newId());
-      const fh = await open(tmp, "wx", 0o600);
+      const fh = await (await fsp()).open(tmp, "wx", 0o600);
       let size = 0;
       let done = false;
       try {
@@ -208,23 +212,23 @@ export function createLocalStorage(opts: LocalStorageOptions): LocalStorage {
         await fh.close();
         done = true;
         await beforeCommit?.();
-        await mkdir(dirname(target), { recursive: true });
-        await rename(tmp, target);
+        await (await fsp()).mkdir(dirname(target), { recursive: true });
+        await (await fsp()).rename(tmp, target);
         return { size };
       } finally {
         if (!done) await fh.close().catch(() => undefined);
-        await rm(tmp, { force: true });
+        await (await fsp()).rm(tmp, { force: true });
       }
     },
 
     async move(from, to, { observe }) {
       const source = pathOf(from);
       const target = pathOf(to);
-      await mkdir(dirname(target), { recursive: true });
+      await (await fsp()).mkdir(dirname(target), { recursive: true });
       // rename(2) replaces the target atomically and keeps the inode: a later upload to `from` writes a
       // new temp file and renames it over `from`, so it can never reach the bytes now under `to`.
       try {
-        await rename(source, target);
+        await (await fsp()).rename(source, target);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new AppError("NOT_FOUND", { message: "Stored object not found." });
         throw e;
@@ -242,8 +246,8 @@ export function createLocalStorage(opts: LocalStorageOptions): LocalStorage {
       // Writable is what uploads need: creates the directory on a fresh install, then asks the kernel
       // (a read-only mount answers EROFS, missing permissions EACCES).
       try {
-        await mkdir(dir, { recursive: true });
-        await access(dir, constants.W_OK);
+        await (await fsp()).mkdir(dir, { recursive: true });
+        await (await fsp()).access(dir, constants.W_OK);
         return { status: "ok" };
       } catch (e) {
         return { status: "down", reason: (e as NodeJS.ErrnoException).code ?? "unavailable" };

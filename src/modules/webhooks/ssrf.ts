@@ -6,13 +6,16 @@
 // and again at every delivery, on every address the name resolves to; the request then connects to
 // an address that passed the check (deliver.ts pins it), so a name cannot resolve to a public
 // address at the check and a private one at the connect. WEBHOOK_ALLOW_PRIVATE=true turns it off.
-import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 
 /** Resolves a host name to all its addresses (node:dns lookup, the system resolver); a seam for tests. */
 export type HostResolver = (hostname: string) => Promise<string[]>;
 
-export const systemResolver: HostResolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+export const systemResolver: HostResolver = async (hostname) => {
+  // node:dns is loaded with the first webhook delivery, not at every start (about 1 ms there).
+  const { lookup } = await import("node:dns/promises");
+  return (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+};
 
 type V4Range = [number, number, number, number, number, string];
 const V4_BLOCKED: V4Range[] = [

@@ -142,7 +142,7 @@ describe("POST /admin/system/run-metered-sync", () => {
     await use(key, "api", 1);
     const [row] = await queued(license.id);
     // It reached Stripe, but Keyward never learned (a crash or a lost answer).
-    await t.deps.stripe!.billing.meterEvents.create({ event_name: "api_calls", payload: { stripe_customer_id: customer!, value: "1" }, identifier: row!.id });
+    await (await t.deps.stripe!.sdk()).billing.meterEvents.create({ event_name: "api_calls", payload: { stripe_customer_id: customer!, value: "1" }, identifier: row!.id });
     const res = await sync();
     expect(res.body.data.items.map((i: any) => i.id)).toContain(row!.id);
     expect(meterEventsAtStripe(row!.id)).toHaveLength(1);

@@ -183,7 +183,7 @@ describe("POST /admin/licenses/{id}/refund", () => {
     // The refund happens at Stripe but Keyward never records it: as if the process died mid-call.
     await t.deps.repos.payments.claimRefund(payment.id);
     // The same request Keyward sends (Stripe replays a key only with the same parameters).
-    await t.deps.stripe!.refunds.create(
+    await (await t.deps.stripe!.sdk()).refunds.create(
       { payment_intent: payment.stripePaymentIntentId!, metadata: { keyward_license_id: license.id, keyward_payment_id: payment.id } },
       { idempotencyKey: `keyward-refund-${payment.id}` },
     );
