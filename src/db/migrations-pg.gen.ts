@@ -35,5 +35,9 @@ export const PG_MIGRATIONS: readonly { tag: string; sql: string }[] = [
   {
     "tag": "0008_disputes",
     "sql": "ALTER TABLE \"payments\" ADD COLUMN \"dispute_status\" text;--> statement-breakpoint\nALTER TABLE \"payments\" ADD COLUMN \"stripe_dispute_id\" text;--> statement-breakpoint\nCREATE INDEX \"payments_payment_intent_idx\" ON \"payments\" USING btree (\"stripe_payment_intent_id\");"
+  },
+  {
+    "tag": "0009_delivery_worker",
+    "sql": "CREATE INDEX \"webhook_deliveries_endpoint_due_idx\" ON \"webhook_deliveries\" USING btree (\"endpoint_id\",\"status\",\"next_attempt_at\");"
   }
 ];

@@ -35,5 +35,9 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   {
     "tag": "0008_disputes",
     "sql": "ALTER TABLE `payments` ADD `dispute_status` text;--> statement-breakpoint\nALTER TABLE `payments` ADD `stripe_dispute_id` text;--> statement-breakpoint\nCREATE INDEX `payments_payment_intent_idx` ON `payments` (`stripe_payment_intent_id`);"
+  },
+  {
+    "tag": "0009_delivery_worker",
+    "sql": "CREATE INDEX `webhook_deliveries_endpoint_due_idx` ON `webhook_deliveries` (`endpoint_id`,`status`,`next_attempt_at`);"
   }
 ];

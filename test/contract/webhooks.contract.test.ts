@@ -217,6 +217,27 @@ forEachEngine("WebhookRepo", (engine, open) => {
     expect(await auditActions()).toContain("webhook.redeliver");
   });
 
+  test("claimDueDeliveries with perEndpoint: no endpoint past its room; a slow endpoint's backlog does not take the claim", async () => {
+    await setup();
+    const slow = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "slow"));
+    const healthy = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "healthy"));
+    // 60 older deliveries of the slow endpoint, then one of the healthy one.
+    const backlog = Array.from({ length: 60 }, (_, i) => deliveryRow(slow.id, { createdAt: at(-100_000 + i), nextAttemptAt: at(-100_000 + i) }));
+    const fresh = deliveryRow(healthy.id, { createdAt: at(-1), nextAttemptAt: at(-1) });
+    await repo.addDeliveries([...backlog, fresh]);
+    const first = await repo.claimDueDeliveries({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8 });
+    expect(first.filter((d) => d.endpointId === slow.id).map((d) => d.id)).toEqual(backlog.slice(0, 8).map((d) => d.id));
+    expect(first.filter((d) => d.endpointId === healthy.id).map((d) => d.id)).toEqual([fresh.id]);
+    // Its 8 still in flight: nothing more of the slow endpoint, however much room is left.
+    const busy = new Map([[slow.id, 8]]);
+    expect(await repo.claimDueDeliveries({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8, inFlight: busy })).toEqual([]);
+    // Two settled: two more, the oldest due.
+    const next = await repo.claimDueDeliveries({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8, inFlight: new Map([[slow.id, 6]]) });
+    expect(next.map((d) => d.id)).toEqual(backlog.slice(8, 10).map((d) => d.id));
+    // `limit` still bounds the whole claim.
+    expect(await repo.claimDueDeliveries({ now: T0, limit: 3, leaseUntil: at(MIN), perEndpoint: 8 })).toHaveLength(3);
+  });
+
   test("three nodes claiming concurrently never get the same delivery", async () => {
     await setup();
     const endpoints = await Promise.all([0, 1, 2].map((i) => repo.createEndpoint(endpointRow(), auditOf("webhook.create", String(i)))));
@@ -229,7 +250,7 @@ forEachEngine("WebhookRepo", (engine, open) => {
       await Promise.all(
         nodes.map(async (r, i) => {
           for (;;) {
-            const got = await r.claimDueDeliveries({ now: at(100), limit: 4, leaseUntil: at(5 * MIN) });
+            const got = await r.claimDueDeliveries({ now: at(100), limit: 4, leaseUntil: at(5 * MIN), perEndpoint: 2 });
             if (got.length === 0) return;
             claimedBy[i]!.push(...got.map((d) => d.id));
           }
