@@ -118,3 +118,24 @@ test("60 deliveries to a receiver that never answers: a healthy endpoint's event
   expect(JSON.parse(r.at("/healthy")[1]!.body)).toMatchObject({ type: "license.created" });
   await silent.stop();
 });
+
+test("the deliver-webhooks pass too: 60 due to a never-answering receiver do not hold up a healthy endpoint's delivery due after them", async () => {
+  const { t, r } = await setup();
+  const silent = await startSilentServer();
+  cleanup.push(() => silent.stop());
+  const slow = await endpoint(t, { url: silent.url, events: ["webhook.test"] });
+  const healthy = await endpoint(t, { url: r.url("/healthy"), events: ["webhook.test"] });
+  const now = t.clock.nowMs();
+  // The slow endpoint's 60 are due first, the healthy one's last.
+  await t.deps.repos.webhooks.addDeliveries([
+    ...Array.from({ length: 60 }, (_, i) => newDelivery({ endpointId: slow.id, eventId: null, eventType: "webhook.test", body: `{"n":${i}}`, at: new Date(now - 60_000 + i) })),
+    newDelivery({ endpointId: healthy.id, eventId: null, eventType: "webhook.test", body: "{}", at: new Date(now) }),
+  ]);
+  const since = performance.now();
+  const pass = t.request("POST", `${V1}/admin/system/jobs/deliver-webhooks/run`);
+  await until("the healthy endpoint's delivery", () => r.at("/healthy").length >= 1);
+  expect(performance.now() - since).toBeLessThanOrEqual(2 * SECOND);
+  expect(silent.open()).toBeLessThanOrEqual(t.deps.config.webhookEndpointConcurrency);
+  await silent.stop();
+  expect((await pass).body.data.result).toMatchObject({ delivered: 1 });
+});
