@@ -10,6 +10,14 @@ const idBytes = sql`${outbox.id} COLLATE "C"`;
 /** ASCII-only lower-casing, as SQLite's lower() does, so both engines match the same addresses. */
 const asciiLower = (v: SQL) => sql`lower(${v} COLLATE "C")`;
 
+/** OutboxRepo.nextDue's one statement (exported for the query-plan test). */
+export const NEXT_DUE_SQL_PG = `SELECT (extract(epoch FROM (SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending')) * 1000)::float8 AS outbox,
+  (extract(epoch FROM (
+     SELECT min((SELECT d.next_attempt_at FROM webhook_deliveries d
+                  WHERE d.endpoint_id = e.id AND d.status = 'pending'
+                  ORDER BY d.next_attempt_at LIMIT 1))
+       FROM webhook_endpoints e WHERE e.enabled)) * 1000)::float8 AS webhooks`;
+
 export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
   const { db } = handle;
   /** One newest-first page of the outbox rows matching `where` (the email and event lists). */
@@ -44,13 +52,7 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
     async nextDue() {
       // outbox_due_idx (status, next_attempt_at) gives the minimum in one seek; the endpoints are
       // few, and each one's earliest due delivery is one seek in webhook_deliveries_endpoint_due_idx.
-      const [row] = (await db.execute(sql`
-        SELECT (extract(epoch FROM (SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending')) * 1000)::float8 AS outbox,
-               (extract(epoch FROM (
-                  SELECT min((SELECT d.next_attempt_at FROM webhook_deliveries d
-                               WHERE d.endpoint_id = e.id AND d.status = 'pending'
-                               ORDER BY d.next_attempt_at LIMIT 1))
-                    FROM webhook_endpoints e WHERE e.enabled)) * 1000)::float8 AS webhooks`)) as unknown as { outbox: number | null; webhooks: number | null }[];
+      const [row] = (await db.execute(sql.raw(NEXT_DUE_SQL_PG))) as unknown as { outbox: number | null; webhooks: number | null }[];
       const at = (ms: number | null | undefined) => (ms == null ? null : new Date(ms));
       return { outbox: at(row?.outbox), webhooks: at(row?.webhooks) };
     },

@@ -6,6 +6,13 @@ import { FINISHED_OUTBOX_STATUSES, type OutboxMessage, type OutboxRepo } from ".
 import { onDeliveryBell } from "./bell";
 import { writeOutbox } from "./write.sqlite";
 
+/** OutboxRepo.nextDue's one statement (exported for the query-plan test). */
+export const NEXT_DUE_SQL = `SELECT (SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending') AS outbox,
+  (SELECT min((SELECT d.next_attempt_at FROM webhook_deliveries d
+               WHERE d.endpoint_id = e.id AND d.status = 'pending'
+               ORDER BY d.next_attempt_at LIMIT 1))
+     FROM webhook_endpoints e WHERE e.enabled = 1) AS webhooks`;
+
 export function createOutboxRepo(handle: DbHandle): OutboxRepo {
   const { db } = handle;
   /** One newest-first page of the outbox rows matching `where` (the email and event lists). */
@@ -39,15 +46,7 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
     async nextDue() {
       // outbox_due_idx (status, next_attempt_at) gives the minimum in one seek; the endpoints are
       // few, and each one's earliest due delivery is one seek in webhook_deliveries_endpoint_due_idx.
-      const row = handle.sqlite
-        .query<{ outbox: number | null; webhooks: number | null }, []>(
-          `SELECT (SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending') AS outbox,
-                  (SELECT min((SELECT d.next_attempt_at FROM webhook_deliveries d
-                                WHERE d.endpoint_id = e.id AND d.status = 'pending'
-                                ORDER BY d.next_attempt_at LIMIT 1))
-                     FROM webhook_endpoints e WHERE e.enabled = 1) AS webhooks`,
-        )
-        .get();
+      const row = handle.sqlite.query<{ outbox: number | null; webhooks: number | null }, []>(NEXT_DUE_SQL).get();
       const at = (ms: number | null | undefined) => (ms == null ? null : new Date(ms));
       return { outbox: at(row?.outbox), webhooks: at(row?.webhooks) };
     },
