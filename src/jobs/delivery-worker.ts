@@ -24,6 +24,8 @@ import { createWebhookPool, type PoolOptions } from "../modules/webhooks/deliver
 
 /** The longest an idle worker sleeps between two polls; bounds pickup when no wake-up arrives. */
 export const POLL_MS = SECOND;
+/** How long stop() waits for the LISTEN to start or end before closing anyway. */
+const UNLISTEN_WAIT_MS = 2 * SECOND;
 
 export interface DeliveryWorker {
   /** Look for due work now (folded: many wakes while busy give one more look). */
@@ -97,7 +99,7 @@ export function startDeliveryWorker(deps: Deps, opts: { pollMs?: number; pool?: 
     return Math.max(0, next - deps.clock.nowMs());
   };
 
-  let unlisten: Promise<(() => Promise<void>) | null> = deps.repos.outbox.onDeliveryWork(wake).catch((error) => {
+  const unlisten: Promise<(() => Promise<void>) | null> = deps.repos.outbox.onDeliveryWork(wake).catch((error) => {
     deps.logger.warn("delivery wake-ups unavailable; polling every second", { error });
     return null;
   });
@@ -124,9 +126,12 @@ export function startDeliveryWorker(deps: Deps, opts: { pollMs?: number; pool?: 
       await loop;
       await Promise.all([...lanes.values()]);
       await pool.drain();
-      const off = await unlisten;
-      unlisten = Promise.resolve(null);
-      await off?.();
+      // A LISTEN that never got through (a pooler) must not hold up the shutdown.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const gaveUp = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), UNLISTEN_WAIT_MS)));
+      const off = await Promise.race([unlisten, gaveUp]);
+      await Promise.race([off?.(), gaveUp]);
+      clearTimeout(timer);
     },
   };
 }

@@ -1,6 +1,7 @@
-// The deliver-webhooks pass: claims due deliveries (exact across nodes) and POSTs them concurrently,
-// each bounded by a connect and a total timeout, so a receiver that never answers holds up only its
-// own deliveries. Standard Webhooks headers; 2xx = delivered; 410 disables the endpoint; anything
+// Webhook requests: a pool (run continuously by the delivery worker, jobs/delivery-worker.ts, and once
+// by the deliver-webhooks pass) claims due deliveries (exact across nodes) and POSTs them
+// concurrently, capped per node and per endpoint, each bounded by a connect and a total timeout, so a
+// receiver that never answers holds up only its own deliveries. Standard Webhooks headers; 2xx = delivered; 410 disables the endpoint; anything
 // else (3xx included: redirects are never followed) is retried with the outbox's backoff and given
 // up 3 days after the event; DISABLE_AFTER_CONSECUTIVE_FAILURES failures in a row disable the
 // endpoint and email the admins (through the outbox, in the same transaction).
