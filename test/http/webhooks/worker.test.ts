@@ -139,3 +139,27 @@ test("the deliver-webhooks pass too: 60 due to a never-answering receiver do not
   await silent.stop();
   expect((await pass).body.data.result).toMatchObject({ delivered: 1 });
 });
+
+test("slow endpoints that together take every slot of the node still leave a healthy endpoint its own (WEBHOOK_CONCURRENCY=4, WEBHOOK_ENDPOINT_CONCURRENCY=2)", async () => {
+  const { t, r } = await setup({ WEBHOOK_CONCURRENCY: "4", WEBHOOK_ENDPOINT_CONCURRENCY: "2" });
+  const silent = await startSilentServer();
+  cleanup.push(() => silent.stop());
+  const now = t.clock.now();
+  for (let i = 0; i < 3; i++) {
+    const slow = await endpoint(t, { url: `${silent.url}/${i}`, events: ["webhook.test"] });
+    await t.deps.repos.webhooks.addDeliveries(
+      Array.from({ length: 5 }, (_, n) => newDelivery({ endpointId: slow.id, eventId: null, eventType: "webhook.test", body: `{"n":${n}}`, at: now })),
+    );
+  }
+  await endpoint(t, { url: r.url("/healthy"), events: ["license.created"] });
+  startWorker(t);
+  // Four slots in all, two per endpoint: the third slow endpoint gets its reserved one, five in flight.
+  await until("the slow endpoints' requests", () => silent.open() >= 5);
+  await Bun.sleep(300);
+  expect(silent.open()).toBe(5);
+  const since = performance.now();
+  await makeCatalog(t.deps);
+  await until("the healthy endpoint's event", () => r.at("/healthy").length >= 1);
+  expect(performance.now() - since).toBeLessThanOrEqual(2 * SECOND);
+  await silent.stop();
+});
