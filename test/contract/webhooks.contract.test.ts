@@ -4,7 +4,9 @@
 // writes), redelivery.
 import { afterEach, expect, test } from "bun:test";
 import type { AttemptOutcome, WebhookDelivery, WebhookEndpoint, WebhookRepo } from "../../src/modules/webhooks/repo";
-import { createWebhookRepoPg } from "../../src/modules/webhooks/repo.pg";
+import { claimWindowPg, createWebhookRepoPg } from "../../src/modules/webhooks/repo.pg";
+import { claimWindow } from "../../src/modules/webhooks/repo.sqlite";
+import { sql } from "drizzle-orm";
 import type { Repos } from "../../src/deps";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import { newId } from "../../src/shared/ids";
@@ -236,6 +238,25 @@ forEachEngine("WebhookRepo", (engine, open) => {
     expect(next.map((d) => d.id)).toEqual(backlog.slice(8, 10).map((d) => d.id));
     // `limit` still bounds the whole claim.
     expect(await repo.claimDueDeliveries({ now: T0, limit: 3, leaseUntil: at(MIN), perEndpoint: 8 })).toHaveLength(3);
+  });
+
+  test("the claim window reads each endpoint's due deliveries through webhook_deliveries_endpoint_due_idx", async () => {
+    await setup();
+    if (o.sqlite) {
+      const q = claimWindow(o.sqlite.db, "e", T0, 8).toSQL();
+      const details = (o.sqlite.sqlite.query(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.params as never[])) as { detail: string }[]).map((p) => p.detail).join("\n");
+      expect(details).toContain("webhook_deliveries_endpoint_due_idx");
+      expect(details).not.toMatch(/SCAN webhook_deliveries\b(?! USING)/);
+      return;
+    }
+    const text = await o.pg!.db.transaction(async (tx) => {
+      // Tiny tables make a sequential scan cheapest; forbid it to see the index the plan can use.
+      await tx.execute(sql`SET LOCAL enable_seqscan = off`);
+      const rows = (await tx.execute(sql`EXPLAIN ${claimWindowPg(T0, 8)}`)) as unknown as { "QUERY PLAN": string }[];
+      return rows.map((r) => r["QUERY PLAN"]).join("\n");
+    });
+    expect(text).toContain("webhook_deliveries_endpoint_due_idx");
+    expect(text).not.toMatch(/Seq Scan on webhook_deliveries\b/);
   });
 
   test("three nodes claiming concurrently never get the same delivery", async () => {

@@ -15,6 +15,23 @@ const bytes = (col: typeof webhookEndpoints.id | typeof webhookDeliveries.id) =>
 const CLAIM_ROUNDS = 5;
 const byAge = (a: WebhookDelivery, b: WebhookDelivery) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+/**
+ * Each enabled endpoint's `window` oldest deliveries due at `now`, read through
+ * webhook_deliveries_endpoint_due_idx (exported for the query-plan test).
+ */
+export function claimWindowPg(now: Date, window: number): SQL {
+  return sql`
+    SELECT d.id, d.endpoint_id, (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS due_ms
+    FROM ${webhookEndpoints} e
+    CROSS JOIN LATERAL (
+      SELECT w.id, w.endpoint_id, w.next_attempt_at FROM ${webhookDeliveries} w
+      WHERE w.endpoint_id = e.id AND w.status = 'pending' AND w.next_attempt_at <= ${now.toISOString()}::timestamptz
+      ORDER BY w.next_attempt_at, w.id COLLATE "C"
+      LIMIT ${window}
+    ) d
+    WHERE e.enabled`;
+}
+
 export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
   const { db } = handle;
   const getEndpoint = async (id: string) => {
@@ -104,16 +121,7 @@ export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
         // Each enabled endpoint's oldest due deliveries, read through webhook_deliveries_endpoint_due_idx
         // (at most `window` per endpoint, so a large backlog of one endpoint is never scanned).
         const window = Math.max(1, Math.min(room.limit, room.perEndpoint));
-        const rows = (await db.execute(sql`
-          SELECT d.id, d.endpoint_id, (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS due_ms
-          FROM ${webhookEndpoints} e
-          CROSS JOIN LATERAL (
-            SELECT w.id, w.endpoint_id, w.next_attempt_at FROM ${webhookDeliveries} w
-            WHERE w.endpoint_id = e.id AND w.status = 'pending' AND w.next_attempt_at <= ${now.toISOString()}::timestamptz
-            ORDER BY w.next_attempt_at, w.id COLLATE "C"
-            LIMIT ${window}
-          ) d
-          WHERE e.enabled`)) as unknown as { id: string; endpoint_id: string; due_ms: number }[];
+        const rows = (await db.execute(claimWindowPg(now, window))) as unknown as { id: string; endpoint_id: string; due_ms: number }[];
         const ids = pickDeliveries(
           rows.map((r) => ({ id: r.id, endpointId: r.endpoint_id, nextAttemptAt: new Date(r.due_ms) })),
           room,

@@ -11,6 +11,19 @@ type EndpointRow = typeof webhookEndpoints.$inferSelect;
 const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({ ...r, disabledReason: r.disabledReason as DisabledReason | null });
 const toDelivery = (r: typeof webhookDeliveries.$inferSelect): WebhookDelivery => r as WebhookDelivery;
 
+/**
+ * One endpoint's `window` oldest deliveries due at `now`, read through
+ * webhook_deliveries_endpoint_due_idx (exported for the query-plan test).
+ */
+export function claimWindow(db: DbHandle["db"], endpointId: string, now: Date, window: number) {
+  return db
+    .select({ id: webhookDeliveries.id, endpointId: webhookDeliveries.endpointId, nextAttemptAt: webhookDeliveries.nextAttemptAt })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
+    .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
+    .limit(window);
+}
+
 export function createWebhookRepo(handle: DbHandle): WebhookRepo {
   const { db } = handle;
   const getEndpoint = (id: string) => {
@@ -96,13 +109,7 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
         const candidates = endpoints.flatMap((e) => {
           const window = endpointWindow(e.id, room);
           if (window === 0) return [];
-          return db
-            .select({ id: webhookDeliveries.id, endpointId: webhookDeliveries.endpointId, nextAttemptAt: webhookDeliveries.nextAttemptAt })
-            .from(webhookDeliveries)
-            .where(and(eq(webhookDeliveries.endpointId, e.id), eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
-            .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
-            .limit(window)
-            .all();
+          return claimWindow(db, e.id, now, window).all();
         });
         const ids = pickDeliveries(candidates, room);
         if (ids.length === 0) return [];
