@@ -337,3 +337,11 @@ describe("sign-in providers (OAUTH_*, OIDC_*)", () => {
     expect(Object.isFrozen(loadConfig({}).oauth)).toBe(true);
   });
 });
+
+test("webhook concurrency: 50 per node, 8 per endpoint by default; the endpoint cap must stay below the node's", () => {
+  expect(loadConfig({})).toMatchObject({ webhookConcurrency: 50, webhookEndpointConcurrency: 8 });
+  expect(loadConfig({ WEBHOOK_CONCURRENCY: "4" })).toMatchObject({ webhookConcurrency: 4, webhookEndpointConcurrency: 3 });
+  expect(loadConfig({ WEBHOOK_CONCURRENCY: "20", WEBHOOK_ENDPOINT_CONCURRENCY: "5" })).toMatchObject({ webhookConcurrency: 20, webhookEndpointConcurrency: 5 });
+  expect(() => loadConfig({ WEBHOOK_CONCURRENCY: "8", WEBHOOK_ENDPOINT_CONCURRENCY: "8" })).toThrow(/WEBHOOK_ENDPOINT_CONCURRENCY/);
+  expect(() => loadConfig({ WEBHOOK_CONCURRENCY: "1" })).toThrow(/WEBHOOK_CONCURRENCY/);
+});

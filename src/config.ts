@@ -74,6 +74,13 @@ export interface Config {
   jobs: boolean;
   /** Base of the outbox retry backoff (WEBHOOK_RETRY_BASE_SECONDS): the n-th retry waits up to base × 2^(n−1). */
   webhookRetryBaseSeconds: number;
+  /** WEBHOOK_CONCURRENCY: webhook requests in flight at once on this node (the delivery worker's pool). */
+  webhookConcurrency: number;
+  /**
+   * WEBHOOK_ENDPOINT_CONCURRENCY: of those, at most this many to one endpoint, so a receiver that never
+   * answers holds up only its own deliveries. Below WEBHOOK_CONCURRENCY.
+   */
+  webhookEndpointConcurrency: number;
   /**
    * HISTORY_RETENTION_DAYS: how long the prune-history pass keeps finished outbox messages, webhook
    * deliveries and metered-billing rows (processed Stripe event ids: at least 30 days whatever this says).
@@ -233,6 +240,12 @@ export function loadConfig(env: Env): Readonly<Config> {
     throw new ConfigError("LICENSE_KEY_PREFIX", "must be 1-8 letters or digits");
   }
   const driver = oneOf(env, "STORAGE_DRIVER", "local", ["local", "s3", "none"] as const);
+  const webhookConcurrency = int(env, "WEBHOOK_CONCURRENCY", 50, 2, 1000);
+  const webhookEndpointConcurrency = int(env, "WEBHOOK_ENDPOINT_CONCURRENCY", Math.min(8, webhookConcurrency - 1), 1, 1000);
+  // Equal would let one slow endpoint take every slot again (docs/webhooks.md#retries).
+  if (webhookEndpointConcurrency >= webhookConcurrency) {
+    throw new ConfigError("WEBHOOK_ENDPOINT_CONCURRENCY", `must be below WEBHOOK_CONCURRENCY (${webhookConcurrency}), got ${webhookEndpointConcurrency}`);
+  }
   const storage: Config["storage"] = {
     driver,
     endpoint: optional(env, "STORAGE_ENDPOINT"),
@@ -302,6 +315,8 @@ export function loadConfig(env: Env): Readonly<Config> {
     // middle of a test would change its data.
     jobs: bool(env, "JOBS", nodeEnv !== "test"),
     webhookRetryBaseSeconds: int(env, "WEBHOOK_RETRY_BASE_SECONDS", 30, 1, 3600),
+    webhookConcurrency,
+    webhookEndpointConcurrency,
     historyRetentionDays: int(env, "HISTORY_RETENTION_DAYS", 30, 7, 3650),
     webhookAllowPrivate: bool(env, "WEBHOOK_ALLOW_PRIVATE", false),
     smtpUrl: smtpUrl(env, "SMTP_URL"),

@@ -123,8 +123,8 @@ async function assemble(
   };
   const sqlite = sqliteHandles.get(engine.store);
   if (sqlite) sqliteHandles.set(db, sqlite);
-  // Inert until the scheduler starts it (JOBS on).
-  const outboxNudge = createOutboxNudger({ onError: (error) => logger.warn("prompt outbox delivery could not run", { error }) });
+  // Inert until the scheduler starts the delivery worker (JOBS on).
+  const outboxNudge = createOutboxNudger();
   const deps: Deps = {
     config,
     clock,

@@ -90,9 +90,9 @@ export interface Deps {
    */
   outboxHandlers: OutboxHandlers;
   /**
-   * `nudge()` after a transaction that wrote an outbox message someone is waiting for (a sign-in code,
-   * an invite): a delivery pass runs soon instead of at the next minute. Acts only while the scheduler
-   * runs (JOBS on); otherwise a no-op (modules/outbox/nudge.ts).
+   * `nudge()` wakes this node's delivery worker after a change that made something deliverable
+   * without writing it (enabling an endpoint); writes of outbox messages and webhook deliveries wake
+   * it by themselves. Acts only while the worker runs (JOBS on); otherwise a no-op (modules/outbox/nudge.ts).
    */
   outboxNudge: OutboxNudger;
   /**

@@ -39,5 +39,9 @@ export const PG_MIGRATIONS: readonly { tag: string; sql: string }[] = [
   {
     "tag": "0009_sign_in_attempts",
     "sql": "-- Sign-in codes are keyed by the sign-in attempt (the browser that asked) instead of the address.\n-- Codes live 10 minutes: the old rows are dropped, not converted (an old code has no attempt).\nDROP TABLE \"sign_in_codes\";--> statement-breakpoint\nCREATE TABLE \"sign_in_codes\" (\n\t\"attempt_hash\" text PRIMARY KEY NOT NULL,\n\t\"email\" text NOT NULL,\n\t\"code_hash\" text NOT NULL,\n\t\"attempts\" integer DEFAULT 0 NOT NULL,\n\t\"created_at\" timestamp with time zone NOT NULL,\n\t\"expires_at\" timestamp with time zone NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX \"sign_in_codes_email_created_idx\" ON \"sign_in_codes\" USING btree (\"email\",\"created_at\");\n"
+  },
+  {
+    "tag": "0010_delivery_worker",
+    "sql": "CREATE INDEX \"webhook_deliveries_endpoint_due_idx\" ON \"webhook_deliveries\" USING btree (\"endpoint_id\",\"status\",\"next_attempt_at\");"
   }
 ];

@@ -7,7 +7,7 @@ export const JobNameParams = t.Object({ name: t.String({ minLength: 1, maxLength
 
 export const LastResultSchema = t.Object(
   {
-    trigger: t.Union([t.Literal("schedule"), t.Literal("admin"), t.Literal("nudge")], { description: "nudge: deliver-outbox run soon after a change that wrote an email" }),
+    trigger: t.Union([t.Literal("schedule"), t.Literal("admin"), t.Literal("nudge")], { description: "nudge: a prompt deliver-outbox run of an earlier version (the delivery worker records no runs)" }),
     status: t.Union([t.Literal("ok"), t.Literal("error")]),
     result: t.Union([Counts, t.Null()]),
     error: t.Union([t.String(), t.Null()]),
@@ -20,7 +20,7 @@ export const JobStatusSchema = t.Object(
   {
     name: t.String(),
     description: t.String(),
-    schedule: t.String({ description: "5-field cron expression, UTC" }),
+    schedule: t.String({ description: "5-field cron expression, UTC; `continuous` for the delivery passes, which every node runs continuously (the delivery worker)" }),
     running: t.Boolean({ description: "A run holds an unexpired lease" }),
     lease_owner: t.Union([t.String(), t.Null()], { description: "Node holding the lease (host:pid:id), null when free; set with running false: that run outlived its lease (the node died or stalled)" }),
     lease_until: Instant,

@@ -20,12 +20,21 @@ import { deliverWebhooks } from "../modules/webhooks/deliver";
 /** The metered-billing drain (Stripe meter events); also POST /admin/system/run-metered-sync. */
 export const METERED_SYNC = "metered-sync";
 
-/** schedule: a cron slot; admin: POST /admin/system/jobs/{name}/run; nudge: prompt outbox delivery (outbox/nudge.ts). */
+/**
+ * schedule: a cron slot; admin: POST /admin/system/jobs/{name}/run; nudge: a prompt deliver-outbox
+ * run of earlier versions (the delivery worker replaced it; kept so their records still read).
+ */
 export type JobTrigger = "schedule" | "admin" | "nudge";
 
-/** The outbox delivery pass (nudged by changes that wrote a message someone waits for). */
+/**
+ * The schedule of the passes the delivery worker runs continuously on every node (jobs/delivery-worker.ts)
+ * instead of on a cron slot; the scheduler does not schedule them, an admin can still run them.
+ */
+export const CONTINUOUS = "continuous";
+
+/** The outbox delivery pass (the delivery worker does its work continuously). */
 export const DELIVER_OUTBOX = "deliver-outbox";
-/** The webhook delivery pass (run after deliver-outbox by a nudge too: a fanned-out event, a test, a redelivery). */
+/** The webhook delivery pass (the delivery worker does its work continuously). */
 export const DELIVER_WEBHOOKS = "deliver-webhooks";
 
 export interface JobContext {
@@ -41,7 +50,7 @@ export type JobResult = Record<string, number>;
 
 export interface JobPass {
   name: string;
-  /** Cron expression (UTC). */
+  /** Cron expression (UTC), or CONTINUOUS. */
   schedule: string;
   /** The lease a run takes; the pass must finish within it (nothing renews it). */
   leaseMs: number;
@@ -52,18 +61,20 @@ export interface JobPass {
 export const JOB_PASSES: readonly JobPass[] = [
   {
     name: DELIVER_OUTBOX,
-    schedule: "* * * * *",
+    schedule: CONTINUOUS,
     // Longer than one claim of outbox messages (CLAIM_LEASE_MS), which bounds a batch's deliveries.
     leaseMs: 15 * MINUTE,
-    description: "Hands due outbox messages to their delivery handler (events fan out into webhook deliveries, emails go to SMTP); retries with backoff. Also runs soon after a change that wrote an email (a nudge).",
+    description:
+      "Hands due outbox messages to their delivery handler (events fan out into webhook deliveries, emails go to SMTP); retries with backoff. Every node with jobs on does this continuously (within a second of a message being written or due); running it here makes one extra pass on this node.",
     run: async (deps) => ({ ...(await deliverOutbox(deps)) }),
   },
   {
     name: DELIVER_WEBHOOKS,
-    schedule: "* * * * *",
+    schedule: CONTINUOUS,
     // Longer than one claim of deliveries (DELIVERY_CLAIM_MS); each request is bounded by its timeouts.
     leaseMs: 10 * MINUTE,
-    description: "POSTs due webhook deliveries to their endpoints (Standard Webhooks signatures, 5 s connect / 15 s total timeout each); retries with backoff, disables an endpoint on 410 or after 20 failures in a row. Also runs right after a nudged deliver-outbox.",
+    description:
+      "POSTs due webhook deliveries to their endpoints (Standard Webhooks signatures, 5 s connect / 15 s total timeout each; WEBHOOK_CONCURRENCY requests at once per node, WEBHOOK_ENDPOINT_CONCURRENCY per endpoint); retries with backoff, disables an endpoint on 410 or after 20 failures in a row. Every node with jobs on does this continuously (within a second of a delivery being written or due); running it here makes one extra pass on this node.",
     run: async (deps) => ({ ...(await deliverWebhooks(deps)) }),
   },
   {

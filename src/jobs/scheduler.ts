@@ -1,10 +1,12 @@
 // Schedules the job passes in `keyward serve` (JOBS=on) with Bun.cron, in process (never the OS-crontab
-// overload: STYLE, known traps). Every node schedules every pass; the lease (lease.ts) lets one node
+// overload: STYLE, known traps), and starts the delivery worker (delivery-worker.ts), which replaces
+// the cron slots of the CONTINUOUS passes. Every node schedules every pass; the lease (lease.ts) lets one node
 // run each slot. The slot is derived from the cron expression and the node's clock, so all nodes
 // name the same slot for one firing.
 import type { Deps } from "../deps";
 import { MINUTE } from "../shared/clock";
-import { DELIVER_OUTBOX, DELIVER_WEBHOOKS, JOB_PASSES, type JobPass } from "./passes";
+import { startDeliveryWorker } from "./delivery-worker";
+import { CONTINUOUS, JOB_PASSES, type JobPass } from "./passes";
 import { NODE_ID, runPass } from "./runner";
 
 const CRON_OPTIONS = { tz: "UTC" } as const;
@@ -38,7 +40,10 @@ export interface Scheduler {
   stop(): Promise<void>;
 }
 
-export function startScheduler(deps: Deps, opts: { passes?: readonly JobPass[]; cron?: CronScheduler; owner?: string } = {}): Scheduler {
+export function startScheduler(
+  deps: Deps,
+  opts: { passes?: readonly JobPass[]; cron?: CronScheduler; owner?: string; /** false: no delivery worker. */ worker?: boolean } = {},
+): Scheduler {
   const passes = opts.passes ?? JOB_PASSES;
   const cron = opts.cron ?? bunCron;
   const owner = opts.owner ?? NODE_ID;
@@ -61,28 +66,20 @@ export function startScheduler(deps: Deps, opts: { passes?: readonly JobPass[]; 
     await run;
     running.delete(run);
   };
-  const handles = passes.map((p) => cron(p.schedule, fire(p)));
-  // Prompt delivery (modules/outbox/nudge.ts): a nudge runs deliver-outbox under the same lease,
-  // then deliver-webhooks under its own (the events it just fanned out, a test event, a redelivery).
-  const deliver = passes.find((p) => p.name === DELIVER_OUTBOX);
-  const webhooks = passes.find((p) => p.name === DELIVER_WEBHOOKS);
-  if (deliver) {
-    deps.outboxNudge.start(async () => {
-      const outcome = await runPass(deps, deliver.name, { trigger: "nudge", owner, passes });
-      if (outcome) deps.logger.debug("job pass ran", { job: deliver.name, trigger: "nudge", status: outcome.status, result: outcome.result });
-      if (webhooks) {
-        const sent = await runPass(deps, webhooks.name, { trigger: "nudge", owner, passes });
-        if (sent) deps.logger.debug("job pass ran", { job: webhooks.name, trigger: "nudge", status: sent.status, result: sent.result });
-        return outcome !== null && sent !== null;
-      }
-      return outcome !== null;
-    });
-  }
+  const handles = passes.filter((p) => p.schedule !== CONTINUOUS).map((p) => cron(p.schedule, fire(p)));
+  // Emails, event fan-out and webhook requests: the delivery worker, continuously, on every node (when
+  // the registry has the continuous passes: tests that register passes of their own get none).
+  const continuous = opts.worker !== false && passes.some((p) => p.schedule === CONTINUOUS);
+  const worker = continuous ? startDeliveryWorker(deps) : null;
+  if (worker) deps.outboxNudge.start(worker.wake);
   return {
     async stop() {
       stopped = true;
       for (const h of handles) h.stop();
-      if (deliver) await deps.outboxNudge.stop();
+      if (worker) {
+        await deps.outboxNudge.stop();
+        await worker.stop();
+      }
       await Promise.all([...running]);
     },
   };

@@ -1,7 +1,8 @@
 // OutboxRepo on every engine: enqueue, claims that keep other nodes off a message, fenced outcomes.
 import { afterEach, expect, test } from "bun:test";
 import type { OutboxMessage, OutboxRepo } from "../../src/modules/outbox/repo";
-import { createOutboxRepoPg } from "../../src/modules/outbox/repo.pg";
+import { createOutboxRepoPg, NEXT_DUE_SQL_PG } from "../../src/modules/outbox/repo.pg";
+import { NEXT_DUE_SQL } from "../../src/modules/outbox/repo.sqlite";
 import { forEachEngine, type Opened } from "./harness";
 import { repoFor } from "./repos";
 import { insertRows } from "./seed";
@@ -37,6 +38,46 @@ forEachEngine("OutboxRepo", (engine, open) => {
     repo = repoFor(o).outbox;
   };
   afterEach(() => o?.close());
+
+  test("nextDue: the earliest pending message, and the earliest pending delivery of an enabled endpoint", async () => {
+    await setup();
+    expect(await repo.nextDue()).toEqual({ outbox: null, webhooks: null });
+    await insertRows(o, "outbox", [row({ nextAttemptAt: at(5 * MIN) }), row({ nextAttemptAt: at(-MIN) }), row({ status: "sent", nextAttemptAt: at(-5 * MIN) })]);
+    const endpoint = (id: string, enabled: boolean) => ({
+      id, url: "https://hooks.example.com/in", description: "", events: ["*"], enabled, productId: null, secretEncrypted: "v1.x",
+      previousSecretEncrypted: null, previousSecretExpiresAt: null, signingKeyEncrypted: null, signingPublicKey: null,
+      consecutiveFailures: 0, disabledReason: null, disabledAt: null, createdAt: T0, updatedAt: T0,
+    });
+    const delivery = (endpointId: string, nextAttemptAt: Date, status = "pending") => ({
+      id: newId(), endpointId, eventId: newId(), eventType: "license.created", body: "{}", status, attempts: 0, nextAttemptAt,
+      lastAttemptAt: null, lastResponseCode: null, lastLatencyMs: null, lastResponseBody: null, lastError: null, createdAt: T0, deliveredAt: null,
+    });
+    const [on, off] = [newId(), newId()];
+    await insertRows(o, "webhookEndpoints", [endpoint(on, true), endpoint(off, false)]);
+    await insertRows(o, "webhookDeliveries", [delivery(on, at(2 * MIN)), delivery(on, at(-9 * MIN), "delivered"), delivery(off, at(-9 * MIN))]);
+    // A disabled endpoint's pending deliveries wait: they never make the worker busy.
+    expect(await repo.nextDue()).toEqual({ outbox: at(-MIN), webhooks: at(2 * MIN) });
+  });
+
+  test("nextDue's statement is index-backed (the idle worker runs it once a second)", async () => {
+    await setup();
+    if (o.sqlite) {
+      const details = (o.sqlite.sqlite.query(`EXPLAIN QUERY PLAN ${NEXT_DUE_SQL}`).all() as { detail: string }[]).map((p) => p.detail).join("\n");
+      expect(details).toContain("outbox_due_idx");
+      expect(details).toContain("webhook_deliveries_endpoint_due_idx");
+      expect(details).not.toMatch(/SCAN (outbox|webhook_deliveries)\b(?! USING)/);
+      return;
+    }
+    // Tiny tables make a sequential scan cheapest; forbid it to see the index the plan can use.
+    const plan = await o.pg!.sql.begin(async (tx) => {
+      await tx.unsafe("SET LOCAL enable_seqscan = off");
+      return (await tx.unsafe(`EXPLAIN ${NEXT_DUE_SQL_PG}`)) as unknown as { "QUERY PLAN": string }[];
+    });
+    const text = plan.map((r) => r["QUERY PLAN"]).join("\n");
+    expect(text).toContain("outbox_due_idx");
+    expect(text).toContain("webhook_deliveries_endpoint_due_idx");
+    expect(text).not.toMatch(/Seq Scan on (outbox|webhook_deliveries)\b/);
+  });
 
   test("enqueue writes a pending message due at once; get reads it back; unknown id → null", async () => {
     await setup();

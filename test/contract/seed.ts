@@ -8,7 +8,7 @@ import type { Plan, PlanFeature } from "../../src/modules/plans/repo";
 import type { Product } from "../../src/modules/products/repo";
 import type { License } from "../../src/modules/licenses/repo";
 
-type TableName = "products" | "plans" | "planFeatures" | "licenses" | "addons" | "licenseAddons" | "activations" | "floatingSessions" | "usageCounters" | "outbox";
+type TableName = "products" | "plans" | "planFeatures" | "licenses" | "addons" | "licenseAddons" | "activations" | "floatingSessions" | "usageCounters" | "outbox" | "webhookEndpoints" | "webhookDeliveries";
 
 export async function insertRows(o: Opened, table: TableName, rows: Record<string, unknown>[]): Promise<void> {
   if (rows.length === 0) return;

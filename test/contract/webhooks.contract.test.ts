@@ -4,7 +4,9 @@
 // writes), redelivery.
 import { afterEach, expect, test } from "bun:test";
 import type { AttemptOutcome, WebhookDelivery, WebhookEndpoint, WebhookRepo } from "../../src/modules/webhooks/repo";
-import { createWebhookRepoPg } from "../../src/modules/webhooks/repo.pg";
+import { claimWindowPg, createWebhookRepoPg } from "../../src/modules/webhooks/repo.pg";
+import { claimWindow } from "../../src/modules/webhooks/repo.sqlite";
+import { sql } from "drizzle-orm";
 import type { Repos } from "../../src/deps";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import { newId } from "../../src/shared/ids";
@@ -217,6 +219,46 @@ forEachEngine("WebhookRepo", (engine, open) => {
     expect(await auditActions()).toContain("webhook.redeliver");
   });
 
+  test("claimDueDeliveries with perEndpoint: no endpoint past its room; a slow endpoint's backlog does not take the claim", async () => {
+    await setup();
+    const slow = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "slow"));
+    const healthy = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "healthy"));
+    // 60 older deliveries of the slow endpoint, then one of the healthy one.
+    const backlog = Array.from({ length: 60 }, (_, i) => deliveryRow(slow.id, { createdAt: at(-100_000 + i), nextAttemptAt: at(-100_000 + i) }));
+    const fresh = deliveryRow(healthy.id, { createdAt: at(-1), nextAttemptAt: at(-1) });
+    await repo.addDeliveries([...backlog, fresh]);
+    const first = await repo.claimDueDeliveries({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8 });
+    expect(first.filter((d) => d.endpointId === slow.id).map((d) => d.id)).toEqual(backlog.slice(0, 8).map((d) => d.id));
+    expect(first.filter((d) => d.endpointId === healthy.id).map((d) => d.id)).toEqual([fresh.id]);
+    // Its 8 still in flight: nothing more of the slow endpoint, however much room is left.
+    const busy = new Map([[slow.id, 8]]);
+    expect(await repo.claimDueDeliveries({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8, inFlight: busy })).toEqual([]);
+    // Two settled: two more, the oldest due.
+    const next = await repo.claimDueDeliveries({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8, inFlight: new Map([[slow.id, 6]]) });
+    expect(next.map((d) => d.id)).toEqual(backlog.slice(8, 10).map((d) => d.id));
+    // `limit` still bounds the whole claim.
+    expect(await repo.claimDueDeliveries({ now: T0, limit: 3, leaseUntil: at(MIN), perEndpoint: 8 })).toHaveLength(3);
+  });
+
+  test("the claim window reads each endpoint's due deliveries through webhook_deliveries_endpoint_due_idx", async () => {
+    await setup();
+    if (o.sqlite) {
+      const q = claimWindow(o.sqlite.db, "e", T0, 8).toSQL();
+      const details = (o.sqlite.sqlite.query(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.params as never[])) as { detail: string }[]).map((p) => p.detail).join("\n");
+      expect(details).toContain("webhook_deliveries_endpoint_due_idx");
+      expect(details).not.toMatch(/SCAN webhook_deliveries\b(?! USING)/);
+      return;
+    }
+    const text = await o.pg!.db.transaction(async (tx) => {
+      // Tiny tables make a sequential scan cheapest; forbid it to see the index the plan can use.
+      await tx.execute(sql`SET LOCAL enable_seqscan = off`);
+      const rows = (await tx.execute(sql`EXPLAIN ${claimWindowPg(T0, 8)}`)) as unknown as { "QUERY PLAN": string }[];
+      return rows.map((r) => r["QUERY PLAN"]).join("\n");
+    });
+    expect(text).toContain("webhook_deliveries_endpoint_due_idx");
+    expect(text).not.toMatch(/Seq Scan on webhook_deliveries\b/);
+  });
+
   test("three nodes claiming concurrently never get the same delivery", async () => {
     await setup();
     const endpoints = await Promise.all([0, 1, 2].map((i) => repo.createEndpoint(endpointRow(), auditOf("webhook.create", String(i)))));
@@ -229,7 +271,7 @@ forEachEngine("WebhookRepo", (engine, open) => {
       await Promise.all(
         nodes.map(async (r, i) => {
           for (;;) {
-            const got = await r.claimDueDeliveries({ now: at(100), limit: 4, leaseUntil: at(5 * MIN) });
+            const got = await r.claimDueDeliveries({ now: at(100), limit: 4, leaseUntil: at(5 * MIN), perEndpoint: 2 });
             if (got.length === 0) return;
             claimedBy[i]!.push(...got.map((d) => d.id));
           }

@@ -69,5 +69,8 @@ export const webhookDeliveries = sqliteTable(
     uniqueIndex("webhook_deliveries_event_endpoint_idx").on(t.eventId, t.endpointId),
     index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
     index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.createdAt),
+    // The delivery worker: each enabled endpoint's earliest due pending delivery (its wake-up poll and
+    // its per-endpoint claim window), one index seek per endpoint.
+    index("webhook_deliveries_endpoint_due_idx").on(t.endpointId, t.status, t.nextAttemptAt),
   ],
 );

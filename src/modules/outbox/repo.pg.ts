@@ -3,12 +3,20 @@ import type { PgHandle } from "../../db/pg";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema-pg";
 import { FINISHED_OUTBOX_STATUSES, type OutboxMessage, type OutboxRepo } from "./repo";
-import { writeOutboxPg } from "./write.pg";
+import { DELIVERY_CHANNEL, writeOutboxPg } from "./write.pg";
 
 /** The id in byte order (SQLite's text comparison), whatever the database collation. */
 const idBytes = sql`${outbox.id} COLLATE "C"`;
 /** ASCII-only lower-casing, as SQLite's lower() does, so both engines match the same addresses. */
 const asciiLower = (v: SQL) => sql`lower(${v} COLLATE "C")`;
+
+/** OutboxRepo.nextDue's one statement (exported for the query-plan test). */
+export const NEXT_DUE_SQL_PG = `SELECT (extract(epoch FROM (SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending')) * 1000)::float8 AS outbox,
+  (extract(epoch FROM (
+     SELECT min((SELECT d.next_attempt_at FROM webhook_deliveries d
+                  WHERE d.endpoint_id = e.id AND d.status = 'pending'
+                  ORDER BY d.next_attempt_at LIMIT 1))
+       FROM webhook_endpoints e WHERE e.enabled)) * 1000)::float8 AS webhooks`;
 
 export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
   const { db } = handle;
@@ -40,6 +48,21 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
       // RETURNING has no order; every claimed row now has the same next_attempt_at, so restore the
       // claim order (oldest first; ids are time-ordered UUIDv7), as the SQLite repository returns it.
       return claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    },
+    async nextDue() {
+      // outbox_due_idx (status, next_attempt_at) gives the minimum in one seek; the endpoints are
+      // few, and each one's earliest due delivery is one seek in webhook_deliveries_endpoint_due_idx.
+      const [row] = (await db.execute(sql.raw(NEXT_DUE_SQL_PG))) as unknown as { outbox: number | null; webhooks: number | null }[];
+      const at = (ms: number | null | undefined) => (ms == null ? null : new Date(ms));
+      return { outbox: at(row?.outbox), webhooks: at(row?.webhooks) };
+    },
+    async onDeliveryWork(wake) {
+      // postgres.js keeps a connection of its own for LISTEN (and listens again after reconnecting).
+      // Through a pooler in transaction mode LISTEN does not work: the worker's poll still finds the work.
+      const { unlisten } = await handle.sql.listen(DELIVERY_CHANNEL, () => wake());
+      return async () => {
+        await unlisten().catch(() => {});
+      };
     },
     async markSent(id, claim, now, status = "sent") {
       const done = await db

@@ -3,7 +3,15 @@ import { immediate, lift, type DbHandle } from "../../db/client";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema";
 import { FINISHED_OUTBOX_STATUSES, type OutboxMessage, type OutboxRepo } from "./repo";
+import { onDeliveryBell } from "./bell";
 import { writeOutbox } from "./write.sqlite";
+
+/** OutboxRepo.nextDue's one statement (exported for the query-plan test). */
+export const NEXT_DUE_SQL = `SELECT (SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending') AS outbox,
+  (SELECT min((SELECT d.next_attempt_at FROM webhook_deliveries d
+               WHERE d.endpoint_id = e.id AND d.status = 'pending'
+               ORDER BY d.next_attempt_at LIMIT 1))
+     FROM webhook_endpoints e WHERE e.enabled = 1) AS webhooks`;
 
 export function createOutboxRepo(handle: DbHandle): OutboxRepo {
   const { db } = handle;
@@ -34,6 +42,17 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
         // Oldest first (ids are time-ordered UUIDv7 and compared by bytes), as the PostgreSQL repository returns them.
         return claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       });
+    },
+    async nextDue() {
+      // outbox_due_idx (status, next_attempt_at) gives the minimum in one seek; the endpoints are
+      // few, and each one's earliest due delivery is one seek in webhook_deliveries_endpoint_due_idx.
+      const row = handle.sqlite.query<{ outbox: number | null; webhooks: number | null }, []>(NEXT_DUE_SQL).get();
+      const at = (ms: number | null | undefined) => (ms == null ? null : new Date(ms));
+      return { outbox: at(row?.outbox), webhooks: at(row?.webhooks) };
+    },
+    async onDeliveryWork(wake) {
+      const off = onDeliveryBell(wake);
+      return async () => off();
     },
     async markSent(id, claim, now, status = "sent") {
       const done = db

@@ -51,6 +51,19 @@ export interface OutboxRepo {
    */
   claimDue(input: { now: Date; limit: number; leaseUntil: Date; kinds: readonly OutboxKind[] }): Promise<OutboxMessage[]>;
   /**
+   * The delivery worker's wake-up poll (jobs/delivery-worker.ts), one statement through the indexes:
+   * when the earliest pending outbox message is due, and when the earliest pending webhook delivery
+   * of an enabled endpoint is due (null: there is none). A time in the past means due now.
+   */
+  nextDue(): Promise<{ outbox: Date | null; webhooks: Date | null }>;
+  /**
+   * Calls `wake` soon after a change that wrote outbox messages or webhook deliveries commits: on
+   * SQLite for writes of this process (bell.ts), on PostgreSQL for every node's writes (LISTEN on the
+   * channel write.pg.ts NOTIFYs). A hint only: the worker polls nextDue as well. Resolves with the
+   * function that stops it.
+   */
+  onDeliveryWork(wake: () => void): Promise<() => Promise<void>>;
+  /**
    * Marks a claimed message delivered: status `sent` (default) or `logged`, sent_at = now; false when
    * the claim was lost (the message was claimed again).
    */

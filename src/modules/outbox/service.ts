@@ -1,13 +1,14 @@
-// The delivery loop of the outbox (the deliver-outbox job pass): claim due messages whose kind has a
+// The delivery loop of the outbox (run continuously by the delivery worker, jobs/delivery-worker.ts,
+// and on demand as the deliver-outbox job pass): claim due messages whose kind has a
 // handler, hand each to it, then mark it sent (or logged) or schedule a retry (domain.ts); a permanent
 // failure is given up at once. Messages of kinds with no handler registered stay pending, untouched.
 // Events are handed to the webhook fan-out (modules/webhooks/handler.ts), which turns each into
-// webhook deliveries; the deliver-webhooks pass sends those.
+// webhook deliveries; the worker's webhook pool (or the deliver-webhooks pass) sends those.
 import type { Deps } from "../../deps";
 import { MINUTE, SECOND } from "../../shared/clock";
 import { nextAttemptAfterFailure } from "./domain";
 import { PermanentDeliveryError } from "./handlers";
-import { OUTBOX_KINDS, type OutboxMessage } from "./repo";
+import { OUTBOX_KINDS, type OutboxKind, type OutboxMessage } from "./repo";
 
 /**
  * How long a claim keeps other nodes off a message. A handler must settle well within it (webhook
@@ -34,12 +35,16 @@ export interface DeliveryCounts {
 
 type DeliveryDeps = Pick<Deps, "repos" | "clock" | "config" | "logger" | "outboxHandlers">;
 
-export async function deliverOutbox(deps: DeliveryDeps, opts: { random?: () => number; batchSize?: number; maxBatches?: number } = {}): Promise<DeliveryCounts> {
+export async function deliverOutbox(
+  deps: DeliveryDeps,
+  opts: { random?: () => number; batchSize?: number; maxBatches?: number; kinds?: readonly OutboxKind[] } = {},
+): Promise<DeliveryCounts> {
   const random = opts.random ?? Math.random;
   const batchSize = opts.batchSize ?? BATCH_SIZE;
   const maxBatches = opts.maxBatches ?? MAX_BATCHES;
   const handlers = deps.outboxHandlers;
-  const kinds = OUTBOX_KINDS.filter((k) => handlers[k] !== undefined);
+  // `kinds`: only these (the delivery worker runs one lane per kind).
+  const kinds = (opts.kinds ?? OUTBOX_KINDS).filter((k) => handlers[k] !== undefined);
   const counts: DeliveryCounts = { claimed: 0, sent: 0, logged: 0, retried: 0, gave_up: 0, lost: 0 };
   if (kinds.length === 0) return counts;
   // Messages are claimed as due at the start of the pass: one that fails now is due again at least

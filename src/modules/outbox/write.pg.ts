@@ -1,5 +1,6 @@
 // The one PostgreSQL writer of side effects: every repo.pg.ts calls it with the change's transaction
 // (`tx`), so the audit row and the outbox rows commit or roll back with the change.
+import { sql } from "drizzle-orm";
 import type { PgExecutor } from "../../db/pg";
 import { auditLog, outbox } from "../../db/schema-pg";
 import { auditRow, outboxMessages, outboxRow, type Effects } from "./effects";
@@ -8,12 +9,27 @@ import type { NewOutboxMessage, OutboxMessage } from "./repo";
 export async function writeEffectsPg(tx: PgExecutor, effects: Effects): Promise<void> {
   if (effects.audit) await tx.insert(auditLog).values(auditRow(effects.audit));
   const rows = outboxMessages(effects).map(outboxRow);
-  if (rows.length > 0) await tx.insert(outbox).values(rows);
+  // Sent together: on the transaction's one connection postgres.js pipelines them, so the NOTIFY
+  // costs no extra round trip on the change's path.
+  if (rows.length > 0) await Promise.all([tx.insert(outbox).values(rows), notifyDelivery(tx)]);
+}
+
+/**
+ * The channel every node's delivery worker LISTENs on (jobs/delivery-worker.ts). NOTIFY inside the
+ * writing transaction is delivered at its commit (never for a rollback), to every listening session,
+ * this node's own included. Several in one transaction are folded into one by PostgreSQL.
+ */
+export const DELIVERY_CHANNEL = "keyward_delivery";
+
+/** Wakes the delivery workers when the transaction `tx` commits (a no-op for a rollback). */
+export async function notifyDelivery(tx: PgExecutor): Promise<void> {
+  await tx.execute(sql`SELECT pg_notify(${DELIVERY_CHANNEL}, '')`);
 }
 
 /** One outbox row on its own (OutboxRepo.enqueue). */
 export async function writeOutboxPg(tx: PgExecutor, m: NewOutboxMessage): Promise<OutboxMessage> {
   const row = outboxRow(m);
   await tx.insert(outbox).values(row);
+  await notifyDelivery(tx);
   return row;
 }

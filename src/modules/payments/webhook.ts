@@ -60,7 +60,6 @@ export async function processStripeEvent(deps: Deps, event: Stripe.Event, opts: 
     return { duplicate: false, outcome };
     // Stripe never redelivers an event once answered 200: the commit must survive a power cut first.
   }, { durable: true });
-  // Emails (a renewal confirmation, a purchased key) go out soon rather than at the next minute.
-  if (!result.duplicate) deps.outboxNudge.nudge();
+  // Its emails (a renewal confirmation, a purchased key) wake the delivery worker as they are written.
   return result;
 }

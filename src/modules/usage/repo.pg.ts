@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { PgHandle, PgExecutor, PgSql } from "../../db/pg";
 import { auditLog, meterQueue, outbox, quotaExceededMarks, usageCounters, usageEvents } from "../../db/schema-pg";
-import { writeEffectsPg } from "../outbox/write.pg";
+import { notifyDelivery, writeEffectsPg } from "../outbox/write.pg";
 import { auditRow, outboxMessages, outboxRow, type Effects } from "../outbox/effects";
 import { rawAccess, readLicenseAccess, type RawPlanRow } from "../license-api/repo.pg";
 import type { RawLicenseRow } from "../license-api/raw-rows";
@@ -140,7 +140,7 @@ export function createUsageRepoPg(handle: PgHandle): UsageRepo {
         const audits = effects.flatMap((e) => (e.audit ? [auditRow(e.audit)] : []));
         if (audits.length > 0) writes.push(tx.insert(auditLog).values(audits));
         const messages = effects.flatMap((e) => outboxMessages(e).map(outboxRow));
-        if (messages.length > 0) writes.push(tx.insert(outbox).values(messages));
+        if (messages.length > 0) writes.push(tx.insert(outbox).values(messages), notifyDelivery(tx));
         if (writes.length === 1 && messages.length === 0 && audits.length === 0 && completions.length === 0) {
           // The common batch (no side effects, no outcome to store): the callback returns without
           // waiting for the write, so COMMIT is sent right behind it on the same connection and the

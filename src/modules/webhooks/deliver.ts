@@ -1,6 +1,7 @@
-// The deliver-webhooks pass: claims due deliveries (exact across nodes) and POSTs them concurrently,
-// each bounded by a connect and a total timeout, so a receiver that never answers holds up only its
-// own deliveries. Standard Webhooks headers; 2xx = delivered; 410 disables the endpoint; anything
+// Webhook requests: a pool (run continuously by the delivery worker, jobs/delivery-worker.ts, and once
+// by the deliver-webhooks pass) claims due deliveries (exact across nodes) and POSTs them
+// concurrently, capped per node and per endpoint, each bounded by a connect and a total timeout, so a
+// receiver that never answers holds up only its own deliveries. Standard Webhooks headers; 2xx = delivered; 410 disables the endpoint; anything
 // else (3xx included: redirects are never followed) is retried with the outbox's backoff and given
 // up 3 days after the event; DISABLE_AFTER_CONSECUTIVE_FAILURES failures in a row disable the
 // endpoint and email the admins (through the outbox, in the same transaction).
@@ -24,8 +25,6 @@ export const TOTAL_TIMEOUT_MS = 15 * SECOND;
 export const RESPONSE_BODY_LIMIT = 2048;
 /** A claim keeps other nodes off a delivery this long: well past TOTAL_TIMEOUT_MS. */
 export const DELIVERY_CLAIM_MS = 2 * MINUTE;
-/** Requests in flight at once, per pass (on each node). */
-export const DELIVERY_CONCURRENCY = 50;
 /** Most deliveries one pass attempts; what is left is due for the next one. */
 export const DELIVERY_MAX_PER_PASS = 1000;
 const MAX_ERROR_LENGTH = 1000;
@@ -190,18 +189,49 @@ export function disableEffects(
   };
 }
 
-type PassDeps = Pick<Deps, "repos" | "clock" | "config" | "logger" | "secrets" | "resolveHost" | "outboxNudge">;
+type PassDeps = Pick<Deps, "repos" | "clock" | "config" | "logger" | "secrets" | "resolveHost">;
 
-export async function deliverWebhooks(
-  deps: PassDeps,
-  opts: { random?: () => number; connectTimeoutMs?: number; totalTimeoutMs?: number; concurrency?: number; maxPerPass?: number } = {},
-): Promise<WebhookDeliveryCounts> {
+export interface PoolOptions {
+  random?: () => number;
+  connectTimeoutMs?: number;
+  totalTimeoutMs?: number;
+  /** Requests in flight at once (default WEBHOOK_CONCURRENCY). */
+  concurrency?: number;
+  /** Requests in flight to one endpoint (default WEBHOOK_ENDPOINT_CONCURRENCY). */
+  perEndpoint?: number;
+  /** Called each time a request has settled (its slot is free again). */
+  onSettled?: () => void;
+}
+
+/**
+ * A rolling pool of webhook requests on this node: up to `concurrency` in flight, at most
+ * `perEndpoint` to one endpoint, each bounded by its own timeouts. The caps are applied when
+ * deliveries are claimed (WebhookRepo.claimDueDeliveries), so a receiver that never answers holds
+ * its own slots only and its backlog stays unclaimed, due for whichever node has room for it.
+ */
+export interface WebhookPool {
+  /**
+   * Claims deliveries due at `now` as far as the free slots allow (at most `max`) and starts them;
+   * returns how many it claimed. An endpoint with nothing in flight always gets one delivery, even
+   * with every slot taken: no number of slow endpoints holds up a healthy one.
+   */
+  fill(now: Date, max?: number): Promise<number>;
+  /** Requests in flight now. */
+  size(): number;
+  /** Resolves when a request in flight settles (at once when none is). */
+  settled(): Promise<void>;
+  /** Waits for every request in flight. */
+  drain(): Promise<void>;
+  /** What the pool has done so far. */
+  counts: WebhookDeliveryCounts;
+  /** The first failure of the pool itself (the database), cleared by taking it. */
+  takeFailure(): unknown;
+}
+
+export function createWebhookPool(deps: PassDeps, opts: PoolOptions = {}): WebhookPool {
   const random = opts.random ?? Math.random;
-  const concurrency = Math.max(1, opts.concurrency ?? DELIVERY_CONCURRENCY);
-  const maxPerPass = opts.maxPerPass ?? DELIVERY_MAX_PER_PASS;
-  // Claim again once this many slots are free: not one by one, yet without waiting for the slowest
-  // request of the previous claim (a receiver that never answers holds only its own slot).
-  const refillAt = Math.max(1, Math.floor(concurrency / 5));
+  const concurrency = Math.max(1, opts.concurrency ?? deps.config.webhookConcurrency);
+  const perEndpoint = Math.max(1, opts.perEndpoint ?? deps.config.webhookEndpointConcurrency);
   const post: PostOptions = {
     allowPrivate: deps.config.webhookAllowPrivate,
     resolve: deps.resolveHost,
@@ -210,16 +240,14 @@ export async function deliverWebhooks(
     monotonicMs: () => deps.clock.monotonicMs(),
   };
   const counts: WebhookDeliveryCounts = { claimed: 0, delivered: 0, retried: 0, failed: 0, disabled: 0, lost: 0 };
-  const start = deps.clock.now();
   const baseMs = deps.config.webhookRetryBaseSeconds * SECOND;
-  const endpoints = new Map<string, Promise<WebhookEndpoint | null>>();
-  let recipients: Promise<string[]> | null = null;
-  let wroteEmail = false;
+  const inFlight = new Set<Promise<void>>();
+  const perEndpointInFlight = new Map<string, number>();
+  let failure: unknown = null;
 
   const deliverOne = async (d: WebhookDelivery) => {
-    let endpoint = endpoints.get(d.endpointId);
-    if (!endpoint) endpoints.set(d.endpointId, (endpoint = deps.repos.webhooks.getEndpoint(d.endpointId)));
-    const e = await endpoint;
+    // Read per delivery: an endpoint changed or disabled meanwhile is seen at once.
+    const e = await deps.repos.webhooks.getEndpoint(d.endpointId);
     if (!e) return; // deleted meanwhile (its deliveries go with it)
     const at = deps.clock.now();
     let outcome: AttemptOutcome;
@@ -235,11 +263,11 @@ export async function deliverWebhooks(
         outcome = { ...base, result: next ? "retry" : "failed", nextAttemptAt: next, error, disable: null };
       }
     } catch (err) {
-      const next = nextAttemptAfterFailure(d.createdAt, d.attempts + 1, at, baseMs, random);
+      const next = nextAttemptAfterFailure(d.createdAt, d.attempts + 1, deps.clock.now(), baseMs, random);
       const error = (err instanceof Error ? err.message : String(err)).slice(0, MAX_ERROR_LENGTH);
       outcome = { at, result: next ? "retry" : "failed", nextAttemptAt: next, responseCode: null, latencyMs: null, responseBody: null, error, disable: null };
     }
-    const admins = outcome.result === "delivered" ? [] : await (recipients ??= adminRecipients(deps));
+    const admins = outcome.result === "delivered" ? [] : await adminRecipients(deps);
     const settled = await deps.repos.webhooks.settleDelivery({
       id: d.id,
       claim: d.nextAttemptAt,
@@ -259,37 +287,74 @@ export async function deliverWebhooks(
     }
     if (settled.disabled) {
       counts.disabled += 1;
-      if (admins.length > 0) wroteEmail = true;
       deps.logger.warn("webhook endpoint disabled", { endpoint_id: e.id, reason: settled.disabled });
     }
   };
 
-  // A rolling pool: up to `concurrency` requests in flight, each bounded by its own timeouts; more
-  // due deliveries are claimed as slots free up, until none is due or the pass has done enough.
-  const inFlight = new Set<Promise<void>>();
-  let exhausted = false;
-  // A failure of the loop itself (the database); requests already in flight still finish first.
+  const start = (d: WebhookDelivery) => {
+    perEndpointInFlight.set(d.endpointId, (perEndpointInFlight.get(d.endpointId) ?? 0) + 1);
+    const p: Promise<void> = deliverOne(d)
+      .catch((e) => void (failure ??= e))
+      .finally(() => {
+        inFlight.delete(p);
+        const left = (perEndpointInFlight.get(d.endpointId) ?? 1) - 1;
+        if (left > 0) perEndpointInFlight.set(d.endpointId, left);
+        else perEndpointInFlight.delete(d.endpointId);
+        opts.onSettled?.();
+      });
+    inFlight.add(p);
+  };
+
+  const claim = async (now: Date, limit: number, cap: number) => {
+    if (limit <= 0) return 0;
+    const leaseUntil = new Date(deps.clock.nowMs() + DELIVERY_CLAIM_MS);
+    const claimed = await deps.repos.webhooks.claimDueDeliveries({ now, limit, leaseUntil, perEndpoint: cap, inFlight: perEndpointInFlight });
+    counts.claimed += claimed.length;
+    for (const d of claimed) start(d);
+    return claimed.length;
+  };
+
+  return {
+    async fill(now, max = Infinity) {
+      const room = Math.min(concurrency - inFlight.size, max);
+      let claimed = await claim(now, room, perEndpoint);
+      // Every slot taken: endpoints with nothing in flight still get one each (their reserved slot).
+      if (claimed >= room) claimed += await claim(now, Math.min(max - claimed, concurrency), 1);
+      return claimed;
+    },
+    size: () => inFlight.size,
+    settled: () => (inFlight.size === 0 ? Promise.resolve() : Promise.race(inFlight)),
+    drain: async () => {
+      while (inFlight.size > 0) await Promise.race(inFlight);
+    },
+    counts,
+    takeFailure() {
+      const f = failure;
+      failure = null;
+      return f;
+    },
+  };
+}
+
+/**
+ * One deliver-webhooks pass (POST /admin/system/jobs/deliver-webhooks/run): sends what is due at its
+ * start through a pool of its own, at most `maxPerPass` deliveries, and returns when they have all
+ * settled. The delivery worker (jobs/delivery-worker.ts) runs the same pool continuously.
+ */
+export async function deliverWebhooks(deps: PassDeps, opts: PoolOptions & { maxPerPass?: number } = {}): Promise<WebhookDeliveryCounts> {
+  const maxPerPass = opts.maxPerPass ?? DELIVERY_MAX_PER_PASS;
+  const pool = createWebhookPool(deps, opts);
+  const start = deps.clock.now();
   let failure: unknown = null;
-  while (!exhausted || inFlight.size > 0) {
-    const room = Math.min(concurrency - inFlight.size, maxPerPass - counts.claimed);
-    if (!exhausted && failure === null && room > 0 && (room >= refillAt || inFlight.size === 0)) {
-      const claimed = await deps.repos.webhooks.claimDueDeliveries({ now: start, limit: room, leaseUntil: new Date(deps.clock.nowMs() + DELIVERY_CLAIM_MS) });
-      counts.claimed += claimed.length;
-      if (claimed.length < room || counts.claimed >= maxPerPass) exhausted = true;
-      for (const d of claimed) {
-        const p: Promise<void> = deliverOne(d)
-          .catch((e) => void (failure ??= e))
-          .finally(() => inFlight.delete(p));
-        inFlight.add(p);
-      }
-      continue;
-    }
-    if (inFlight.size === 0) break;
-    await Promise.race(inFlight);
-    if (failure !== null) exhausted = true;
+  for (;;) {
+    const left = maxPerPass - pool.counts.claimed;
+    const claimed = failure === null && left > 0 ? await pool.fill(start, left).catch((e) => ((failure ??= e), 0)) : 0;
+    if (pool.size() === 0 && claimed === 0) break;
+    await pool.settled();
+    failure ??= pool.takeFailure();
   }
+  await pool.drain();
+  failure ??= pool.takeFailure();
   if (failure !== null) throw failure;
-  // The admins' emails wait in the outbox: deliver them soon.
-  if (wroteEmail) deps.outboxNudge.nudge();
-  return counts;
+  return pool.counts;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { endpointWants, eventProductId, filterProblem, matchesFilters, previousSecretLive, v1Signature } from "./domain";
+import { endpointWants, endpointWindow, eventProductId, filterProblem, matchesFilters, pickDeliveries, previousSecretLive, v1Signature } from "./domain";
 
 describe("filters", () => {
   test("exact, prefix and * match; nothing else does", () => {
@@ -47,4 +47,23 @@ test("the previous secret signs until its expiry only", () => {
   expect(previousSecretLive(e, new Date("2026-11-22T07:59:59Z"))).toBe(true);
   expect(previousSecretLive(e, new Date("2026-11-22T08:00:00Z"))).toBe(false);
   expect(previousSecretLive({ previousSecretEncrypted: null, previousSecretExpiresAt: null }, new Date())).toBe(false);
+});
+
+describe("pickDeliveries", () => {
+  const due = (id: string, endpointId: string, ms: number) => ({ id, endpointId, nextAttemptAt: new Date(ms) });
+  const candidates = [due("s1", "slow", 1), due("s2", "slow", 2), due("s3", "slow", 3), due("h1", "healthy", 10), due("o1", "other", 5)];
+
+  test("oldest due first, within the limit and each endpoint's free room", () => {
+    expect(pickDeliveries(candidates, { limit: 10, perEndpoint: 2 })).toEqual(["s1", "s2", "o1", "h1"]);
+    expect(pickDeliveries(candidates, { limit: 3, perEndpoint: 2 })).toEqual(["s1", "s2", "o1"]);
+    // The slow endpoint's requests in flight count against its room, not against the others'.
+    expect(pickDeliveries(candidates, { limit: 10, perEndpoint: 2, inFlight: new Map([["slow", 2]]) })).toEqual(["o1", "h1"]);
+    expect(pickDeliveries(candidates, { limit: 10, perEndpoint: 2, inFlight: new Map([["slow", 1]]) })).toEqual(["s1", "o1", "h1"]);
+  });
+
+  test("an endpoint's window is its free room, never more than the limit", () => {
+    expect(endpointWindow("slow", { limit: 50, perEndpoint: 8, inFlight: new Map([["slow", 3]]) })).toBe(5);
+    expect(endpointWindow("slow", { limit: 50, perEndpoint: 8, inFlight: new Map([["slow", 9]]) })).toBe(0);
+    expect(endpointWindow("new", { limit: 2, perEndpoint: 8 })).toBe(2);
+  });
 });

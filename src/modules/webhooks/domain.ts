@@ -62,3 +62,44 @@ export function v1Signature(secret: string, content: string): string {
 export function previousSecretLive(e: Pick<WebhookEndpoint, "previousSecretEncrypted" | "previousSecretExpiresAt">, now: Date): boolean {
   return e.previousSecretEncrypted !== null && e.previousSecretExpiresAt !== null && now.getTime() < e.previousSecretExpiresAt.getTime();
 }
+
+/** A due delivery the claim may take: one row of an endpoint's claim window. */
+export interface DueDelivery {
+  id: string;
+  endpointId: string;
+  nextAttemptAt: Date;
+}
+
+/** What a claim may take (docs/webhooks.md#retries: WEBHOOK_CONCURRENCY, WEBHOOK_ENDPOINT_CONCURRENCY). */
+export interface ClaimRoom {
+  /** Most deliveries this claim takes in all. */
+  limit: number;
+  /** Most requests in flight to one endpoint on this node, counting `inFlight`. */
+  perEndpoint: number;
+  /** Requests this node has in flight per endpoint id now. */
+  inFlight?: ReadonlyMap<string, number>;
+}
+
+/**
+ * The deliveries a claim takes out of `candidates` (each endpoint's due deliveries, oldest due first):
+ * oldest due first across endpoints, at most `limit`, and never past an endpoint's free room. A slow
+ * endpoint's backlog thus never takes the slots another endpoint's deliveries need.
+ */
+export function pickDeliveries(candidates: readonly DueDelivery[], room: ClaimRoom): string[] {
+  const sorted = [...candidates].sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const taken = new Map<string, number>();
+  const out: string[] = [];
+  for (const c of sorted) {
+    if (out.length >= room.limit) break;
+    const busy = (room.inFlight?.get(c.endpointId) ?? 0) + (taken.get(c.endpointId) ?? 0);
+    if (busy >= room.perEndpoint) continue;
+    taken.set(c.endpointId, (taken.get(c.endpointId) ?? 0) + 1);
+    out.push(c.id);
+  }
+  return out;
+}
+
+/** How many due deliveries of one endpoint a claim needs to look at: never more than it may take. */
+export function endpointWindow(endpointId: string, room: ClaimRoom): number {
+  return Math.max(0, Math.min(room.limit, room.perEndpoint - (room.inFlight?.get(endpointId) ?? 0)));
+}

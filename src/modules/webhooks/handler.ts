@@ -1,6 +1,6 @@
 // The outbox handler of kind `event`: fans an event out into one pending delivery per enabled
 // endpoint that wants it (a matching filter; its product when the endpoint is scoped to one), in
-// one statement. The deliver-webhooks pass (deliver.ts) then sends them. Handing the same event over
+// one statement. The delivery worker (jobs/delivery-worker.ts; deliver.ts's pool) then sends them. Handing the same event over
 // twice (the outbox delivers at least once) adds nothing: one delivery per (event, endpoint).
 import type { Deps } from "../../deps";
 import { newId } from "../../shared/ids";
@@ -63,15 +63,14 @@ export function newDelivery(input: { endpointId: string; eventId: string | null;
   };
 }
 
-export function createWebhookFanOut(deps: Pick<Deps, "repos" | "clock" | "outboxNudge">): OutboxHandler {
+export function createWebhookFanOut(deps: Pick<Deps, "repos" | "clock">): OutboxHandler {
   return async (m) => {
     const productId = eventProductId(m.payload);
     const endpoints = (await deps.repos.webhooks.listEnabledEndpoints()).filter((e) => endpointWants(e, m.topic, productId));
     if (endpoints.length === 0) return;
     const body = eventBody(m);
     const at = deps.clock.now();
-    const added = await deps.repos.webhooks.addDeliveries(endpoints.map((e) => newDelivery({ endpointId: e.id, eventId: m.id, eventType: m.topic, body, at })));
-    // Deliver soon rather than at the next minute's deliver-webhooks slot (a no-op without the scheduler).
-    if (added > 0) deps.outboxNudge.nudge();
+    // Writing them wakes the delivery worker, which sends them at once (outbox/bell.ts, NOTIFY on PostgreSQL).
+    await deps.repos.webhooks.addDeliveries(endpoints.map((e) => newDelivery({ endpointId: e.id, eventId: m.id, eventType: m.topic, body, at })));
   };
 }

@@ -2,7 +2,8 @@ import { and, asc, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { PgExecutor, PgHandle } from "../../db/pg";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema-pg";
-import { writeEffectsPg } from "../outbox/write.pg";
+import { notifyDelivery, writeEffectsPg } from "../outbox/write.pg";
+import { pickDeliveries } from "./domain";
 import { FINISHED_DELIVERY_STATUSES, type DisabledReason, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
@@ -10,7 +11,26 @@ const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({ ...r, disabledReason:
 const toDelivery = (r: typeof webhookDeliveries.$inferSelect): WebhookDelivery => r as WebhookDelivery;
 /** Ids compared in byte order (SQLite's text comparison), whatever the database collation. */
 const bytes = (col: typeof webhookEndpoints.id | typeof webhookDeliveries.id) => sql`${col} COLLATE "C"`;
+/** Read-and-claim rounds of one claimDueDeliveries call when other nodes take the rows it picked. */
+const CLAIM_ROUNDS = 5;
 const byAge = (a: WebhookDelivery, b: WebhookDelivery) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * Each enabled endpoint's `window` oldest deliveries due at `now`, read through
+ * webhook_deliveries_endpoint_due_idx (exported for the query-plan test).
+ */
+export function claimWindowPg(now: Date, window: number): SQL {
+  return sql`
+    SELECT d.id, d.endpoint_id, (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS due_ms
+    FROM ${webhookEndpoints} e
+    CROSS JOIN LATERAL (
+      SELECT w.id, w.endpoint_id, w.next_attempt_at FROM ${webhookDeliveries} w
+      WHERE w.endpoint_id = e.id AND w.status = 'pending' AND w.next_attempt_at <= ${now.toISOString()}::timestamptz
+      ORDER BY w.next_attempt_at, w.id COLLATE "C"
+      LIMIT ${window}
+    ) d
+    WHERE e.enabled`;
+}
 
 export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
   const { db } = handle;
@@ -64,8 +84,12 @@ export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
       });
     },
     async addDeliveries(rows, effects) {
-      const insert = async (tx: PgExecutor) =>
-        rows.length === 0 ? 0 : (await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id })).length;
+      const insert = async (tx: PgExecutor) => {
+        if (rows.length === 0) return 0;
+        const added = (await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id })).length;
+        if (added > 0) await notifyDelivery(tx);
+        return added;
+      };
       if (!effects) return await insert(db);
       return await db.transaction(async (tx) => {
         const added = await insert(tx);
@@ -87,21 +111,36 @@ export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
         .limit(f.limit + 1);
       return keysetPage(rows.map(toDelivery), f.limit);
     },
-    async claimDueDeliveries({ now, limit, leaseUntil }) {
-      if (limit <= 0) return [];
-      // One statement: the subquery locks the due rows it picks and skips rows another node is
-      // claiming right now (FOR UPDATE OF … SKIP LOCKED); the update moves them out of "due" before
-      // the locks are released, so a later claim does not see them either.
-      const due = db
-        .select({ id: webhookDeliveries.id })
-        .from(webhookDeliveries)
-        .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-        .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now), eq(webhookEndpoints.enabled, true)))
-        .orderBy(asc(webhookDeliveries.nextAttemptAt), bytes(webhookDeliveries.id))
-        .limit(limit)
-        .for("update", { of: webhookDeliveries, skipLocked: true });
-      const claimed = await db.update(webhookDeliveries).set({ nextAttemptAt: leaseUntil }).where(inArray(webhookDeliveries.id, due)).returning();
-      return claimed.map(toDelivery).sort(byAge);
+    async claimDueDeliveries({ now, limit, leaseUntil, perEndpoint, inFlight }) {
+      const out: WebhookDelivery[] = [];
+      const busy = new Map(inFlight ?? []);
+      // Another node may claim rows this one picked between the read and the update (the update then
+      // skips them): pick again from what is still due, a few times at most.
+      for (let round = 0; round < CLAIM_ROUNDS && out.length < limit; round++) {
+        const room = { limit: limit - out.length, perEndpoint: perEndpoint ?? limit, inFlight: busy };
+        // Each enabled endpoint's oldest due deliveries, read through webhook_deliveries_endpoint_due_idx
+        // (at most `window` per endpoint, so a large backlog of one endpoint is never scanned).
+        const window = Math.max(1, Math.min(room.limit, room.perEndpoint));
+        const rows = (await db.execute(claimWindowPg(now, window))) as unknown as { id: string; endpoint_id: string; due_ms: number }[];
+        const ids = pickDeliveries(
+          rows.map((r) => ({ id: r.id, endpointId: r.endpoint_id, nextAttemptAt: new Date(r.due_ms) })),
+          room,
+        );
+        if (ids.length === 0) break;
+        // The fence: a row another node claimed meanwhile is no longer due (its next_attempt_at is that
+        // node's lease), and PostgreSQL re-checks the condition on the row version it waited for.
+        const claimed = await db
+          .update(webhookDeliveries)
+          .set({ nextAttemptAt: leaseUntil })
+          .where(and(inArray(webhookDeliveries.id, ids), eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
+          .returning();
+        for (const r of claimed) {
+          out.push(toDelivery(r));
+          busy.set(r.endpointId, (busy.get(r.endpointId) ?? 0) + 1);
+        }
+        if (claimed.length === ids.length) break;
+      }
+      return out.sort(byAge);
     },
     async settleDelivery({ id, claim, outcome, failureThreshold, disableEffects }) {
       return await db.transaction(async (tx) => {
@@ -150,6 +189,7 @@ export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
         const [row] = await tx.update(webhookDeliveries).set({ status: "pending", nextAttemptAt: now }).where(eq(webhookDeliveries.id, id)).returning();
         if (!row) return null;
         await writeEffectsPg(tx, effects);
+        await notifyDelivery(tx);
         return toDelivery(row);
       });
     },

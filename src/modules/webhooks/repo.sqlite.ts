@@ -2,12 +2,27 @@ import { and, asc, desc, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm
 import { immediate, lift, type DbHandle } from "../../db/client";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import { ringDeliveryBell } from "../outbox/bell";
 import { writeEffects } from "../outbox/write.sqlite";
+import { endpointWindow, pickDeliveries } from "./domain";
 import { FINISHED_DELIVERY_STATUSES, type DisabledReason, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({ ...r, disabledReason: r.disabledReason as DisabledReason | null });
 const toDelivery = (r: typeof webhookDeliveries.$inferSelect): WebhookDelivery => r as WebhookDelivery;
+
+/**
+ * One endpoint's `window` oldest deliveries due at `now`, read through
+ * webhook_deliveries_endpoint_due_idx (exported for the query-plan test).
+ */
+export function claimWindow(db: DbHandle["db"], endpointId: string, now: Date, window: number) {
+  return db
+    .select({ id: webhookDeliveries.id, endpointId: webhookDeliveries.endpointId, nextAttemptAt: webhookDeliveries.nextAttemptAt })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
+    .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
+    .limit(window);
+}
 
 export function createWebhookRepo(handle: DbHandle): WebhookRepo {
   const { db } = handle;
@@ -65,6 +80,7 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
       return immediate(handle, () => {
         const added = rows.length === 0 ? 0 : db.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id }).all().length;
         if (effects) writeEffects(db, effects);
+        if (added > 0) ringDeliveryBell();
         return added;
       });
     },
@@ -84,21 +100,26 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
         .map(toDelivery);
       return keysetPage(rows, f.limit);
     },
-    async claimDueDeliveries({ now, limit, leaseUntil }) {
+    async claimDueDeliveries({ now, limit, leaseUntil, perEndpoint, inFlight }) {
       if (limit <= 0) return [];
+      const room = { limit, perEndpoint: perEndpoint ?? limit, inFlight };
       // IMMEDIATE: the write lock is taken before the read, so two processes never pick the same rows.
       return immediate(handle, () => {
-        const due = db
-          .select({ id: webhookDeliveries.id })
-          .from(webhookDeliveries)
-          .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-          .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now), eq(webhookEndpoints.enabled, true)))
-          .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
-          .limit(limit)
+        const endpoints = db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(eq(webhookEndpoints.enabled, true)).all();
+        const candidates = endpoints.flatMap((e) => {
+          const window = endpointWindow(e.id, room);
+          if (window === 0) return [];
+          return claimWindow(db, e.id, now, window).all();
+        });
+        const ids = pickDeliveries(candidates, room);
+        if (ids.length === 0) return [];
+        const claimed = db
+          .update(webhookDeliveries)
+          .set({ nextAttemptAt: leaseUntil })
+          .where(and(inArray(webhookDeliveries.id, ids), eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
+          .returning()
           .all()
-          .map((r) => r.id);
-        if (due.length === 0) return [];
-        const claimed = db.update(webhookDeliveries).set({ nextAttemptAt: leaseUntil }).where(inArray(webhookDeliveries.id, due)).returning().all().map(toDelivery);
+          .map(toDelivery);
         return claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       });
     },
@@ -156,6 +177,7 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
           .all();
         if (done.length === 0) return null;
         writeEffects(db, effects);
+        ringDeliveryBell();
         return getDelivery(id);
       });
     },

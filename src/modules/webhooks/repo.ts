@@ -137,9 +137,12 @@ export interface WebhookRepo {
   /**
    * Atomically claims up to `limit` pending deliveries due at `now` whose endpoint is enabled, oldest
    * due first, by moving their next_attempt_at to `leaseUntil` (the claim token for settleDelivery).
-   * Exact across nodes: no delivery is claimed twice while its claim holds.
+   * With `perEndpoint`, no endpoint gets more than `perEndpoint` minus its `inFlight` count
+   * (domain.ts pickDeliveries): each enabled endpoint's due deliveries are read through the index,
+   * at most that many, so a large backlog of one endpoint is never scanned. Exact across nodes: the
+   * update takes only rows still pending and due, so no delivery is claimed twice while its claim holds.
    */
-  claimDueDeliveries(input: { now: Date; limit: number; leaseUntil: Date }): Promise<WebhookDelivery[]>;
+  claimDueDeliveries(input: { now: Date; limit: number; leaseUntil: Date; perEndpoint?: number; inFlight?: ReadonlyMap<string, number> }): Promise<WebhookDelivery[]>;
   /**
    * Records one attempt of a claimed delivery and its endpoint's failure count, in one transaction:
    * a success resets the count; a failure adds one, and when the count reaches `failureThreshold`

@@ -181,7 +181,8 @@ export async function setEndpointEnabled(deps: Deps, actor: Actor, id: string, e
     : { enabled: false, disabledReason: "manual", disabledAt: now, updatedAt: now };
   const updated = await deps.repos.webhooks.updateEndpoint(id, changes, audit(deps, actor, enabled ? "webhook.enable" : "webhook.disable", current, null));
   if (!updated) throw new AppError("NOT_FOUND", { message: "Webhook endpoint not found." });
-  // Deliveries that waited while it was disabled are due again.
+  // Deliveries that waited while it was disabled are due again, though nothing was written: wake this
+  // node's delivery worker (the others find them at their next poll, within a second).
   if (enabled) deps.outboxNudge.nudge();
   return updated;
 }
@@ -213,8 +214,8 @@ export async function sendTestEvent(deps: Deps, actor: Actor, id: string): Promi
   const at = deps.clock.now();
   const body = JSON.stringify({ type: TEST_EVENT_TYPE, timestamp: at.toISOString(), data: { endpoint_id: e.id, product_id: e.productId, message: "A test event sent from Keyward." } });
   const delivery = newDelivery({ endpointId: e.id, eventId: null, eventType: TEST_EVENT_TYPE, body, at });
+  // Writing the delivery wakes the delivery worker (outbox/bell.ts, NOTIFY on PostgreSQL).
   await deps.repos.webhooks.addDeliveries([delivery], audit(deps, actor, "webhook.test", e, { delivery_id: delivery.id }));
-  deps.outboxNudge.nudge();
   return delivery;
 }
 
@@ -238,7 +239,6 @@ export async function redeliver(deps: Deps, actor: Actor, deliveryId: string): P
   const effects: Effects = { audit: { actor, action: "webhook.redeliver", entityType: "webhook_delivery", entityId: d.id, productId: e.productId, changes: { endpoint_id: e.id, previous_status: d.status }, at: now } };
   const updated = await deps.repos.webhooks.redeliver(d.id, now, effects);
   if (!updated) throw new AppError("NOT_FOUND", { message: "Webhook delivery not found." });
-  deps.outboxNudge.nudge();
   return updated;
 }
 

@@ -15,7 +15,6 @@ import { fixedClock, HOUR, SECOND } from "../../../src/shared/clock";
 import { deliverWebhooks } from "../../../src/modules/webhooks/deliver";
 import { DISABLE_AFTER_CONSECUTIVE_FAILURES } from "../../../src/modules/webhooks/domain";
 import { EVENT_SCHEMAS } from "../../../src/modules/outbox/event-schemas";
-import { createOutboxNudger, type Later } from "../../../src/modules/outbox/nudge";
 import { startScheduler, type CronScheduler } from "../../../src/jobs/scheduler";
 
 const V1 = "/api/v1";
@@ -350,23 +349,18 @@ describe("webhook delivery", () => {
   });
 });
 
-test("with the scheduler running, a test event is delivered by the nudge, between cron slots", async () => {
+test("with the delivery worker running, a test event is delivered at once, with no pass and no job run", async () => {
   const { t, r } = await setup();
-  const timers: (() => void)[] = [];
-  const later: Later = (fn) => (timers.push(fn), { cancel: () => {} });
-  t.deps.outboxNudge = createOutboxNudger({ later });
-  // Cron never fires in this test: only the nudge can deliver.
+  // Cron never fires in this test: only the worker can deliver.
   const cron: CronScheduler = () => ({ stop: () => {} });
   const scheduler = startScheduler(t.deps, { cron });
   try {
     const e = await endpoint(t, { url: r.url("/nudged"), events: ["*"] });
     expect((await t.request("POST", `${V1}/admin/webhooks/${e.id}/test`)).status).toBe(202);
-    expect(timers).toHaveLength(1);
-    timers.shift()!();
     await r.waitFor("/nudged", 1);
   } finally {
     await scheduler.stop();
   }
   const jobs = (await t.request("GET", `${V1}/admin/system/jobs`)).body.data.items;
-  expect(jobs.find((j: { name: string }) => j.name === "deliver-webhooks")).toMatchObject({ last_result: { trigger: "nudge", status: "ok", result: { claimed: 1, delivered: 1 } } });
+  expect(jobs.find((j: { name: string }) => j.name === "deliver-webhooks")).toMatchObject({ schedule: "continuous", fence: 0, last_result: null });
 });
