@@ -308,11 +308,10 @@ async function serve(config: Readonly<Config>, logger: Logger): Promise<number |
     await deps.db.close();
     return 1;
   }
-  // The job passes are scheduled JOBS_START_DELAY_MS after listening, not before the first request
-  // is answered: the process's first Bun.cron call costs 25-60 ms on a 2-core machine (the runtime
-  // sets up its cron support), which every start waited for. A message queued in between (a sign-in
-  // code) was nudged while nudges did nothing yet (modules/outbox/nudge.ts): one nudge at the start
-  // delivers it.
+  // The job passes and the delivery worker start JOBS_START_DELAY_MS after listening, not before the
+  // first request is answered: their first statements (the worker's poll, the lease reads) would
+  // otherwise run before it. A message written in between (a sign-in code) is found by the worker's
+  // first poll; the nudge below only makes that poll immediate.
   if (config.jobs) {
     schedulerStart = setTimeout(() => {
       scheduler = startScheduler(deps);

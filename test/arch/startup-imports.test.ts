@@ -7,7 +7,7 @@
 // load them, nor node:tls, node:http… that they bring. Checked on the module graph of a split bundle
 // of src/main.ts: the chunks its entry imports statically, and what their modules import.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -72,4 +72,12 @@ test("a start loads neither postgres.js, nodemailer, the Stripe SDK, the OpenAPI
   const { modules, builtins } = loadedAtStart();
   expect([...modules].filter((p) => LAZY_MODULES.test(p))).toEqual([]);
   expect(NOT_AT_START.filter((b) => builtins.has(b))).toEqual([]);
+});
+
+test("nothing a start loads calls Bun.cron: its first use costs a start 13–25 ms and ~5 MB (jobs/cron.ts keeps the schedules)", () => {
+  const { modules } = loadedAtStart();
+  const ours = [...modules].filter((p) => p.startsWith("src/"));
+  expect(ours).toContain("src/jobs/scheduler.ts");
+  const callers = ours.filter((p) => /\bBun\.cron(?:\.parse)?\(/.test(readFileSync(join(ROOT, p), "utf8")));
+  expect(callers).toEqual([]);
 });

@@ -11,7 +11,8 @@ import { makeLicense, makePlan, makeProduct } from "../../support/factories";
 import { portalPost, uniqueEmail } from "../portal/helpers";
 import { sealedEmail } from "../../../src/modules/email/outbox";
 import { emailMessage } from "../../../src/modules/outbox/effects";
-import { startScheduler, type CronScheduler, type Scheduler } from "../../../src/jobs/scheduler";
+import { startScheduler, type Scheduler } from "../../../src/jobs/scheduler";
+import type { CronScheduler } from "../../../src/jobs/cron";
 import { DAY, SECOND } from "../../../src/shared/clock";
 
 const cleanup: (() => Promise<unknown>)[] = [];

@@ -15,7 +15,8 @@ import { fixedClock, HOUR, SECOND } from "../../../src/shared/clock";
 import { deliverWebhooks } from "../../../src/modules/webhooks/deliver";
 import { DISABLE_AFTER_CONSECUTIVE_FAILURES } from "../../../src/modules/webhooks/domain";
 import { EVENT_SCHEMAS } from "../../../src/modules/outbox/event-schemas";
-import { startScheduler, type CronScheduler } from "../../../src/jobs/scheduler";
+import { startScheduler } from "../../../src/jobs/scheduler";
+import type { CronScheduler } from "../../../src/jobs/cron";
 
 const V1 = "/api/v1";
 const cleanup: (() => Promise<unknown>)[] = [];

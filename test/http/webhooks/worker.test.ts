@@ -8,7 +8,8 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { runningClock } from "../../support/running-clock";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver";
 import { makeCatalog, makeLicense } from "../../support/factories";
-import { startScheduler, type CronScheduler } from "../../../src/jobs/scheduler";
+import { startScheduler } from "../../../src/jobs/scheduler";
+import type { CronScheduler } from "../../../src/jobs/cron";
 import { newDelivery } from "../../../src/modules/webhooks/handler";
 import { SECOND } from "../../../src/shared/clock";
 
