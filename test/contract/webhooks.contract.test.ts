@@ -268,6 +268,9 @@ forEachEngine("WebhookRepo", (engine, open) => {
     try {
       const nodes = engine === "postgres" ? [repo, ...extra.map((h) => createWebhookRepoPg(h))] : [repo, repo, repo];
       const claimedBy = nodes.map(() => [] as string[]);
+      // Each node's pool connected before the race: a node still connecting would let the others
+      // claim everything, and the check that the claims interleaved would say nothing.
+      await Promise.all(nodes.map((r) => r.getEndpoint(endpoints[0]!.id)));
       await Promise.all(
         nodes.map(async (r, i) => {
           for (;;) {
