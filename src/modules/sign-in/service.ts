@@ -91,7 +91,8 @@ export async function requestSignInCode(deps: Deps, input: { email: string; ip: 
     const wait = put.floodedSince.getTime() + CODE_FLOOD_WINDOW_MS - now.getTime();
     throw tooMany(Math.max(1, Math.ceil(wait / 1000)), "Too many sign-in codes were asked for this address; try again later.");
   }
-  // Committed: deliver now rather than at the next scheduled pass (a code is waited for).
+  // Committed. The write already woke the delivery worker; the nudge is folded into that wake-up and
+  // is made for every address, so the request does the same work whoever asked.
   deps.outboxNudge.nudge();
   return { setCookie: setAttemptCookie(token, attemptCookieScope(deps.config.baseUrl)) };
 }
