@@ -271,11 +271,14 @@ forEachEngine("WebhookRepo", (engine, open) => {
       // Each node's pool connected before the race: a node still connecting would let the others
       // claim everything, and the check that the claims interleaved would say nothing.
       await Promise.all(nodes.map((r) => r.getEndpoint(endpoints[0]!.id)));
+      // A node keeps claiming until every delivery is claimed: an empty claim may only mean that
+      // another node took the rows it picked, so it must not end that node's share of the race.
+      let total = 0;
       await Promise.all(
         nodes.map(async (r, i) => {
-          for (;;) {
+          for (let round = 0; total < rows.length && round < 200; round++) {
             const got = await r.claimDueDeliveries({ now: at(100), limit: 4, leaseUntil: at(5 * MIN), perEndpoint: 2 });
-            if (got.length === 0) return;
+            total += got.length;
             claimedBy[i]!.push(...got.map((d) => d.id));
           }
         }),
