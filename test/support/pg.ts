@@ -117,13 +117,17 @@ const TEMPLATE_PREFIX = "kwt_template_";
 const templateName = () =>
   TEMPLATE_PREFIX + new Bun.CryptoHasher("sha256").update(PG_MIGRATIONS.map((m) => `${m.tag}\n${m.sql}`).join("\n")).digest("hex").slice(0, 16);
 
+/** A template's comment holds when it was made, for dropping other sets' templates once stale. */
+const TEMPLATE_COMMENT = "keyward test template, made at ";
+const STALE_TEMPLATE_MS = 24 * 3600_000;
+
 let template: Promise<string> | null = null;
 
 /**
  * Builds the template once per server and migration set, under a temporary name that is renamed
  * only when it is complete, so any process that finds the name finds a whole schema (two processes
  * building at once: one rename wins, the other drops its copy). Nobody stays connected to it, which
- * CREATE DATABASE … TEMPLATE requires. Templates of other migration sets are dropped.
+ * CREATE DATABASE … TEMPLATE requires. Templates of other migration sets are dropped after a day.
  */
 function migratedTemplate(base: string): Promise<string> {
   template ??= (async () => {
@@ -141,13 +145,20 @@ function migratedTemplate(base: string): Promise<string> {
         }
         try {
           await admin.unsafe(`ALTER DATABASE "${building.name}" RENAME TO "${name}"`);
+          await admin.unsafe(`COMMENT ON DATABASE "${name}" IS '${TEMPLATE_COMMENT}${Date.now()}'`);
         } catch {
           await building.drop(); // another process renamed its copy first
         }
       }
-      const stale = await admin<{ datname: string }[]>`
-        SELECT datname FROM pg_database WHERE datname LIKE ${`${TEMPLATE_PREFIX}%`} AND datname <> ${name} AND position('_build_' in datname) = 0`;
-      for (const { datname } of stale) await admin.unsafe(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => undefined);
+      // Templates of other migration sets are dropped once they are a day old: another checkout
+      // (a branch with other migrations) may be running its tests from its template right now.
+      const stale = await admin<{ datname: string; note: string | null }[]>`
+        SELECT datname, shobj_description(oid, 'pg_database') AS note FROM pg_database
+        WHERE datname LIKE ${`${TEMPLATE_PREFIX}%`} AND datname <> ${name} AND position('_build_' in datname) = 0`;
+      for (const { datname, note } of stale) {
+        const made = note?.startsWith(TEMPLATE_COMMENT) ? Number(note.slice(TEMPLATE_COMMENT.length)) : 0;
+        if (Date.now() - made > STALE_TEMPLATE_MS) await admin.unsafe(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => undefined);
+      }
       await dropAbandonedCopies(admin);
       return name;
     } finally {
