@@ -9,6 +9,7 @@ import { forEachEngine, type Opened } from "../contract/harness";
 import { repoFor } from "../contract/repos";
 import { insertRows } from "../contract/seed";
 import { newId } from "../../src/shared/ids";
+import { newDelivery } from "../../src/modules/webhooks/handler";
 import { jobDeps, nodeRepos } from "./nodes";
 
 const T0 = "2026-11-21T08:00:00.000Z";
@@ -72,6 +73,25 @@ forEachEngine("outbox delivery", (engine, open) => {
     clock.advance(30 * SECOND);
     expect(await deliverOutbox(deps, { random: half })).toEqual({ claimed: 1, sent: 1, logged: 0, retried: 0, gave_up: 0, lost: 0 });
     expect(await repos.outbox.get(m.id)).toMatchObject({ status: "sent", attempts: 2, sentAt: clock.now() });
+  });
+
+  test("a handler's failed statement is recorded by its driver's reason, not drizzle's message with the statement's parameter values", async () => {
+    await setup();
+    const clock = fixedClock(T0);
+    // A delivery for an endpoint that does not exist: the insert fails on its foreign key.
+    const deps = jobDeps(repos, clock, {
+      outboxHandlers: {
+        event: async (m) => {
+          await repos.webhooks.addDeliveries([newDelivery({ endpointId: newId(), eventId: m.id, eventType: "license.created", body: "body-value-kept-out-of-logs", at: clock.now() })]);
+        },
+      },
+    });
+    const m = await repos.outbox.enqueue({ kind: "event", topic: "license.created", payload: {}, at: clock.now() });
+    expect(await deliverOutbox(deps, { random: half })).toMatchObject({ claimed: 1, retried: 1 });
+    const { lastError } = (await repos.outbox.get(m.id))!;
+    expect(lastError).not.toContain("body-value-kept-out-of-logs");
+    expect(lastError).not.toMatch(/insert into|params:/i);
+    expect(lastError).toMatch(engine === "sqlite" ? /FOREIGN KEY constraint failed \(SQLITE_CONSTRAINT_FOREIGNKEY\)/ : /foreign key constraint .*\(23503\)/);
   });
 
   test("a message still failing 3 days after it was written is given up", async () => {

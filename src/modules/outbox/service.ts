@@ -5,6 +5,7 @@
 // Events are handed to the webhook fan-out (modules/webhooks/handler.ts), which turns each into
 // webhook deliveries; the worker's webhook pool (or the deliver-webhooks pass) sends those.
 import type { Deps } from "../../deps";
+import { isDatabaseFailure, statementFailure } from "../../db/errors";
 import { MINUTE, SECOND } from "../../shared/clock";
 import { nextAttemptAfterFailure } from "./domain";
 import { PermanentDeliveryError } from "./handlers";
@@ -61,7 +62,9 @@ export async function deliverOutbox(
       const now = deps.clock.now();
       const failures = m.attempts + 1;
       const next = e instanceof PermanentDeliveryError ? null : nextAttemptAfterFailure(m.createdAt, failures, now, baseMs, random);
-      const error = (e instanceof Error ? e.message : String(e)).slice(0, MAX_ERROR_LENGTH);
+      // A statement that failed: its driver's reason (drizzle's own message is the SQL with every
+      // parameter value, which must not be stored), otherwise the handler's message.
+      const error = (isDatabaseFailure(e) ? statementFailure(e) : e instanceof Error ? e.message : String(e)).slice(0, MAX_ERROR_LENGTH);
       if (await deps.repos.outbox.markFailed(m.id, claim, error, next)) {
         if (next) counts.retried += 1;
         else counts.gave_up += 1;
