@@ -68,7 +68,7 @@ export async function deliverOutbox(
       if (await deps.repos.outbox.markFailed(m.id, claim, error, next)) {
         if (next) counts.retried += 1;
         else counts.gave_up += 1;
-        deps.logger.warn("outbox delivery failed", { id: m.id, kind: m.kind, topic: m.topic, attempts: failures, gave_up: next === null });
+        deps.logger.warn("outbox delivery failed", { id: m.id, kind: m.kind, topic: m.topic, attempts: failures, gave_up: next === null, error });
       } else counts.lost += 1;
       return;
     }
