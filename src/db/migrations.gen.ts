@@ -43,5 +43,9 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   {
     "tag": "0010_delivery_worker",
     "sql": "CREATE INDEX `webhook_deliveries_endpoint_due_idx` ON `webhook_deliveries` (`endpoint_id`,`status`,`next_attempt_at`);"
+  },
+  {
+    "tag": "0011_dusty_sage",
+    "sql": "DROP INDEX `licenses_product_idx`;--> statement-breakpoint\nDROP INDEX `licenses_plan_idx`;--> statement-breakpoint\nDROP INDEX `licenses_status_idx`;--> statement-breakpoint\nDROP INDEX `licenses_email_idx`;--> statement-breakpoint\nDROP INDEX `licenses_email_lower_idx`;--> statement-breakpoint\nDROP INDEX `licenses_ext_customer_idx`;--> statement-breakpoint\nCREATE INDEX `licenses_created_idx` ON `licenses` (`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_product_created_idx` ON `licenses` (`product_id`,`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_product_status_created_idx` ON `licenses` (`product_id`,`status`,`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_plan_created_idx` ON `licenses` (`plan_id`,`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_status_created_idx` ON `licenses` (`status`,`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_key_hint_idx` ON `licenses` (`key_hint`,`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_email_domain_idx` ON `licenses` (lower(substr(\"email\", instr(\"email\", '@') + 1)),`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_ext_workspace_idx` ON `licenses` (`external_workspace_id`,`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_email_lower_idx` ON `licenses` (lower(\"email\"),`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_ext_customer_idx` ON `licenses` (`external_customer_id`,`created_at`,`id`);"
   }
 ];
