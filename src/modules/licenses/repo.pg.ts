@@ -1,23 +1,74 @@
-import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
-import type { PgHandle, PgExecutor } from "../../db/pg";
-import { afterCursor } from "../../db/cursor";
+import { and, asc, desc, eq, gt, gte, isNotNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import type { PgDb, PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema-pg";
-import { likeEscape } from "../../db/like";
 import { asciiLower as asciiLowerText } from "../../shared/ascii";
 import { writeEffectsPg } from "../outbox/write.pg";
-import type { License, LicenseRepo } from "./repo";
+import type { License, LicenseListFilter, LicenseRepo } from "./repo";
+import { licenseListOrder, prefixUpperBound } from "./listing";
 import { withPastDueEpisode } from "./domain";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
 
 /**
- * SQLite's lower() and LIKE fold ASCII letters only; under the "C" collation PostgreSQL's lower()
- * does the same whatever the database locale, so searches match exactly what they match on SQLite.
+ * SQLite's lower() folds ASCII letters only; under the "C" collation PostgreSQL's lower() does the
+ * same whatever the database locale, and compares bytewise as SQLite's BINARY collation does, so the
+ * list matches and orders exactly as on SQLite. The expressions are the indexes' (schema-pg/licenses.ts).
  */
-const asciiLower = (v: SQL | typeof licenses.email) => sql`lower(${v} COLLATE "C")`;
+const emailLower = sql`lower(${licenses.email} COLLATE "C")`;
+const emailDomain = sql`lower(substr(${licenses.email}, strpos(${licenses.email}, '@') + 1) COLLATE "C")`;
 /** Ids compare bytewise on SQLite; COLLATE "C" keeps PostgreSQL's order and cursor the same. */
 const idC = sql`${licenses.id} COLLATE "C"`;
+const text = (v: string) => sql`${v}::text`;
+
+/** The admin list's statement; the SQLite twin (repo.sqlite.ts) says how each shape is one index range. */
+export function licenseListQueryPg(db: PgDb, f: LicenseListFilter) {
+  const where: SQL[] = [];
+  if (f.productId) where.push(eq(licenses.productId, f.productId));
+  if (f.planId) where.push(eq(licenses.planId, f.planId));
+  if (f.status) where.push(eq(licenses.status, f.status));
+  if (f.id !== undefined) where.push(eq(licenses.id, f.id));
+  if (f.keyHash !== undefined) where.push(eq(licenses.keyHash, f.keyHash));
+  if (f.keyHint !== undefined) where.push(eq(licenses.keyHint, f.keyHint));
+  if (f.externalCustomerId !== undefined) where.push(eq(licenses.externalCustomerId, f.externalCustomerId));
+  if (f.externalWorkspaceId !== undefined) where.push(eq(licenses.externalWorkspaceId, f.externalWorkspaceId));
+  if (f.email !== undefined) where.push(sql`${emailLower} = ${text(asciiLowerText(f.email))}`);
+  if (f.emailDomain !== undefined) where.push(sql`${emailDomain} = ${text(asciiLowerText(f.emailDomain))}`);
+  if (f.emailPrefix !== undefined) {
+    const p = asciiLowerText(f.emailPrefix);
+    where.push(sql`${emailLower} >= ${text(p)}`);
+    const upper = prefixUpperBound(p);
+    if (upper !== null) where.push(sql`${emailLower} < ${text(upper)}`);
+  }
+  if (f.createdAfter) where.push(gte(licenses.createdAt, f.createdAfter));
+  if (f.createdBefore) where.push(lt(licenses.createdAt, f.createdBefore));
+  if (f.expiringBefore) where.push(isNotNull(licenses.validUntil), lte(licenses.validUntil, f.expiringBefore));
+  const order = licenseListOrder(f);
+  const c = f.cursor;
+  let orderBy: SQL[];
+  if (order === "valid_until") {
+    if (c) where.push(gte(licenses.validUntil, new Date(c.t)), or(gt(licenses.validUntil, new Date(c.t)), sql`${idC} > ${text(c.id)}`)!);
+    orderBy = [asc(licenses.validUntil), asc(idC)];
+  } else if (order === "email") {
+    if (c) {
+      const at = new Date(c.t);
+      where.push(sql`${emailLower} >= ${text(c.e!)}`, or(sql`${emailLower} > ${text(c.e!)}`, gt(licenses.createdAt, at), and(eq(licenses.createdAt, at), sql`${idC} > ${text(c.id)}`))!);
+    }
+    orderBy = [asc(emailLower), asc(licenses.createdAt), asc(idC)];
+  } else {
+    if (c) where.push(lte(licenses.createdAt, new Date(c.t)), or(lt(licenses.createdAt, new Date(c.t)), sql`${idC} < ${text(c.id)}`)!);
+    // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
+    orderBy = [desc(licenses.createdAt), desc(idC)];
+  }
+  // A unique lookup (id, key) reads one row: no order to keep.
+  if (f.id !== undefined || f.keyHash !== undefined) orderBy = [];
+  return db
+    .select()
+    .from(licenses)
+    .where(where.length ? and(...where) : undefined)
+    .orderBy(...orderBy)
+    .limit(f.limit + 1);
+}
 
 async function readLicense(tx: PgExecutor, id: string, forUpdate = false): Promise<License | null> {
   const q = tx.select().from(licenses).where(eq(licenses.id, id));
@@ -53,32 +104,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
       return r ? toLicense(r) : null;
     },
     async list(f) {
-      const where: SQL[] = [];
-      if (f.productId) where.push(eq(licenses.productId, f.productId));
-      if (f.planId) where.push(eq(licenses.planId, f.planId));
-      if (f.status) where.push(eq(licenses.status, f.status));
-      if (f.externalCustomerId) where.push(eq(licenses.externalCustomerId, f.externalCustomerId));
-      if (f.externalWorkspaceId) where.push(eq(licenses.externalWorkspaceId, f.externalWorkspaceId));
-      if (f.email) where.push(sql`${asciiLower(licenses.email)} = ${asciiLower(sql`${f.email}::text`)}`);
-      if (f.search) {
-        const pattern = `%${likeEscape(asciiLowerText(f.search))}%`;
-        const terms: SQL[] = [
-          sql`${asciiLower(licenses.email)} LIKE ${pattern} ESCAPE '\\'`,
-          eq(licenses.externalCustomerId, f.search),
-          eq(licenses.externalWorkspaceId, f.search),
-          eq(licenses.id, f.search),
-        ];
-        if (f.searchKeyHash) terms.push(eq(licenses.keyHash, f.searchKeyHash));
-        where.push(or(...terms)!);
-      }
-      // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
-      if (f.cursor) where.push(afterCursor(licenses.createdAt, idC, f.cursor));
-      const rows = await db
-        .select()
-        .from(licenses)
-        .where(where.length ? and(...where) : undefined)
-        .orderBy(desc(licenses.createdAt), desc(idC))
-        .limit(f.limit + 1);
+      const rows = await licenseListQueryPg(db, f);
       return { items: rows.slice(0, f.limit).map(toLicense), hasMore: rows.length > f.limit };
     },
     async mutate(id, decide, at, effects, opts = {}) {

@@ -1,15 +1,71 @@
-import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
-import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
-import { afterCursor } from "../../db/cursor";
+import { and, asc, desc, eq, gt, gte, isNotNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { lift, immediate, lazyStatement, type Db, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema";
-import { likeEscape } from "../../db/like";
 import { asciiLower } from "../../shared/ascii";
 import { writeEffects } from "../outbox/write.sqlite";
-import type { License, LicenseRepo } from "./repo";
+import type { License, LicenseListFilter, LicenseRepo } from "./repo";
+import { licenseListOrder, prefixUpperBound } from "./listing";
 import { withPastDueEpisode } from "./domain";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
+
+const emailLower = sql`lower(${licenses.email})`;
+const emailDomain = sql`lower(substr(${licenses.email}, instr(${licenses.email}, '@') + 1))`;
+
+/**
+ * The admin list's statement (exported so the contract test can EXPLAIN exactly it). Every filter is
+ * an equality (or range) on a prefix of one index ending in the order's columns (listing.ts), and the
+ * cursor is a range on the order's leading column with the ties left to the residual condition, so
+ * the read starts at the cursor and stops after limit + 1 rows.
+ */
+export function licenseListQuery(db: Db, f: LicenseListFilter) {
+  const where: SQL[] = [];
+  if (f.productId) where.push(eq(licenses.productId, f.productId));
+  if (f.planId) where.push(eq(licenses.planId, f.planId));
+  if (f.status) where.push(eq(licenses.status, f.status));
+  if (f.id !== undefined) where.push(eq(licenses.id, f.id));
+  if (f.keyHash !== undefined) where.push(eq(licenses.keyHash, f.keyHash));
+  if (f.keyHint !== undefined) where.push(eq(licenses.keyHint, f.keyHint));
+  if (f.externalCustomerId !== undefined) where.push(eq(licenses.externalCustomerId, f.externalCustomerId));
+  if (f.externalWorkspaceId !== undefined) where.push(eq(licenses.externalWorkspaceId, f.externalWorkspaceId));
+  if (f.email !== undefined) where.push(sql`${emailLower} = ${asciiLower(f.email)}`);
+  if (f.emailDomain !== undefined) where.push(sql`${emailDomain} = ${asciiLower(f.emailDomain)}`);
+  if (f.emailPrefix !== undefined) {
+    const p = asciiLower(f.emailPrefix);
+    where.push(sql`${emailLower} >= ${p}`);
+    const upper = prefixUpperBound(p);
+    if (upper !== null) where.push(sql`${emailLower} < ${upper}`);
+  }
+  if (f.createdAfter) where.push(gte(licenses.createdAt, f.createdAfter));
+  if (f.createdBefore) where.push(lt(licenses.createdAt, f.createdBefore));
+  if (f.expiringBefore) where.push(isNotNull(licenses.validUntil), lte(licenses.validUntil, f.expiringBefore));
+  const order = licenseListOrder(f);
+  const c = f.cursor;
+  let orderBy: SQL[];
+  if (order === "valid_until") {
+    if (c) where.push(gte(licenses.validUntil, new Date(c.t)), or(gt(licenses.validUntil, new Date(c.t)), gt(licenses.id, c.id))!);
+    orderBy = [asc(licenses.validUntil), asc(licenses.id)];
+  } else if (order === "email") {
+    if (c) {
+      const at = new Date(c.t);
+      where.push(sql`${emailLower} >= ${c.e!}`, or(sql`${emailLower} > ${c.e!}`, gt(licenses.createdAt, at), and(eq(licenses.createdAt, at), gt(licenses.id, c.id)))!);
+    }
+    orderBy = [asc(emailLower), asc(licenses.createdAt), asc(licenses.id)];
+  } else {
+    if (c) where.push(lte(licenses.createdAt, new Date(c.t)), or(lt(licenses.createdAt, new Date(c.t)), lt(licenses.id, c.id))!);
+    // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
+    orderBy = [desc(licenses.createdAt), desc(licenses.id)];
+  }
+  // A unique lookup (id, key) reads one row: no order to keep.
+  if (f.id !== undefined || f.keyHash !== undefined) orderBy = [];
+  return db
+    .select()
+    .from(licenses)
+    .where(where.length ? and(...where) : undefined)
+    .orderBy(...orderBy)
+    .limit(f.limit + 1);
+}
 
 
 export function createLicenseRepo(handle: DbHandle): LicenseRepo {
@@ -53,33 +109,7 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
       return r ? toLicense(r) : null;
     },
     async list(f) {
-      const where: SQL[] = [];
-      if (f.productId) where.push(eq(licenses.productId, f.productId));
-      if (f.planId) where.push(eq(licenses.planId, f.planId));
-      if (f.status) where.push(eq(licenses.status, f.status));
-      if (f.externalCustomerId) where.push(eq(licenses.externalCustomerId, f.externalCustomerId));
-      if (f.externalWorkspaceId) where.push(eq(licenses.externalWorkspaceId, f.externalWorkspaceId));
-      if (f.email) where.push(sql`lower(${licenses.email}) = lower(${f.email})`);
-      if (f.search) {
-        const pattern = `%${likeEscape(asciiLower(f.search))}%`;
-        const terms: SQL[] = [
-          sql`lower(${licenses.email}) LIKE ${pattern} ESCAPE '\\'`,
-          eq(licenses.externalCustomerId, f.search),
-          eq(licenses.externalWorkspaceId, f.search),
-          eq(licenses.id, f.search),
-        ];
-        if (f.searchKeyHash) terms.push(eq(licenses.keyHash, f.searchKeyHash));
-        where.push(or(...terms)!);
-      }
-      // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
-      if (f.cursor) where.push(afterCursor(licenses.createdAt, licenses.id, f.cursor));
-      const rows = db
-        .select()
-        .from(licenses)
-        .where(where.length ? and(...where) : undefined)
-        .orderBy(desc(licenses.createdAt), desc(licenses.id))
-        .limit(f.limit + 1)
-        .all();
+      const rows = licenseListQuery(db, f).all();
       return { items: rows.slice(0, f.limit).map(toLicense), hasMore: rows.length > f.limit };
     },
     async mutate(id, decide, at, effects, opts = {}) {
