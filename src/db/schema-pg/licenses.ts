@@ -56,6 +56,10 @@ export const licenses = pgTable(
     index("licenses_email_domain_idx").on(sql`lower(substr(${t.email}, strpos(${t.email}, '@') + 1) COLLATE "C")`, t.createdAt, idC(t.id)),
     index("licenses_ext_customer_idx").on(t.externalCustomerId, t.createdAt, idC(t.id)),
     index("licenses_ext_workspace_idx").on(t.externalWorkspaceId, t.createdAt, idC(t.id)),
+    // expiring_before reads soonest first (valid_until, id), by product and/or status (listing.ts).
+    index("licenses_status_valid_until_idx").on(t.status, t.validUntil, idC(t.id)),
+    index("licenses_product_valid_until_idx").on(t.productId, t.validUntil, idC(t.id)),
+    index("licenses_product_status_valid_until_idx").on(t.productId, t.status, t.validUntil, idC(t.id)),
     // The lifecycle pass walks due licenses in keyset order over these (modules/lifecycle); the
     // valid_until one also serves the admin list's expiring_before order. Both order ids bytewise.
     index("licenses_valid_until_idx").on(t.validUntil, idC(t.id)),

@@ -55,10 +55,14 @@ export const licenses = sqliteTable(
     // (same order) and email prefix (a range of lower(email), then created_at, id).
     index("licenses_email_lower_idx").on(sql`lower(${t.email})`, t.createdAt, t.id),
     // email_domain: the lower-cased text after the first "@". drizzle-kit splits this expression at
-    // its commas when it writes the CREATE INDEX; drizzle/0011_dusty_sage.sql was corrected by hand.
+    // its commas when it writes the CREATE INDEX; drizzle/0011_skinny_ultron.sql was corrected by hand.
     index("licenses_email_domain_idx").on(sql`lower(substr(${t.email}, instr(${t.email}, '@') + 1))`, t.createdAt, t.id),
     index("licenses_ext_customer_idx").on(t.externalCustomerId, t.createdAt, t.id),
     index("licenses_ext_workspace_idx").on(t.externalWorkspaceId, t.createdAt, t.id),
+    // expiring_before reads soonest first (valid_until, id), by product and/or status (listing.ts).
+    index("licenses_status_valid_until_idx").on(t.status, t.validUntil, t.id),
+    index("licenses_product_valid_until_idx").on(t.productId, t.validUntil, t.id),
+    index("licenses_product_status_valid_until_idx").on(t.productId, t.status, t.validUntil, t.id),
     // The lifecycle pass walks due licenses in keyset order over these (modules/lifecycle).
     index("licenses_valid_until_idx").on(t.validUntil, t.id),
     index("licenses_support_until_idx").on(t.supportUntil, t.id),

@@ -20,6 +20,50 @@ export function licenseListOrder(f: Pick<LicenseListFilter, "expiringBefore" | "
   return "created";
 }
 
+/**
+ * The filter that drives the read: its index is the one range the statement reads (every other
+ * condition is checked on the rows it yields, written so no planner can pick another index and sort;
+ * see the repos' `residual`). Most selective first:
+ * - unique lookups (`id`, `keyHash`): one row, no order;
+ * - `valid_until` order: product+status, product, status, or none, each over (…, valid_until, id);
+ * - `email` order: the email prefix's range of (lower(email), created_at, id);
+ * - `created` order: key hint, email, email domain, external customer, external workspace,
+ *   product+status, plan, product, status, or none, each over (…, created_at, id).
+ */
+export type LicenseListDriver =
+  | "id"
+  | "keyHash"
+  | "keyHint"
+  | "email"
+  | "emailDomain"
+  | "emailPrefix"
+  | "externalCustomerId"
+  | "externalWorkspaceId"
+  | "productStatus"
+  | "plan"
+  | "product"
+  | "status"
+  | "all";
+
+export function licenseListDriver(f: LicenseListFilter): LicenseListDriver {
+  if (f.id !== undefined) return "id";
+  if (f.keyHash !== undefined) return "keyHash";
+  const order = licenseListOrder(f);
+  if (order === "email") return "emailPrefix";
+  if (order === "created") {
+    if (f.keyHint !== undefined) return "keyHint";
+    if (f.email !== undefined) return "email";
+    if (f.emailDomain !== undefined) return "emailDomain";
+    if (f.externalCustomerId !== undefined) return "externalCustomerId";
+    if (f.externalWorkspaceId !== undefined) return "externalWorkspaceId";
+  }
+  if (f.productId && f.status) return "productStatus";
+  if (f.planId && order === "created") return "plan";
+  if (f.productId) return "product";
+  if (f.status) return "status";
+  return "all";
+}
+
 /** The sort key of the last row of a page: `t` is created_at (valid_until in that order), `e` the lower-cased email. */
 export interface LicenseListPosition {
   t: number;

@@ -1,11 +1,11 @@
-import { and, asc, desc, eq, gt, gte, isNotNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, lt, lte, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import type { PgDb, PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema-pg";
 import { asciiLower as asciiLowerText } from "../../shared/ascii";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { License, LicenseListFilter, LicenseRepo } from "./repo";
-import { licenseListOrder, prefixUpperBound } from "./listing";
+import { licenseListDriver, licenseListOrder, prefixUpperBound } from "./listing";
 import { withPastDueEpisode } from "./domain";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
@@ -21,47 +21,60 @@ const emailDomain = sql`lower(substr(${licenses.email}, strpos(${licenses.email}
 const idC = sql`${licenses.id} COLLATE "C"`;
 const text = (v: string) => sql`${v}::text`;
 
+/**
+ * A condition checked on the rows the driving index yields, never used to pick an index (the SQLite
+ * twin uses unary `+`): `|| ''` leaves text as it is and `+ interval '0 s'` an instant, but no index
+ * is on either expression, so the planner cannot trade the ordered range for another index and a sort.
+ */
+const residualText = (x: SQL | AnyColumn) => sql`(${x} || '')`;
+const residualInstant = (x: AnyColumn) => sql`(${x} + interval '0 seconds')`;
+const instant = (d: Date) => sql`${d.toISOString()}::timestamptz`;
+
 /** The admin list's statement; the SQLite twin (repo.sqlite.ts) says how each shape is one index range. */
 export function licenseListQueryPg(db: PgDb, f: LicenseListFilter) {
+  const driver = licenseListDriver(f);
+  const order = licenseListOrder(f);
   const where: SQL[] = [];
-  if (f.productId) where.push(eq(licenses.productId, f.productId));
-  if (f.planId) where.push(eq(licenses.planId, f.planId));
-  if (f.status) where.push(eq(licenses.status, f.status));
-  if (f.id !== undefined) where.push(eq(licenses.id, f.id));
-  if (f.keyHash !== undefined) where.push(eq(licenses.keyHash, f.keyHash));
-  if (f.keyHint !== undefined) where.push(eq(licenses.keyHint, f.keyHint));
-  if (f.externalCustomerId !== undefined) where.push(eq(licenses.externalCustomerId, f.externalCustomerId));
-  if (f.externalWorkspaceId !== undefined) where.push(eq(licenses.externalWorkspaceId, f.externalWorkspaceId));
-  if (f.email !== undefined) where.push(sql`${emailLower} = ${text(asciiLowerText(f.email))}`);
-  if (f.emailDomain !== undefined) where.push(sql`${emailDomain} = ${text(asciiLowerText(f.emailDomain))}`);
+  const eqOn = (drives: boolean, col: SQL | AnyColumn, v: string) => where.push(drives ? sql`${col} = ${text(v)}` : sql`${residualText(col)} = ${text(v)}`);
+  if (f.productId) eqOn(driver === "product" || driver === "productStatus", licenses.productId, f.productId);
+  if (f.planId) eqOn(driver === "plan", licenses.planId, f.planId);
+  if (f.status) eqOn(driver === "status" || driver === "productStatus", licenses.status, f.status);
+  if (f.id !== undefined) eqOn(driver === "id", licenses.id, f.id);
+  if (f.keyHash !== undefined) eqOn(driver === "keyHash", licenses.keyHash, f.keyHash);
+  if (f.keyHint !== undefined) eqOn(driver === "keyHint", licenses.keyHint, f.keyHint);
+  if (f.externalCustomerId !== undefined) eqOn(driver === "externalCustomerId", licenses.externalCustomerId, f.externalCustomerId);
+  if (f.externalWorkspaceId !== undefined) eqOn(driver === "externalWorkspaceId", licenses.externalWorkspaceId, f.externalWorkspaceId);
+  if (f.email !== undefined) eqOn(driver === "email", emailLower, asciiLowerText(f.email));
+  if (f.emailDomain !== undefined) eqOn(driver === "emailDomain", emailDomain, asciiLowerText(f.emailDomain));
   if (f.emailPrefix !== undefined) {
     const p = asciiLowerText(f.emailPrefix);
-    where.push(sql`${emailLower} >= ${text(p)}`);
+    const e = driver === "emailPrefix" ? emailLower : residualText(emailLower);
+    where.push(sql`${e} >= ${text(p)}`);
     const upper = prefixUpperBound(p);
-    if (upper !== null) where.push(sql`${emailLower} < ${text(upper)}`);
+    if (upper !== null) where.push(sql`${e} < ${text(upper)}`);
   }
-  if (f.createdAfter) where.push(gte(licenses.createdAt, f.createdAfter));
-  if (f.createdBefore) where.push(lt(licenses.createdAt, f.createdBefore));
-  if (f.expiringBefore) where.push(isNotNull(licenses.validUntil), lte(licenses.validUntil, f.expiringBefore));
-  const order = licenseListOrder(f);
+  // created_at is in every created-order index (after the driving equality); a residual elsewhere.
+  const created = order === "created" ? licenses.createdAt : residualInstant(licenses.createdAt);
+  if (f.createdAfter) where.push(sql`${created} >= ${instant(f.createdAfter)}`);
+  if (f.createdBefore) where.push(sql`${created} < ${instant(f.createdBefore)}`);
+  // NULL <= x is not true: licenses without an expiry never match.
+  if (f.expiringBefore) where.push(lte(licenses.validUntil, f.expiringBefore));
   const c = f.cursor;
   let orderBy: SQL[];
+  // The cursor is a row-value range on the index's trailing columns: the read starts right after it.
   if (order === "valid_until") {
-    if (c) where.push(gte(licenses.validUntil, new Date(c.t)), or(gt(licenses.validUntil, new Date(c.t)), sql`${idC} > ${text(c.id)}`)!);
+    if (c) where.push(sql`(${licenses.validUntil}, ${idC}) > (${instant(new Date(c.t))}, ${text(c.id)})`);
     orderBy = [asc(licenses.validUntil), asc(idC)];
   } else if (order === "email") {
-    if (c) {
-      const at = new Date(c.t);
-      where.push(sql`${emailLower} >= ${text(c.e!)}`, or(sql`${emailLower} > ${text(c.e!)}`, gt(licenses.createdAt, at), and(eq(licenses.createdAt, at), sql`${idC} > ${text(c.id)}`))!);
-    }
+    if (c) where.push(sql`(${emailLower}, ${licenses.createdAt}, ${idC}) > (${text(c.e!)}, ${instant(new Date(c.t))}, ${text(c.id)})`);
     orderBy = [asc(emailLower), asc(licenses.createdAt), asc(idC)];
   } else {
-    if (c) where.push(lte(licenses.createdAt, new Date(c.t)), or(lt(licenses.createdAt, new Date(c.t)), sql`${idC} < ${text(c.id)}`)!);
+    if (c) where.push(sql`(${licenses.createdAt}, ${idC}) < (${instant(new Date(c.t))}, ${text(c.id)})`);
     // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
     orderBy = [desc(licenses.createdAt), desc(idC)];
   }
   // A unique lookup (id, key) reads one row: no order to keep.
-  if (f.id !== undefined || f.keyHash !== undefined) orderBy = [];
+  if (driver === "id" || driver === "keyHash") orderBy = [];
   return db
     .select()
     .from(licenses)

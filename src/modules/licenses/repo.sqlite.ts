@@ -1,11 +1,11 @@
-import { and, asc, desc, eq, gt, gte, isNotNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, lt, lte, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { lift, immediate, lazyStatement, type Db, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema";
 import { asciiLower } from "../../shared/ascii";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { License, LicenseListFilter, LicenseRepo } from "./repo";
-import { licenseListOrder, prefixUpperBound } from "./listing";
+import { licenseListDriver, licenseListOrder, prefixUpperBound } from "./listing";
 import { withPastDueEpisode } from "./domain";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
@@ -14,51 +14,68 @@ const emailLower = sql`lower(${licenses.email})`;
 const emailDomain = sql`lower(substr(${licenses.email}, instr(${licenses.email}, '@') + 1))`;
 
 /**
- * The admin list's statement (exported so the contract test can EXPLAIN exactly it). Every filter is
- * an equality (or range) on a prefix of one index ending in the order's columns (listing.ts), and the
- * cursor is a range on the order's leading column with the ties left to the residual condition, so
- * the read starts at the cursor and stops after limit + 1 rows.
+ * A condition checked on the rows the driving index yields, never used to pick an index: the unary
+ * `+` is SQLite's documented way to disqualify a term from index use (its value is unchanged). Without
+ * it the planner (no ANALYZE statistics) may read another filter's index and sort every match.
+ */
+const residual = (x: SQL | AnyColumn) => sql`+${x}`;
+
+/**
+ * The admin list's statement (exported so the contract test can EXPLAIN exactly it). The driving
+ * filter (listing.ts: licenseListDriver) is an equality or range on a prefix of one index that ends
+ * in the page's order; the cursor is a range on the order's leading column (ties left to a residual
+ * condition), so the read starts at the cursor and stops after limit + 1 rows at any table size.
  */
 export function licenseListQuery(db: Db, f: LicenseListFilter) {
+  const driver = licenseListDriver(f);
+  const order = licenseListOrder(f);
   const where: SQL[] = [];
-  if (f.productId) where.push(eq(licenses.productId, f.productId));
-  if (f.planId) where.push(eq(licenses.planId, f.planId));
-  if (f.status) where.push(eq(licenses.status, f.status));
-  if (f.id !== undefined) where.push(eq(licenses.id, f.id));
-  if (f.keyHash !== undefined) where.push(eq(licenses.keyHash, f.keyHash));
-  if (f.keyHint !== undefined) where.push(eq(licenses.keyHint, f.keyHint));
-  if (f.externalCustomerId !== undefined) where.push(eq(licenses.externalCustomerId, f.externalCustomerId));
-  if (f.externalWorkspaceId !== undefined) where.push(eq(licenses.externalWorkspaceId, f.externalWorkspaceId));
-  if (f.email !== undefined) where.push(sql`${emailLower} = ${asciiLower(f.email)}`);
-  if (f.emailDomain !== undefined) where.push(sql`${emailDomain} = ${asciiLower(f.emailDomain)}`);
+  const eqOn = (drives: boolean, col: SQL | AnyColumn, v: string) => where.push(drives ? sql`${col} = ${v}` : sql`${residual(col)} = ${v}`);
+  if (f.productId) eqOn(driver === "product" || driver === "productStatus", licenses.productId, f.productId);
+  if (f.planId) eqOn(driver === "plan", licenses.planId, f.planId);
+  if (f.status) {
+    // Without ANALYZE statistics SQLite weighs every equality alike and, after a cursor, read the
+    // product's (…, valid_until, id) range checking status row by row; unlikely() (a planner hint, a
+    // no-op on the value) makes it prefer the index that has the status too.
+    if (driver === "productStatus") where.push(sql`unlikely(${licenses.status} = ${f.status})`);
+    else eqOn(driver === "status", licenses.status, f.status);
+  }
+  if (f.id !== undefined) eqOn(driver === "id", licenses.id, f.id);
+  if (f.keyHash !== undefined) eqOn(driver === "keyHash", licenses.keyHash, f.keyHash);
+  if (f.keyHint !== undefined) eqOn(driver === "keyHint", licenses.keyHint, f.keyHint);
+  if (f.externalCustomerId !== undefined) eqOn(driver === "externalCustomerId", licenses.externalCustomerId, f.externalCustomerId);
+  if (f.externalWorkspaceId !== undefined) eqOn(driver === "externalWorkspaceId", licenses.externalWorkspaceId, f.externalWorkspaceId);
+  if (f.email !== undefined) eqOn(driver === "email", emailLower, asciiLower(f.email));
+  if (f.emailDomain !== undefined) eqOn(driver === "emailDomain", emailDomain, asciiLower(f.emailDomain));
   if (f.emailPrefix !== undefined) {
     const p = asciiLower(f.emailPrefix);
-    where.push(sql`${emailLower} >= ${p}`);
+    const e = driver === "emailPrefix" ? emailLower : residual(emailLower);
+    where.push(sql`${e} >= ${p}`);
     const upper = prefixUpperBound(p);
-    if (upper !== null) where.push(sql`${emailLower} < ${upper}`);
+    if (upper !== null) where.push(sql`${e} < ${upper}`);
   }
-  if (f.createdAfter) where.push(gte(licenses.createdAt, f.createdAfter));
-  if (f.createdBefore) where.push(lt(licenses.createdAt, f.createdBefore));
-  if (f.expiringBefore) where.push(isNotNull(licenses.validUntil), lte(licenses.validUntil, f.expiringBefore));
-  const order = licenseListOrder(f);
+  // created_at is in every created-order index (after the driving equality); a residual elsewhere.
+  const created = order === "created" ? licenses.createdAt : residual(licenses.createdAt);
+  if (f.createdAfter) where.push(sql`${created} >= ${f.createdAfter.getTime()}`);
+  if (f.createdBefore) where.push(sql`${created} < ${f.createdBefore.getTime()}`);
+  // NULL <= x is not true: licenses without an expiry never match.
+  if (f.expiringBefore) where.push(lte(licenses.validUntil, f.expiringBefore));
   const c = f.cursor;
   let orderBy: SQL[];
+  // The cursor is a row-value range on the index's trailing columns: the read starts right after it.
   if (order === "valid_until") {
-    if (c) where.push(gte(licenses.validUntil, new Date(c.t)), or(gt(licenses.validUntil, new Date(c.t)), gt(licenses.id, c.id))!);
+    if (c) where.push(sql`(${licenses.validUntil}, ${licenses.id}) > (${c.t}, ${c.id})`);
     orderBy = [asc(licenses.validUntil), asc(licenses.id)];
   } else if (order === "email") {
-    if (c) {
-      const at = new Date(c.t);
-      where.push(sql`${emailLower} >= ${c.e!}`, or(sql`${emailLower} > ${c.e!}`, gt(licenses.createdAt, at), and(eq(licenses.createdAt, at), gt(licenses.id, c.id)))!);
-    }
+    if (c) where.push(sql`(${emailLower}, ${licenses.createdAt}, ${licenses.id}) > (${c.e!}, ${c.t}, ${c.id})`);
     orderBy = [asc(emailLower), asc(licenses.createdAt), asc(licenses.id)];
   } else {
-    if (c) where.push(lte(licenses.createdAt, new Date(c.t)), or(lt(licenses.createdAt, new Date(c.t)), lt(licenses.id, c.id))!);
+    if (c) where.push(sql`(${licenses.createdAt}, ${licenses.id}) < (${c.t}, ${c.id})`);
     // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
     orderBy = [desc(licenses.createdAt), desc(licenses.id)];
   }
   // A unique lookup (id, key) reads one row: no order to keep.
-  if (f.id !== undefined || f.keyHash !== undefined) orderBy = [];
+  if (driver === "id" || driver === "keyHash") orderBy = [];
   return db
     .select()
     .from(licenses)
@@ -66,7 +83,6 @@ export function licenseListQuery(db: Db, f: LicenseListFilter) {
     .orderBy(...orderBy)
     .limit(f.limit + 1);
 }
-
 
 export function createLicenseRepo(handle: DbHandle): LicenseRepo {
   const { db } = handle;

@@ -183,16 +183,21 @@ function withSearch(deps: Pick<Deps, "secrets">, base: LicenseListFilter, branch
 }
 
 export async function listLicenses(deps: Deps, actor: Actor, q: ListLicensesInput): Promise<LicensePage> {
-  const productId = scopedProductFilter(actor, q.productId);
+  let productId = scopedProductFilter(actor, q.productId);
   if (q.planId) {
     // A bound key may not probe another product's plans through the filter either.
     const plan = await deps.repos.plans.findById(q.planId);
     if (plan) assertProductAccess(actor, plan.productId);
+    // The plan's product narrows nothing more, but lets expiring_before read the product's range.
+    if (plan && q.expiringBefore) productId ??= plan.productId;
   }
   const search = q.search?.trim() || undefined;
-  // expiring_before reads in valid_until order; an email prefix or a search needs another index's order.
-  if (q.expiringBefore && (q.emailPrefix !== undefined || search)) {
-    throw validationError({ expiring_before: "cannot be combined with email_prefix or search" });
+  // expiring_before reads soonest first over (product, status, valid_until): a filter that needs
+  // another index (email, external ids, a search) would be checked row by row over all of it.
+  if (q.expiringBefore) {
+    const others = { search, email: q.email, email_prefix: q.emailPrefix, email_domain: q.emailDomain, external_customer_id: q.externalCustomerId, external_workspace_id: q.externalWorkspaceId };
+    const named = Object.entries(others).filter(([, v]) => v !== undefined).map(([k]) => k);
+    if (named.length) throw validationError({ expiring_before: `combines with product_id, plan_id, status and created_* only, not ${named.join(", ")}` });
   }
   if (q.emailPrefix !== undefined && search) throw validationError({ email_prefix: "cannot be combined with search" });
   const base: LicenseListFilter = {

@@ -13,6 +13,9 @@ CREATE INDEX "licenses_status_created_idx" ON "licenses" USING btree ("status","
 CREATE INDEX "licenses_key_hint_idx" ON "licenses" USING btree ("key_hint","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "licenses_email_domain_idx" ON "licenses" USING btree (lower(substr("email", strpos("email", '@') + 1) COLLATE "C"),"created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "licenses_ext_workspace_idx" ON "licenses" USING btree ("external_workspace_id","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "licenses_status_valid_until_idx" ON "licenses" USING btree ("status","valid_until","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "licenses_product_valid_until_idx" ON "licenses" USING btree ("product_id","valid_until","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "licenses_product_status_valid_until_idx" ON "licenses" USING btree ("product_id","status","valid_until","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "licenses_email_lower_idx" ON "licenses" USING btree (lower("email" COLLATE "C"),"created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "licenses_ext_customer_idx" ON "licenses" USING btree ("external_customer_id","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "licenses_valid_until_idx" ON "licenses" USING btree ("valid_until","id" COLLATE "C");
