@@ -8,6 +8,7 @@ import { pgTestUrl } from "../../support/pg";
 import { makeLicense, makePlan, makeProduct } from "../../support/factories";
 import type { Plan } from "../../../src/modules/plans/repo";
 import type { Product } from "../../../src/modules/products/repo";
+import type { License } from "../../../src/modules/licenses/repo";
 import { V1, expectError, expectValidation } from "./helpers";
 
 const ENGINES = pgTestUrl() ? (["sqlite", "postgres"] as const) : (["sqlite"] as const);
@@ -92,7 +93,7 @@ for (const engine of ENGINES) {
       const { p, pl } = await fresh();
       t.clock.advance(DAY);
       const start = t.clock.now();
-      const made = [];
+      const made: License[] = [];
       for (let i = 0; i < 7; i++) {
         if (i % 3 === 0) t.clock.advance(1000); // created_at ties in threes
         made.push((await makeLicense(t.deps, { productId: p.id, planId: pl.id, email: ["zed@Acme.test", "Zoe@acme.test", "zed@beta.test"][i % 3]! })).license);
@@ -114,7 +115,7 @@ for (const engine of ENGINES) {
     test("expiring_before: soonest first by valid_until then id, none without an expiry, with status", async () => {
       const { p, pl } = await fresh();
       const base = t.clock.now().getTime() + 30 * DAY;
-      const made = [];
+      const made: License[] = [];
       for (let i = 0; i < 7; i++) {
         const validUntil = i === 6 ? null : new Date(base + Math.floor(i / 2) * DAY); // ties in twos
         made.push((await makeLicense(t.deps, { productId: p.id, planId: pl.id, validUntil })).license);
