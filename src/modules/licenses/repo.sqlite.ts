@@ -23,8 +23,8 @@ const residual = (x: SQL | AnyColumn) => sql`+${x}`;
 /**
  * The admin list's statement (exported so the contract test can EXPLAIN exactly it). The driving
  * filter (listing.ts: licenseListDriver) is an equality or range on a prefix of one index that ends
- * in the page's order; the cursor is a range on the order's leading column (ties left to a residual
- * condition), so the read starts at the cursor and stops after limit + 1 rows at any table size.
+ * in the page's order; the cursor is a row-value range on that index's trailing columns, so the read
+ * starts at the cursor and stops after limit + 1 rows at any table size.
  */
 export function licenseListQuery(db: Db, f: LicenseListFilter) {
   const driver = licenseListDriver(f);
