@@ -18,4 +18,5 @@ CREATE INDEX "licenses_product_valid_until_idx" ON "licenses" USING btree ("prod
 CREATE INDEX "licenses_product_status_valid_until_idx" ON "licenses" USING btree ("product_id","status","valid_until","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "licenses_email_lower_idx" ON "licenses" USING btree (lower("email" COLLATE "C"),"created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "licenses_ext_customer_idx" ON "licenses" USING btree ("external_customer_id","created_at","id" COLLATE "C");--> statement-breakpoint
-CREATE INDEX "licenses_valid_until_idx" ON "licenses" USING btree ("valid_until","id" COLLATE "C");
+CREATE INDEX "licenses_valid_until_idx" ON "licenses" USING btree ("valid_until","id" COLLATE "C");--> statement-breakpoint
+CREATE STATISTICS "licenses_scope_stats" (dependencies) ON "product_id", "plan_id", "external_customer_id", "external_workspace_id" FROM "licenses";

@@ -39,6 +39,11 @@ export const licenses = pgTable(
     updatedAt: ts("updated_at").notNull(),
   },
   (t) => [
+    // Also (hand-written in drizzle-pg/0011_lumpy_blue_blade.sql: drizzle-kit does not model it):
+    // CREATE STATISTICS licenses_scope_stats (dependencies) ON product_id, plan_id,
+    // external_customer_id, external_workspace_id. A plan or a workspace implies its product; without
+    // the dependency the planner multiplies the selectivities, expects a handful of rows, and ANDs
+    // the product's whole bitmap with the workspace's and sorts (measured at a million licenses).
     // Admin list (modules/licenses listing.ts): every filter it offers is an equality prefix of an
     // index ending in (created_at, id), so a page is a range read in newest-first order, never a sort.
     // Ids order bytewise as on SQLite (id COLLATE "C"), which is what the list's ORDER BY says.
