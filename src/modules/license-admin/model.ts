@@ -34,8 +34,8 @@ const InstantWith = (description: string) => t.String({ ...Instant, description:
 // costs the same at any table size, and no total is counted.
 export const ListLicensesQuery = t.Object(
   {
-    product_id: t.Optional(Uuid),
-    plan_id: t.Optional(Uuid),
+    product_id: t.Optional(t.String({ format: "uuid", description: "Licenses of this product (filters combine with AND)" })),
+    plan_id: t.Optional(t.String({ format: "uuid", description: "Licenses on this plan" })),
     status: t.Optional(LicenseStatusSchema),
     search: t.Optional(
       t.String({
