@@ -5,7 +5,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { runMigrations } from "../../src/db/migrate";
-import { is, getTableColumns, type InferSelectModel } from "drizzle-orm";
+import { is, getTableColumns, Column, SQL, StringChunk, type InferSelectModel } from "drizzle-orm";
 import { SQLiteTable, getTableConfig as sqliteConfig } from "drizzle-orm/sqlite-core";
 import { PgTable, getTableConfig as pgConfig } from "drizzle-orm/pg-core";
 import * as lite from "../../src/db/schema";
@@ -63,7 +63,7 @@ function describeTable(config: {
     .map((i) => ({
       name: i.config.name,
       unique: i.config.unique,
-      columns: i.config.columns.map((c) => (c as { name: string }).name),
+      columns: i.config.columns.map(indexColumnName),
     }))
     .sort((a, b) => String(a.name).localeCompare(String(b.name)));
   const foreignKeys = config.foreignKeys
@@ -79,6 +79,23 @@ function describeTable(config: {
     .sort((a, b) => a.columns.join().localeCompare(b.columns.join()));
   const primaryKeys = config.primaryKeys.map((pk) => pk.columns.map((c) => c.name));
   return { columns, indexes, foreignKeys, primaryKeys };
+}
+
+/**
+ * An index column's name; PostgreSQL's `id COLLATE "C"` (bytewise, as SQLite's BINARY collation
+ * compares) counts as the plain column. Other expressions have no name (both engines alike).
+ */
+function indexColumnName(c: unknown): string | undefined {
+  if (is(c, SQL)) {
+    const columns = c.queryChunks.filter((q) => is(q, Column)) as Column[];
+    const text = c.queryChunks
+      .filter((q) => is(q, StringChunk))
+      .map((q) => (q as StringChunk).value.join(""))
+      .join("")
+      .trim();
+    return columns.length === 1 && text === 'COLLATE "C"' ? columns[0]!.name : undefined;
+  }
+  return (c as { name: string }).name;
 }
 
 describe("the PostgreSQL schema mirrors the SQLite schema", () => {

@@ -1,7 +1,10 @@
 import { sql } from "drizzle-orm";
-import { pgTable, text, timestamp, uniqueIndex, index, primaryKey } from "drizzle-orm/pg-core";
+import { pgTable, text, timestamp, uniqueIndex, index, primaryKey, type AnyPgColumn } from "drizzle-orm/pg-core";
 import { LICENSE_STATUSES } from "../schema/licenses";
 import { products, plans, addons } from "./catalog";
+
+/** An index column of ids in bytewise order (as SQLite's BINARY collation compares them). */
+const idC = (id: AnyPgColumn) => sql`${id} COLLATE "C"`;
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
@@ -36,15 +39,35 @@ export const licenses = pgTable(
     updatedAt: ts("updated_at").notNull(),
   },
   (t) => [
-    index("licenses_product_idx").on(t.productId, t.id),
-    index("licenses_plan_idx").on(t.planId),
-    index("licenses_status_idx").on(t.status),
-    index("licenses_email_idx").on(t.email),
-    // Portal: licenses owned by a signed-in address (matched case-insensitively).
-    index("licenses_email_lower_idx").on(sql`lower(${t.email} COLLATE "C")`),
-    index("licenses_ext_customer_idx").on(t.externalCustomerId),
-    // The lifecycle pass walks due licenses in keyset order over these (modules/lifecycle).
-    index("licenses_valid_until_idx").on(t.validUntil, t.id),
+    // Also (hand-written in drizzle-pg/0011_lumpy_blue_blade.sql: drizzle-kit does not model it):
+    // CREATE STATISTICS licenses_scope_stats (dependencies) ON product_id, plan_id,
+    // external_customer_id, external_workspace_id. A plan or a workspace implies its product; without
+    // the dependency the planner multiplies the selectivities, expects a handful of rows, and ANDs
+    // the product's whole bitmap with the workspace's and sorts (measured at a million licenses).
+    // Admin list (modules/licenses listing.ts): every filter it offers is an equality prefix of an
+    // index ending in (created_at, id), so a page is a range read in newest-first order, never a sort.
+    // Ids order bytewise as on SQLite (id COLLATE "C"), which is what the list's ORDER BY says.
+    // The product and plan ones also serve the ON DELETE RESTRICT checks of products and plans.
+    index("licenses_created_idx").on(t.createdAt, idC(t.id)),
+    index("licenses_product_created_idx").on(t.productId, t.createdAt, idC(t.id)),
+    index("licenses_product_status_created_idx").on(t.productId, t.status, t.createdAt, idC(t.id)),
+    index("licenses_plan_created_idx").on(t.planId, t.createdAt, idC(t.id)),
+    index("licenses_status_created_idx").on(t.status, t.createdAt, idC(t.id)),
+    index("licenses_key_hint_idx").on(t.keyHint, t.createdAt, idC(t.id)),
+    // Portal (licenses owned by a signed-in address, newest first) and the admin list's exact email
+    // (same order) and email prefix (a range of lower(email), then created_at, id).
+    index("licenses_email_lower_idx").on(sql`lower(${t.email} COLLATE "C")`, t.createdAt, idC(t.id)),
+    // email_domain: the lower-cased text after the first "@" (SQLite: instr, here strpos).
+    index("licenses_email_domain_idx").on(sql`lower(substr(${t.email}, strpos(${t.email}, '@') + 1) COLLATE "C")`, t.createdAt, idC(t.id)),
+    index("licenses_ext_customer_idx").on(t.externalCustomerId, t.createdAt, idC(t.id)),
+    index("licenses_ext_workspace_idx").on(t.externalWorkspaceId, t.createdAt, idC(t.id)),
+    // expiring_before reads soonest first (valid_until, id), by product and/or status (listing.ts).
+    index("licenses_status_valid_until_idx").on(t.status, t.validUntil, idC(t.id)),
+    index("licenses_product_valid_until_idx").on(t.productId, t.validUntil, idC(t.id)),
+    index("licenses_product_status_valid_until_idx").on(t.productId, t.status, t.validUntil, idC(t.id)),
+    // The lifecycle pass walks due licenses in keyset order over these (modules/lifecycle); the
+    // valid_until one also serves the admin list's expiring_before order. Both order ids bytewise.
+    index("licenses_valid_until_idx").on(t.validUntil, idC(t.id)),
     index("licenses_support_until_idx").on(t.supportUntil, t.id),
     index("licenses_past_due_since_idx").on(t.pastDueSince, t.id),
   ],

@@ -42,13 +42,27 @@ export const licenses = sqliteTable(
     updatedAt: ts("updated_at").notNull(),
   },
   (t) => [
-    index("licenses_product_idx").on(t.productId, t.id),
-    index("licenses_plan_idx").on(t.planId),
-    index("licenses_status_idx").on(t.status),
-    index("licenses_email_idx").on(t.email),
-    // Portal: licenses owned by a signed-in address (matched case-insensitively).
-    index("licenses_email_lower_idx").on(sql`lower(${t.email})`),
-    index("licenses_ext_customer_idx").on(t.externalCustomerId),
+    // Admin list (modules/licenses listing.ts): every filter it offers is an equality prefix of an
+    // index ending in (created_at, id), so a page is a range read in newest-first order, never a sort.
+    // The product and plan ones also serve the ON DELETE RESTRICT checks of products and plans.
+    index("licenses_created_idx").on(t.createdAt, t.id),
+    index("licenses_product_created_idx").on(t.productId, t.createdAt, t.id),
+    index("licenses_product_status_created_idx").on(t.productId, t.status, t.createdAt, t.id),
+    index("licenses_plan_created_idx").on(t.planId, t.createdAt, t.id),
+    index("licenses_status_created_idx").on(t.status, t.createdAt, t.id),
+    index("licenses_key_hint_idx").on(t.keyHint, t.createdAt, t.id),
+    // Portal (licenses owned by a signed-in address, newest first) and the admin list's exact email
+    // (same order) and email prefix (a range of lower(email), then created_at, id).
+    index("licenses_email_lower_idx").on(sql`lower(${t.email})`, t.createdAt, t.id),
+    // email_domain: the lower-cased text after the first "@". drizzle-kit splits this expression at
+    // its commas when it writes the CREATE INDEX; drizzle/0011_skinny_ultron.sql was corrected by hand.
+    index("licenses_email_domain_idx").on(sql`lower(substr(${t.email}, instr(${t.email}, '@') + 1))`, t.createdAt, t.id),
+    index("licenses_ext_customer_idx").on(t.externalCustomerId, t.createdAt, t.id),
+    index("licenses_ext_workspace_idx").on(t.externalWorkspaceId, t.createdAt, t.id),
+    // expiring_before reads soonest first (valid_until, id), by product and/or status (listing.ts).
+    index("licenses_status_valid_until_idx").on(t.status, t.validUntil, t.id),
+    index("licenses_product_valid_until_idx").on(t.productId, t.validUntil, t.id),
+    index("licenses_product_status_valid_until_idx").on(t.productId, t.status, t.validUntil, t.id),
     // The lifecycle pass walks due licenses in keyset order over these (modules/lifecycle).
     index("licenses_valid_until_idx").on(t.validUntil, t.id),
     index("licenses_support_until_idx").on(t.supportUntil, t.id),

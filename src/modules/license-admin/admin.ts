@@ -80,6 +80,11 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
           externalCustomerId: query.external_customer_id,
           externalWorkspaceId: query.external_workspace_id,
           email: query.email,
+          emailPrefix: query.email_prefix,
+          emailDomain: query.email_domain,
+          createdAfter: toInstant("created_after", query.created_after),
+          createdBefore: toInstant("created_before", query.created_before),
+          expiringBefore: toInstant("expiring_before", query.expiring_before),
           cursor: query.cursor,
           limit: query.limit,
         });
@@ -89,7 +94,7 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
         scopes: WRITE,
         query: ListLicensesQuery,
         response: { 200: Envelope(LicensePageSchema), ...errors(401, 403) },
-        detail: detail("List licenses, newest first, with filters and cursor pagination"),
+        detail: detail("List licenses, newest first (or by email / expiry), with filters and cursor pagination; no total"),
       },
     )
     .get("/admin/licenses/:id", async ({ actor, params }) => ok(presentLicenseDetail(await getLicenseDetail(deps, actor, params.id))), {

@@ -28,25 +28,56 @@ export const CreateLicenseBody = t.Object(
   },
 );
 
+const InstantWith = (description: string) => t.String({ ...Instant, description: `${description} (${Instant.description})` });
+
+// Every filter and search branch is one index range (docs/admin-api.md "Listing licenses"): a page
+// costs the same at any table size, and no total is counted.
 export const ListLicensesQuery = t.Object(
   {
-    product_id: t.Optional(Uuid),
-    plan_id: t.Optional(Uuid),
+    product_id: t.Optional(t.String({ format: "uuid", description: "Licenses of this product (filters combine with AND)" })),
+    plan_id: t.Optional(t.String({ format: "uuid", description: "Licenses on this plan" })),
     status: t.Optional(LicenseStatusSchema),
     search: t.Optional(
       t.String({
         minLength: 1,
         maxLength: 320,
-        description: "Email substring, external id, license id, or an exact license key (case and surrounding spaces ignored)",
+        description:
+          "One lookup, chosen by the term's shape (surrounding spaces ignored): a full license key (any case) → that license; " +
+          "a UUID → the license with that id; `@domain` → email_domain; a term with `@` → exact email (case-insensitive); " +
+          "otherwise, the first of these with a match: key hint (4 key symbols, any case), exact external customer id, " +
+          "exact external workspace id, email prefix (case-insensitive; then ordered as email_prefix is). " +
+          "Not a substring search. Not combinable with email_prefix or expiring_before.",
       }),
     ),
-    external_customer_id: t.Optional(ExternalId),
-    external_workspace_id: t.Optional(ExternalId),
+    external_customer_id: t.Optional(t.String({ minLength: 1, maxLength: 255, description: "Exact external customer id (case-sensitive)" })),
+    external_workspace_id: t.Optional(t.String({ minLength: 1, maxLength: 255, description: "Exact external workspace id (case-sensitive)" })),
     email: t.Optional(t.String({ minLength: 1, maxLength: 320, description: "Exact owner email, case-insensitive" })),
-    cursor: t.Optional(t.String({ maxLength: 512, description: "next_cursor of the previous page" })),
+    email_prefix: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 320,
+        description: "Owner email starts with this, case-insensitive (A-Z fold). Orders the page by email, then created_at, id (ascending)",
+      }),
+    ),
+    email_domain: t.Optional(
+      t.String({ minLength: 1, maxLength: 320, description: "Exact domain: the owner email's text after its first @, case-insensitive; a leading @ is ignored" }),
+    ),
+    created_after: t.Optional(InstantWith("created_at at or after this instant")),
+    created_before: t.Optional(InstantWith("created_at before this instant")),
+    expiring_before: t.Optional(
+      InstantWith(
+        "Licenses with a valid_until at or before this instant (none without one), ordered soonest first by valid_until, then id. Not combinable with email_prefix or search",
+      ),
+    ),
+    cursor: t.Optional(
+      t.String({ maxLength: 1024, description: "next_cursor of the previous page, with the same filters; a cursor of another order or filter is refused (400)" }),
+    ),
     limit: t.Optional(t.QueryInteger({ minimum: 1, maximum: 200, default: 50 })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: "Newest first (created_at, then id, descending) unless email_prefix or expiring_before choose their order. Filters combine with AND.",
+  },
 );
 
 export const LicenseIdParams = t.Object({ id: Uuid });

@@ -1,23 +1,83 @@
-import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
-import type { PgHandle, PgExecutor } from "../../db/pg";
-import { afterCursor } from "../../db/cursor";
+import { and, asc, desc, eq, gt, gte, lt, lte, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import type { PgDb, PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema-pg";
-import { likeEscape } from "../../db/like";
 import { asciiLower as asciiLowerText } from "../../shared/ascii";
 import { writeEffectsPg } from "../outbox/write.pg";
-import type { License, LicenseRepo } from "./repo";
+import type { License, LicenseListFilter, LicenseRepo } from "./repo";
+import { licenseListDriver, licenseListOrder, prefixUpperBound } from "./listing";
 import { withPastDueEpisode } from "./domain";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
 
 /**
- * SQLite's lower() and LIKE fold ASCII letters only; under the "C" collation PostgreSQL's lower()
- * does the same whatever the database locale, so searches match exactly what they match on SQLite.
+ * SQLite's lower() folds ASCII letters only; under the "C" collation PostgreSQL's lower() does the
+ * same whatever the database locale, and compares bytewise as SQLite's BINARY collation does, so the
+ * list matches and orders exactly as on SQLite. The expressions are the indexes' (schema-pg/licenses.ts).
  */
-const asciiLower = (v: SQL | typeof licenses.email) => sql`lower(${v} COLLATE "C")`;
+const emailLower = sql`lower(${licenses.email} COLLATE "C")`;
+const emailDomain = sql`lower(substr(${licenses.email}, strpos(${licenses.email}, '@') + 1) COLLATE "C")`;
 /** Ids compare bytewise on SQLite; COLLATE "C" keeps PostgreSQL's order and cursor the same. */
 const idC = sql`${licenses.id} COLLATE "C"`;
+const text = (v: string) => sql`${v}::text`;
+
+const instant = (d: Date) => sql`${d.toISOString()}::timestamptz`;
+
+/**
+ * The admin list's statement; the SQLite twin (repo.sqlite.ts) says how each shape is one index
+ * range. Unlike SQLite (no statistics), PostgreSQL plans by the table's statistics, so the other
+ * filters are written plainly: it reads the driving index in order, or the index of a filter it knows
+ * to be more selective (a few rows, then a top-N sort of those). Marking them as residual (as on
+ * SQLite) hid their statistics and made it sort thousands of a plan's rows at a million licenses.
+ */
+export function licenseListQueryPg(db: PgDb, f: LicenseListFilter) {
+  const driver = licenseListDriver(f);
+  const order = licenseListOrder(f);
+  const where: SQL[] = [];
+  const eqOn = (col: SQL | AnyColumn, v: string) => where.push(sql`${col} = ${text(v)}`);
+  if (f.productId) eqOn(licenses.productId, f.productId);
+  if (f.planId) eqOn(licenses.planId, f.planId);
+  if (f.status) eqOn(licenses.status, f.status);
+  if (f.id !== undefined) eqOn(licenses.id, f.id);
+  if (f.keyHash !== undefined) eqOn(licenses.keyHash, f.keyHash);
+  if (f.keyHint !== undefined) eqOn(licenses.keyHint, f.keyHint);
+  if (f.externalCustomerId !== undefined) eqOn(licenses.externalCustomerId, f.externalCustomerId);
+  if (f.externalWorkspaceId !== undefined) eqOn(licenses.externalWorkspaceId, f.externalWorkspaceId);
+  if (f.email !== undefined) eqOn(emailLower, asciiLowerText(f.email));
+  if (f.emailDomain !== undefined) eqOn(emailDomain, asciiLowerText(f.emailDomain));
+  if (f.emailPrefix !== undefined) {
+    const p = asciiLowerText(f.emailPrefix);
+    where.push(sql`${emailLower} >= ${text(p)}`);
+    const upper = prefixUpperBound(p);
+    if (upper !== null) where.push(sql`${emailLower} < ${text(upper)}`);
+  }
+  if (f.createdAfter) where.push(sql`${licenses.createdAt} >= ${instant(f.createdAfter)}`);
+  if (f.createdBefore) where.push(sql`${licenses.createdAt} < ${instant(f.createdBefore)}`);
+  // NULL <= x is not true: licenses without an expiry never match.
+  if (f.expiringBefore) where.push(lte(licenses.validUntil, f.expiringBefore));
+  const c = f.cursor;
+  let orderBy: SQL[];
+  // The cursor is a row-value range on the index's trailing columns: the read starts right after it.
+  if (order === "valid_until") {
+    if (c) where.push(sql`(${licenses.validUntil}, ${idC}) > (${instant(new Date(c.t))}, ${text(c.id)})`);
+    orderBy = [asc(licenses.validUntil), asc(idC)];
+  } else if (order === "email") {
+    if (c) where.push(sql`(${emailLower}, ${licenses.createdAt}, ${idC}) > (${text(c.e!)}, ${instant(new Date(c.t))}, ${text(c.id)})`);
+    orderBy = [asc(emailLower), asc(licenses.createdAt), asc(idC)];
+  } else {
+    if (c) where.push(sql`(${licenses.createdAt}, ${idC}) < (${instant(new Date(c.t))}, ${text(c.id)})`);
+    // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
+    orderBy = [desc(licenses.createdAt), desc(idC)];
+  }
+  // A unique lookup (id, key) reads one row: no order to keep.
+  if (driver === "id" || driver === "keyHash") orderBy = [];
+  return db
+    .select()
+    .from(licenses)
+    .where(where.length ? and(...where) : undefined)
+    .orderBy(...orderBy)
+    .limit(f.limit + 1);
+}
 
 async function readLicense(tx: PgExecutor, id: string, forUpdate = false): Promise<License | null> {
   const q = tx.select().from(licenses).where(eq(licenses.id, id));
@@ -53,32 +113,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
       return r ? toLicense(r) : null;
     },
     async list(f) {
-      const where: SQL[] = [];
-      if (f.productId) where.push(eq(licenses.productId, f.productId));
-      if (f.planId) where.push(eq(licenses.planId, f.planId));
-      if (f.status) where.push(eq(licenses.status, f.status));
-      if (f.externalCustomerId) where.push(eq(licenses.externalCustomerId, f.externalCustomerId));
-      if (f.externalWorkspaceId) where.push(eq(licenses.externalWorkspaceId, f.externalWorkspaceId));
-      if (f.email) where.push(sql`${asciiLower(licenses.email)} = ${asciiLower(sql`${f.email}::text`)}`);
-      if (f.search) {
-        const pattern = `%${likeEscape(asciiLowerText(f.search))}%`;
-        const terms: SQL[] = [
-          sql`${asciiLower(licenses.email)} LIKE ${pattern} ESCAPE '\\'`,
-          eq(licenses.externalCustomerId, f.search),
-          eq(licenses.externalWorkspaceId, f.search),
-          eq(licenses.id, f.search),
-        ];
-        if (f.searchKeyHash) terms.push(eq(licenses.keyHash, f.searchKeyHash));
-        where.push(or(...terms)!);
-      }
-      // Newest first by (created_at, id); ids are UUIDv7, so the order is total and stable.
-      if (f.cursor) where.push(afterCursor(licenses.createdAt, idC, f.cursor));
-      const rows = await db
-        .select()
-        .from(licenses)
-        .where(where.length ? and(...where) : undefined)
-        .orderBy(desc(licenses.createdAt), desc(idC))
-        .limit(f.limit + 1);
+      const rows = await licenseListQueryPg(db, f);
       return { items: rows.slice(0, f.limit).map(toLicense), hasMore: rows.length > f.limit };
     },
     async mutate(id, decide, at, effects, opts = {}) {

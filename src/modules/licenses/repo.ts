@@ -1,4 +1,5 @@
 import type { Effects } from "../outbox/effects";
+import type { LicenseListPosition } from "./listing";
 
 export type LicenseStatus = "active" | "trialing" | "past_due" | "canceled" | "expired" | "suspended" | "revoked";
 
@@ -26,17 +27,36 @@ export type LicensePatch = Partial<
   Pick<License, "planId" | "status" | "priorStatus" | "validUntil" | "supportUntil" | "pastDueSince" | "email" | "externalCustomerId" | "externalWorkspaceId">
 >;
 
+/**
+ * One admin list read (see listing.ts for the orders and why each is one index range). Text matches
+ * fold ASCII letters only, on both engines. The service resolves `search` into one of these fields.
+ */
 export interface LicenseListFilter {
   productId?: string;
   planId?: string;
   status?: LicenseStatus;
-  /** Matches email (case-insensitive substring), external ids, or an exact license key (via its hash). */
-  search?: string;
-  searchKeyHash?: string;
+  /** Exact license id. */
+  id?: string;
+  /** Exact license key, by its lookup hash. */
+  keyHash?: string;
+  /** Exact key_hint (upper case). */
+  keyHint?: string;
   externalCustomerId?: string;
   externalWorkspaceId?: string;
+  /** Exact owner email, case-insensitive. */
   email?: string;
-  cursor?: { t: number; id: string };
+  /** Owner email starts with this, case-insensitive; reads in the `email` order. */
+  emailPrefix?: string;
+  /** The text after the email's first "@" is this, case-insensitive. */
+  emailDomain?: string;
+  /** created_at >= createdAfter. */
+  createdAfter?: Date;
+  /** created_at < createdBefore. */
+  createdBefore?: Date;
+  /** valid_until <= expiringBefore (not null); reads in the `valid_until` order. */
+  expiringBefore?: Date;
+  /** The previous page's last sort key, in this filter's order. */
+  cursor?: LicenseListPosition;
   limit: number;
 }
 

@@ -5,7 +5,8 @@
 import type { Deps } from "../../deps";
 import { seal, openText } from "../../crypto/aead";
 import { generateLicenseKey, isWellFormedLicenseKey, licenseKeyHint, licenseKeyLookupHash, normalizeLicenseKey } from "../../crypto/license-key";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { asciiLower } from "../../shared/ascii";
+import { checkListCursor, decodeListCursor, encodeListCursor, licenseListOrder, positionOf, searchBranches, type SearchBranch } from "./listing";
 import { AppError, validationError } from "../../shared/errors";
 import { DAY } from "../../shared/clock";
 import { newId } from "../../shared/ids";
@@ -145,6 +146,11 @@ export interface ListLicensesInput {
   externalCustomerId?: string;
   externalWorkspaceId?: string;
   email?: string;
+  emailPrefix?: string;
+  emailDomain?: string;
+  createdAfter?: Date;
+  createdBefore?: Date;
+  expiringBefore?: Date;
   cursor?: string;
   limit?: number;
 }
@@ -154,39 +160,95 @@ export interface LicensePage {
   nextCursor: string | null;
 }
 
+/** `base` narrowed by one search branch (listing.ts: searchBranches). */
+function withSearch(deps: Pick<Deps, "secrets">, base: LicenseListFilter, branch: SearchBranch, term: string): LicenseListFilter {
+  switch (branch) {
+    case "key":
+      return { ...base, keyHash: licenseKeyHash(deps, normalizeLicenseKey(term)) };
+    case "id":
+      return { ...base, id: term.toLowerCase() };
+    case "email":
+      return { ...base, email: term };
+    case "email_domain":
+      return { ...base, emailDomain: term.slice(1) };
+    case "key_hint":
+      return { ...base, keyHint: term.toUpperCase() };
+    case "external_customer":
+      return { ...base, externalCustomerId: term };
+    case "external_workspace":
+      return { ...base, externalWorkspaceId: term };
+    case "email_prefix":
+      return { ...base, emailPrefix: term };
+  }
+}
+
 export async function listLicenses(deps: Deps, actor: Actor, q: ListLicensesInput): Promise<LicensePage> {
-  const productId = scopedProductFilter(actor, q.productId);
+  let productId = scopedProductFilter(actor, q.productId);
   if (q.planId) {
     // A bound key may not probe another product's plans through the filter either.
     const plan = await deps.repos.plans.findById(q.planId);
     if (plan) assertProductAccess(actor, plan.productId);
+    // The plan's product narrows nothing more, but lets expiring_before read the product's range.
+    if (plan && q.expiringBefore) productId ??= plan.productId;
   }
   const search = q.search?.trim() || undefined;
-  // An exact license key is found through its lookup hash (no plaintext column); normalize first so
-  // a pasted lower-case or space-padded key still matches.
-  const normalized = search ? normalizeLicenseKey(search) : "";
-  const filter: LicenseListFilter = {
+  // expiring_before reads soonest first over (product, status, valid_until): a filter that needs
+  // another index (email, external ids, a search) would be checked row by row over all of it.
+  if (q.expiringBefore) {
+    const others = { search, email: q.email, email_prefix: q.emailPrefix, email_domain: q.emailDomain, external_customer_id: q.externalCustomerId, external_workspace_id: q.externalWorkspaceId };
+    const named = Object.entries(others).filter(([, v]) => v !== undefined).map(([k]) => k);
+    if (named.length) throw validationError({ expiring_before: `combines with product_id, plan_id, status and created_* only, not ${named.join(", ")}` });
+  }
+  if (q.emailPrefix !== undefined && search) throw validationError({ email_prefix: "cannot be combined with search" });
+  const base: LicenseListFilter = {
     productId,
     planId: q.planId,
     status: q.status,
-    search,
-    searchKeyHash: search && isWellFormedLicenseKey(normalized) ? licenseKeyHash(deps, normalized) : undefined,
     externalCustomerId: q.externalCustomerId,
     externalWorkspaceId: q.externalWorkspaceId,
     email: q.email?.trim() || undefined,
-    cursor: q.cursor ? decodeCursor(q.cursor) : undefined,
+    emailPrefix: q.emailPrefix?.trim() || undefined,
+    emailDomain: q.emailDomain?.trim().replace(/^@/, "") || undefined,
+    createdAfter: q.createdAfter,
+    createdBefore: q.createdBefore,
+    expiringBefore: q.expiringBefore,
     limit: q.limit ?? 50,
   };
-  const page = await deps.repos.licenses.list(filter);
+  const decoded = q.cursor ? decodeListCursor(q.cursor) : null;
+  // A search term is one index lookup, not an OR of several: its branches are tried in order and the
+  // first with a match answers; the cursor names that branch, so the next pages stay in it.
+  let branches: (SearchBranch | undefined)[] = [undefined];
+  if (search) {
+    // An exact license key is found through its lookup hash (no plaintext column); normalize first so
+    // a pasted lower-case or space-padded key still matches.
+    branches = searchBranches(search, isWellFormedLicenseKey(normalizeLicenseKey(search)));
+    if (decoded) {
+      if (!decoded.branch || !branches.includes(decoded.branch)) throw validationError({ cursor: "cursor of another search" });
+      branches = [decoded.branch];
+    }
+  } else if (decoded?.branch) {
+    throw validationError({ cursor: "cursor of another search" });
+  }
+  let filter = base;
+  let page: { items: License[]; hasMore: boolean } = { items: [], hasMore: false };
+  let branch: SearchBranch | undefined;
+  for (const b of branches) {
+    branch = b;
+    filter = b && search ? withSearch(deps, base, b, search) : base;
+    const cursor = decoded ? checkListCursor(decoded, filter) : undefined;
+    page = await deps.repos.licenses.list({ ...filter, cursor });
+    if (page.items.length) break;
+  }
   const planNames = new Map<string, string>();
   const planName = async (planId: string) => {
     if (!planNames.has(planId)) planNames.set(planId, (await deps.repos.plans.findById(planId))?.name ?? "");
     return planNames.get(planId)!;
   };
   const last = page.items[page.items.length - 1];
+  const order = licenseListOrder(filter);
   return {
     items: await Promise.all(page.items.map(async (license) => ({ license, planName: await planName(license.planId) }))),
-    nextCursor: page.hasMore && last ? encodeCursor({ t: last.createdAt.getTime(), id: last.id }) : null,
+    nextCursor: page.hasMore && last ? encodeListCursor(order, filter, branch, positionOf(order, last, asciiLower)) : null,
   };
 }
 

@@ -162,11 +162,12 @@ describe("GET /admin/licenses", () => {
     expect(await ids("email=alice@example.com")).toEqual(sorted(a));
     expect(await ids("external_customer_id=cus_a")).toEqual(sorted(a));
     expect(await ids("external_workspace_id=ws_b")).toEqual(sorted(b));
-    expect(await ids("search=EXAMPLE.COM")).toEqual(sorted(a, b));
+    expect(await ids("search=%40EXAMPLE.COM")).toEqual(sorted(a, b)); // @domain
+    expect(await ids("search=EXAMPLE.COM")).toEqual([]); // not a substring search
     expect(await ids("search=cus_a")).toEqual(sorted(a));
     expect(await ids("search=ws_b")).toEqual(sorted(b));
     expect(await ids(`search=${c.license.id}`)).toEqual(sorted(c));
-    expect(await ids("search=%25")).toEqual([]); // LIKE wildcards match literally
+    expect(await ids("search=%25")).toEqual([]); // no wildcards
     expect(await ids("search=nobody")).toEqual([]);
     const item = (await t.request("GET", `${V1}/admin/licenses?product_id=${p.id}&status=suspended`)).body.data.items[0];
     expect(item).toMatchObject({ id: c.license.id, plan_name: planB.name, key_hint: c.key.slice(-4), status: "suspended" });
