@@ -10,13 +10,18 @@ export const SEAT_ROLES = ["admin", "member"] as const;
  * People who sign in (portal customers, seat holders, admins). Keyed by the lower-cased email
  * (DECISIONS: Sessions and sign-in). `role` is the admin role; null = not an admin.
  */
-export const users = sqliteTable("users", {
-  id: text("id").primaryKey(),
-  email: text("email").notNull().unique(),
-  role: text("role", { enum: ADMIN_ROLES }),
-  createdAt: ts("created_at").notNull(),
-  lastSignInAt: ts("last_sign_in_at"),
-});
+export const users = sqliteTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull().unique(),
+    role: text("role", { enum: ADMIN_ROLES }),
+    createdAt: ts("created_at").notNull(),
+    lastSignInAt: ts("last_sign_in_at"),
+  },
+  // GET /admin/users: newest first in (created_at, id), all or by role.
+  (t) => [index("users_created_idx").on(t.createdAt, t.id), index("users_role_idx").on(t.role, t.createdAt, t.id)],
+);
 
 /**
  * Signed-in sessions. The cookie carries a random token; only its keyed hash is stored. A session
@@ -39,7 +44,14 @@ export const sessions = sqliteTable(
     idleExpiresAt: ts("idle_expires_at").notNull(),
     absoluteExpiresAt: ts("absolute_expires_at").notNull(),
   },
-  (t) => [index("sessions_user_idx").on(t.userId), index("sessions_idle_expiry_idx").on(t.idleExpiresAt)],
+  (t) => [
+    // GET /admin/sessions: newest first in (created_at, id), all or one user's.
+    index("sessions_created_idx").on(t.createdAt, t.id),
+    index("sessions_user_idx").on(t.userId, t.createdAt, t.id),
+    // prune-sessions: the expired rows, by either end, in batches.
+    index("sessions_idle_expiry_idx").on(t.idleExpiresAt),
+    index("sessions_absolute_expiry_idx").on(t.absoluteExpiresAt),
+  ],
 );
 
 /**

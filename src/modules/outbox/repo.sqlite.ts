@@ -81,7 +81,8 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       if (f.status) where.push(eq(outbox.status, f.status));
       if (f.template) where.push(eq(outbox.topic, f.template));
       // SQLite's lower() folds ASCII only; the PostgreSQL repository compares the same way.
-      if (f.to) where.push(sql`lower(json_extract(${outbox.payload}, '$.to')) = lower(${f.to})`);
+      // The expressions are outbox_email_to_idx's and outbox_event_product_idx's (db/schema/system.ts).
+      if (f.to) where.push(sql`lower(${outbox.payload} ->> '$.to') = lower(${f.to})`);
       if (f.cursor) where.push(afterCursor(outbox.createdAt, outbox.id, decodeCursor(f.cursor)));
       return newestFirst(where, f.limit);
     },
@@ -92,7 +93,7 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       if (f.typePrefix) where.push(sql`substr(${outbox.topic}, 1, ${f.typePrefix.length}) = ${f.typePrefix}`);
       if (f.since) where.push(gte(outbox.createdAt, f.since));
       if (f.until) where.push(lt(outbox.createdAt, f.until));
-      if (f.productId) where.push(sql`json_extract(${outbox.payload}, '$.data.product_id') = ${f.productId}`);
+      if (f.productId) where.push(sql`(${outbox.payload} ->> '$.data.product_id') = ${f.productId}`);
       if (f.cursor) where.push(afterCursor(outbox.createdAt, outbox.id, decodeCursor(f.cursor)));
       return newestFirst(where, f.limit);
     },

@@ -1,0 +1,24 @@
+DROP INDEX "audit_entity_idx";--> statement-breakpoint
+DROP INDEX "audit_product_idx";--> statement-breakpoint
+DROP INDEX "audit_created_idx";--> statement-breakpoint
+DROP INDEX "sessions_user_idx";--> statement-breakpoint
+DROP INDEX "webhook_deliveries_endpoint_idx";--> statement-breakpoint
+CREATE INDEX "audit_entity_type_idx" ON "audit_log" USING btree ("entity_type","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "audit_action_idx" ON "audit_log" USING btree ("action","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "audit_actor_idx" ON "audit_log" USING btree ("actor_id","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "outbox_kind_created_idx" ON "outbox" USING btree ("kind","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "outbox_kind_status_created_idx" ON "outbox" USING btree ("kind","status","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "outbox_kind_topic_created_idx" ON "outbox" USING btree ("kind","topic","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "outbox_email_to_idx" ON "outbox" USING btree ("kind",lower("payload" ->> 'to' COLLATE "C"),"created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "outbox_event_product_idx" ON "outbox" USING btree ("kind",("payload" -> 'data' ->> 'product_id'),"created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "sessions_created_idx" ON "sessions" USING btree ("created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "sessions_absolute_expiry_idx" ON "sessions" USING btree ("absolute_expires_at");--> statement-breakpoint
+CREATE INDEX "users_created_idx" ON "users" USING btree ("created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "users_role_idx" ON "users" USING btree ("role","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_endpoint_status_idx" ON "webhook_deliveries" USING btree ("endpoint_id","status","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_endpoint_type_idx" ON "webhook_deliveries" USING btree ("endpoint_id","event_type","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "audit_entity_idx" ON "audit_log" USING btree ("entity_type","entity_id","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "audit_product_idx" ON "audit_log" USING btree ("product_id","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "audit_created_idx" ON "audit_log" USING btree ("created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "sessions_user_idx" ON "sessions" USING btree ("user_id","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_endpoint_idx" ON "webhook_deliveries" USING btree ("endpoint_id","created_at","id" COLLATE "C");
