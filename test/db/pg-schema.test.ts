@@ -42,6 +42,17 @@ const BIGINT = [
   "generations.value",
 ].sort();
 
+/**
+ * An index part: its column, or for an expression the columns it reads (the engines spell an
+ * expression differently: `id COLLATE "C"` on PostgreSQL is SQLite's `id` in byte order).
+ */
+function indexedColumn(part: unknown): string | undefined {
+  const { name, queryChunks } = part as { name?: string; queryChunks?: unknown[] };
+  if (name !== undefined || !queryChunks) return name;
+  const read = queryChunks.map((c) => (c as { name?: unknown }).name).filter((n): n is string => typeof n === "string");
+  return read.join(",");
+}
+
 function describeTable(config: {
   columns: { name: string; notNull: boolean; primary: boolean; hasDefault: boolean; default: unknown; enumValues?: string[] }[];
   indexes: { config: { name?: string; unique: boolean; columns: unknown[] } }[];
@@ -63,7 +74,7 @@ function describeTable(config: {
     .map((i) => ({
       name: i.config.name,
       unique: i.config.unique,
-      columns: i.config.columns.map((c) => (c as { name: string }).name),
+      columns: i.config.columns.map(indexedColumn),
     }))
     .sort((a, b) => String(a.name).localeCompare(String(b.name)));
   const foreignKeys = config.foreignKeys

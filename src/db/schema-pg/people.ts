@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { pgTable, text, integer, timestamp, index, uniqueIndex } from "drizzle-orm/pg-core";
 import { licenses } from "./licenses";
 import { idC } from "./collate";
@@ -20,8 +21,12 @@ export const users = pgTable(
     createdAt: ts("created_at").notNull(),
     lastSignInAt: ts("last_sign_in_at"),
   },
-  // GET /admin/users: newest first in (created_at, id), all or by role.
-  (t) => [index("users_created_idx").on(t.createdAt, idC(t.id)), index("users_role_idx").on(t.role, t.createdAt, idC(t.id))],
+  // GET /admin/users: newest first in (created_at, id), all, by role, or every admin (role not null).
+  (t) => [
+    index("users_created_idx").on(t.createdAt, idC(t.id)),
+    index("users_role_idx").on(t.role, t.createdAt, idC(t.id)),
+    index("users_admins_idx").on(t.createdAt, idC(t.id)).where(sql`${t.role} IS NOT NULL`),
+  ],
 );
 
 /**

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { licenses } from "./licenses";
 
@@ -19,8 +20,12 @@ export const users = sqliteTable(
     createdAt: ts("created_at").notNull(),
     lastSignInAt: ts("last_sign_in_at"),
   },
-  // GET /admin/users: newest first in (created_at, id), all or by role.
-  (t) => [index("users_created_idx").on(t.createdAt, t.id), index("users_role_idx").on(t.role, t.createdAt, t.id)],
+  // GET /admin/users: newest first in (created_at, id), all, by role, or every admin (role not null).
+  (t) => [
+    index("users_created_idx").on(t.createdAt, t.id),
+    index("users_role_idx").on(t.role, t.createdAt, t.id),
+    index("users_admins_idx").on(t.createdAt, t.id).where(sql`${t.role} IS NOT NULL`),
+  ],
 );
 
 /**

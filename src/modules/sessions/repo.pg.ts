@@ -4,7 +4,7 @@ import { autocommitWrite } from "../../db/serializable.pg";
 import { sessions } from "../../db/schema-pg";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { writeEffectsPg } from "../outbox/write.pg";
-import type { Session, SessionRepo } from "./repo";
+import type { Session, SessionFilter, SessionRepo } from "./repo";
 
 const columns = {
   id: sessions.id,
@@ -18,6 +18,19 @@ const columns = {
   absoluteExpiresAt: sessions.absoluteExpiresAt,
 };
 const idBytes = sql`${sessions.id} COLLATE "C"`;
+
+/** GET /admin/sessions' one statement for a filter (exported for the query-plan test). */
+export function sessionListQueryPg(db: PgHandle["db"], f: SessionFilter) {
+  const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
+  if (f.userId) where.push(eq(sessions.userId, f.userId));
+  if (f.cursor) where.push(afterCursor(sessions.createdAt, idBytes, decodeCursor(f.cursor)));
+  return db
+    .select(columns)
+    .from(sessions)
+    .where(and(...where))
+    .orderBy(desc(sessions.createdAt), sql`${idBytes} DESC`)
+    .limit(f.limit + 1);
+}
 
 export function createSessionRepoPg(handle: PgHandle): SessionRepo {
   const { db } = handle;
@@ -54,16 +67,7 @@ export function createSessionRepoPg(handle: PgHandle): SessionRepo {
       });
     },
     async list(f) {
-      const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
-      if (f.userId) where.push(eq(sessions.userId, f.userId));
-      if (f.cursor) where.push(afterCursor(sessions.createdAt, idBytes, decodeCursor(f.cursor)));
-      const rows = await db
-        .select(columns)
-        .from(sessions)
-        .where(and(...where))
-        .orderBy(desc(sessions.createdAt), sql`${idBytes} DESC`)
-        .limit(f.limit + 1);
-      return keysetPage(rows, f.limit);
+      return keysetPage(await sessionListQueryPg(db, f), f.limit);
     },
     async pruneExpired(now) {
       const gone = await db

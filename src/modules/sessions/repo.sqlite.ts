@@ -3,7 +3,7 @@ import { immediate, lazyStatement, lift, writeUnlessLocked, type DbHandle } from
 import { sessions } from "../../db/schema";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { writeEffects } from "../outbox/write.sqlite";
-import type { Session, SessionRepo } from "./repo";
+import type { Session, SessionFilter, SessionRepo } from "./repo";
 
 const columns = {
   id: sessions.id,
@@ -16,6 +16,19 @@ const columns = {
   idleExpiresAt: sessions.idleExpiresAt,
   absoluteExpiresAt: sessions.absoluteExpiresAt,
 };
+
+/** GET /admin/sessions' one statement for a filter (exported for the query-plan test). */
+export function sessionListQuery(db: DbHandle["db"], f: SessionFilter) {
+  const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
+  if (f.userId) where.push(eq(sessions.userId, f.userId));
+  if (f.cursor) where.push(afterCursor(sessions.createdAt, sessions.id, decodeCursor(f.cursor)));
+  return db
+    .select(columns)
+    .from(sessions)
+    .where(and(...where))
+    .orderBy(desc(sessions.createdAt), desc(sessions.id))
+    .limit(f.limit + 1);
+}
 
 export function createSessionRepo(handle: DbHandle): SessionRepo {
   const { db } = handle;
@@ -52,17 +65,7 @@ export function createSessionRepo(handle: DbHandle): SessionRepo {
       });
     },
     async list(f) {
-      const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
-      if (f.userId) where.push(eq(sessions.userId, f.userId));
-      if (f.cursor) where.push(afterCursor(sessions.createdAt, sessions.id, decodeCursor(f.cursor)));
-      const rows = db
-        .select(columns)
-        .from(sessions)
-        .where(and(...where))
-        .orderBy(desc(sessions.createdAt), desc(sessions.id))
-        .limit(f.limit + 1)
-        .all();
-      return keysetPage(rows, f.limit);
+      return keysetPage(sessionListQuery(db, f).all(), f.limit);
     },
     async pruneExpired(now) {
       return db

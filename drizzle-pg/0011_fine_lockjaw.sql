@@ -15,6 +15,7 @@ CREATE INDEX "sessions_created_idx" ON "sessions" USING btree ("created_at","id"
 CREATE INDEX "sessions_absolute_expiry_idx" ON "sessions" USING btree ("absolute_expires_at");--> statement-breakpoint
 CREATE INDEX "users_created_idx" ON "users" USING btree ("created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "users_role_idx" ON "users" USING btree ("role","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "users_admins_idx" ON "users" USING btree ("created_at","id" COLLATE "C") WHERE "users"."role" IS NOT NULL;--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_endpoint_status_idx" ON "webhook_deliveries" USING btree ("endpoint_id","status","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_endpoint_type_idx" ON "webhook_deliveries" USING btree ("endpoint_id","event_type","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "audit_entity_idx" ON "audit_log" USING btree ("entity_type","entity_id","created_at","id" COLLATE "C");--> statement-breakpoint
