@@ -75,7 +75,8 @@ export const signInCodes = sqliteTable(
     createdAt: ts("created_at").notNull(),
     expiresAt: ts("expires_at").notNull(),
   },
-  (t) => [index("sign_in_codes_email_created_idx").on(t.email, t.createdAt)],
+  // The prune-sessions pass deletes the old codes of every address, in batches, by created_at.
+  (t) => [index("sign_in_codes_email_created_idx").on(t.email, t.createdAt), index("sign_in_codes_created_idx").on(t.createdAt)],
 );
 
 /**

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, lte, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { autocommitWrite } from "../../db/serializable.pg";
 import { sessions } from "../../db/schema-pg";
@@ -69,11 +69,12 @@ export function createSessionRepoPg(handle: PgHandle): SessionRepo {
     async list(f) {
       return keysetPage(await sessionListQueryPg(db, f), f.limit);
     },
-    async pruneExpired(now) {
-      const gone = await db
-        .delete(sessions)
-        .where(or(lte(sessions.idleExpiresAt, now), lte(sessions.absoluteExpiresAt, now)))
-        .returning({ id: sessions.id });
+    async pruneExpired(now, limit) {
+      if (limit <= 0) return 0;
+      // The condition is repeated on the DELETE: a session slid forward meanwhile stays.
+      const expired = or(lte(sessions.idleExpiresAt, now), lte(sessions.absoluteExpiresAt, now));
+      const batch = db.select({ id: sessions.id }).from(sessions).where(expired).limit(limit);
+      const gone = await db.delete(sessions).where(and(inArray(sessions.id, batch), expired)).returning({ id: sessions.id });
       return gone.length;
     },
   };

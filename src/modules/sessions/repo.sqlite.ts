@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, lte, or, sql, type SQL } from "drizzle-orm";
 import { immediate, lazyStatement, lift, writeUnlessLocked, type DbHandle } from "../../db/client";
 import { sessions } from "../../db/schema";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
@@ -67,12 +67,11 @@ export function createSessionRepo(handle: DbHandle): SessionRepo {
     async list(f) {
       return keysetPage(sessionListQuery(db, f).all(), f.limit);
     },
-    async pruneExpired(now) {
-      return db
-        .delete(sessions)
-        .where(or(lte(sessions.idleExpiresAt, now), lte(sessions.absoluteExpiresAt, now)))
-        .returning({ id: sessions.id })
-        .all().length;
+    async pruneExpired(now, limit) {
+      if (limit <= 0) return 0;
+      const expired = or(lte(sessions.idleExpiresAt, now), lte(sessions.absoluteExpiresAt, now));
+      const batch = db.select({ id: sessions.id }).from(sessions).where(expired).limit(limit);
+      return db.delete(sessions).where(inArray(sessions.id, batch)).returning({ id: sessions.id }).all().length;
     },
   };
 }

@@ -20,6 +20,8 @@ CREATE INDEX `outbox_kind_status_created_idx` ON `outbox` (`kind`,`status`,`crea
 CREATE INDEX `outbox_kind_topic_created_idx` ON `outbox` (`kind`,`topic`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `outbox_email_to_idx` ON `outbox` (`kind`,lower("payload" ->> '$.to'),`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `outbox_event_product_idx` ON `outbox` (`kind`,("payload" ->> '$.data.product_id'),`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `floating_sessions_expiry_idx` ON `floating_sessions` (`expires_at`);--> statement-breakpoint
+CREATE INDEX `sign_in_codes_created_idx` ON `sign_in_codes` (`created_at`);--> statement-breakpoint
 CREATE INDEX `users_created_idx` ON `users` (`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `users_role_idx` ON `users` (`role`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `users_admins_idx` ON `users` (`created_at`,`id`) WHERE "users"."role" IS NOT NULL;

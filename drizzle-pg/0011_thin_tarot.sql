@@ -11,8 +11,10 @@ CREATE INDEX "outbox_kind_status_created_idx" ON "outbox" USING btree ("kind","s
 CREATE INDEX "outbox_kind_topic_created_idx" ON "outbox" USING btree ("kind","topic","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "outbox_email_to_idx" ON "outbox" USING btree ("kind",lower("payload" ->> 'to' COLLATE "C"),"created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "outbox_event_product_idx" ON "outbox" USING btree ("kind",("payload" -> 'data' ->> 'product_id'),"created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "floating_sessions_expiry_idx" ON "floating_sessions" USING btree ("expires_at");--> statement-breakpoint
 CREATE INDEX "sessions_created_idx" ON "sessions" USING btree ("created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "sessions_absolute_expiry_idx" ON "sessions" USING btree ("absolute_expires_at");--> statement-breakpoint
+CREATE INDEX "sign_in_codes_created_idx" ON "sign_in_codes" USING btree ("created_at");--> statement-breakpoint
 CREATE INDEX "users_created_idx" ON "users" USING btree ("created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "users_role_idx" ON "users" USING btree ("role","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "users_admins_idx" ON "users" USING btree ("created_at","id" COLLATE "C") WHERE "users"."role" IS NOT NULL;--> statement-breakpoint
