@@ -24,6 +24,14 @@ import { sessionListQueryPg } from "../../src/modules/sessions/repo.pg";
 import type { UserFilter } from "../../src/modules/users/repo";
 import { userListQuery } from "../../src/modules/users/repo.sqlite";
 import { userListQueryPg } from "../../src/modules/users/repo.pg";
+import { activationsOfLicenseQuery } from "../../src/modules/activations/repo.sqlite";
+import { activationsOfLicenseQueryPg } from "../../src/modules/activations/repo.pg";
+import { seatsOfLicenseQuery } from "../../src/modules/seats/repo.sqlite";
+import { seatsOfLicenseQueryPg } from "../../src/modules/seats/repo.pg";
+import { offlineActivationsOfLicenseQuery } from "../../src/modules/offline/repo.sqlite";
+import { offlineActivationsOfLicenseQueryPg } from "../../src/modules/offline/repo.pg";
+import { paymentsOfLicenseQuery } from "../../src/modules/payments/repo.sqlite";
+import { paymentsOfLicenseQueryPg } from "../../src/modules/payments/repo.pg";
 import { forEachEngine, type Opened } from "./harness";
 
 /** A statement as drizzle builds it. */
@@ -156,7 +164,39 @@ const CASES: PlanCase[] = [
     ["admins", { role: "admins" }, "users_admins_idx"],
     ["search", { search: "example" }, "users_created_idx"],
   ]),
+  // A license's own rows (no LIMIT: as many as its plan allows), each one index range in the order shown.
+  {
+    name: "GET /admin/licenses/:id, POST /portal/activations: the license's activations",
+    sqlite: (db) => activationsOfLicenseQuery(db, PRODUCT),
+    pg: (db) => activationsOfLicenseQueryPg(db, PRODUCT),
+    index: "activations_license_created_idx",
+    tables: ["activations"],
+  },
+  ...[false, true].map(
+    (removed): PlanCase => ({
+      name: `GET /admin/licenses/:id/seats, POST /portal/seats: the license's seats${removed ? ", removed ones too" : ""}`,
+      sqlite: (db) => seatsOfLicenseQuery(db, PRODUCT, removed),
+      pg: (db) => seatsOfLicenseQueryPg(db, PRODUCT, removed),
+      index: "seats_license_created_idx",
+      tables: ["seats"],
+    }),
+  ),
+  {
+    name: "GET /admin/licenses/:id/offline-activations",
+    sqlite: (db) => offlineActivationsOfLicenseQuery(db, PRODUCT),
+    pg: (db) => offlineActivationsOfLicenseQueryPg(db, PRODUCT),
+    index: "offline_activations_license_created_idx",
+    tables: ["offline_activations"],
+  },
+  {
+    name: "GET /admin/licenses/:id/billing: the license's payments",
+    sqlite: (db) => paymentsOfLicenseQuery(db, PRODUCT),
+    pg: (db) => paymentsOfLicenseQueryPg(db, PRODUCT),
+    index: "payments_license_idx",
+    tables: ["payments"],
+  },
 ];
+
 forEachEngine("admin list query plans", (_engine, open) => {
   let o: Opened | null = null;
   afterEach(async () => {

@@ -75,7 +75,8 @@ export const payments = sqliteTable(
   (t) => [
     uniqueIndex("payments_checkout_uq").on(t.stripeCheckoutSessionId),
     uniqueIndex("payments_invoice_uq").on(t.stripeInvoiceId),
-    index("payments_license_idx").on(t.licenseId, t.paidAt),
+    // GET /admin/licenses/:id/billing: a license's payments newest first, without a sort.
+    index("payments_license_idx").on(t.licenseId, t.paidAt, t.id),
     // Disputes and charge events name the PaymentIntent.
     index("payments_payment_intent_idx").on(t.stripePaymentIntentId),
   ],

@@ -105,5 +105,7 @@ export const seats = sqliteTable(
     uniqueIndex("seats_license_email_uq").on(t.licenseId, t.email),
     index("seats_email_idx").on(t.email),
     index("seats_user_idx").on(t.userId),
+    // A license's seats oldest first (GET /admin/licenses/:id/seats, POST /portal/seats), without a sort.
+    index("seats_license_created_idx").on(t.licenseId, t.createdAt, t.id),
   ],
 );

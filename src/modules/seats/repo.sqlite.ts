@@ -13,6 +13,14 @@ const toSeat = (r: typeof seats.$inferSelect): Seat => {
 
 const active = (licenseId: string) => and(eq(seats.licenseId, licenseId), isNull(seats.removedAt));
 
+/** A license's seats, oldest first: one range of seats_license_created_idx (exported for the query-plan test). */
+export const seatsOfLicenseQuery = (db: DbHandle["db"], licenseId: string, includeRemoved: boolean) =>
+  db
+    .select()
+    .from(seats)
+    .where(includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId))
+    .orderBy(asc(seats.createdAt), asc(seats.id));
+
 export function createSeatRepo(handle: DbHandle): SeatRepo {
   const { db } = handle;
   const countActive = (licenseId: string) => db.select({ n: count() }).from(seats).where(active(licenseId)).get()!.n;
@@ -85,11 +93,7 @@ export function createSeatRepo(handle: DbHandle): SeatRepo {
     },
     get: lift(readSeat),
     async list(licenseId, opts) {
-      return db
-        .select()
-        .from(seats)
-        .where(opts.includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId))
-        .orderBy(asc(seats.createdAt), asc(seats.id))
+      return seatsOfLicenseQuery(db, licenseId, opts.includeRemoved ?? false)
         .all()
         .map(toSeat);
     },
