@@ -1,5 +1,5 @@
 // Issue 26 ("A million licenses"): every admin list over a table that grows with licenses is one
-// index range read of a page, on both engines. Each case EXPLAINs the statement exactly as the
+// index range read of a page, and every pruning batch finds its rows by an index, on both engines. Each case EXPLAINs the statement exactly as the
 // repository builds it (its exported query builder, never copied SQL text) and fails when the plan
 // scans a growing table without an index or sorts it (docs/performance.md "Admin lists at scale").
 //
@@ -32,6 +32,17 @@ import { offlineActivationsOfLicenseQuery } from "../../src/modules/offline/repo
 import { offlineActivationsOfLicenseQueryPg } from "../../src/modules/offline/repo.pg";
 import { paymentsOfLicenseQuery } from "../../src/modules/payments/repo.sqlite";
 import { paymentsOfLicenseQueryPg } from "../../src/modules/payments/repo.pg";
+import { drizzle as drizzleSqlite } from "drizzle-orm/bun-sqlite";
+import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
+import * as sqliteSchema from "../../src/db/schema";
+import * as pgSchema from "../../src/db/schema-pg";
+import { pgTimestamptzToIso } from "../../src/db/pg";
+import { createSqliteRepos } from "../../src/container";
+import { createPgRepos } from "../../src/repos.pg";
+import type { Repos } from "../../src/deps";
+import type { RateLimiter } from "../../src/shared/rate-limiter";
+import { createSqliteRateLimiter } from "../../src/modules/abuse/rate-limit.sqlite";
+import { createPgRateLimiter } from "../../src/modules/abuse/rate-limit.pg";
 import { forEachEngine, type Opened } from "./harness";
 
 /** A statement as drizzle builds it. */
@@ -216,6 +227,102 @@ forEachEngine("admin list query plans", (_engine, open) => {
       } catch {
         failures.push(`${c.name} (want ${String(c.index)}):\n${plan}`);
       }
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
+// The pruning passes (prune-history, prune-sessions, prune-abuse, prune-idempotency, expire-floating):
+// each batch's statements, recorded as the repositories run them against a database whose drizzle
+// logs every statement (and, for the PostgreSQL rate limiter's raw SQL, postgres.js's debug hook),
+// then EXPLAINed one by one. A batch must find its rows by an index, never by scanning the table.
+const PRUNED_TABLES = [
+  "sessions",
+  "sign_in_codes",
+  "idempotency_keys",
+  "brute_force_state",
+  "rate_limit_counters",
+  "floating_sessions",
+  "outbox",
+  "webhook_deliveries",
+  "stripe_events",
+  "meter_queue",
+];
+
+interface Recorded {
+  sql: string;
+  params: unknown[];
+}
+
+/** Runs `batches` with repositories whose every statement is recorded; returns the statements. */
+async function recordStatements(o: Opened, batches: (repos: Repos, limiter: RateLimiter) => Promise<unknown>): Promise<Recorded[]> {
+  const seen: Recorded[] = [];
+  const logger = { logQuery: (sql: string, params: unknown[]) => void seen.push({ sql, params }) };
+  if (o.sqlite) {
+    const handle = { ...o.sqlite, db: drizzleSqlite({ client: o.sqlite.sqlite, schema: sqliteSchema, logger }) as typeof o.sqlite.db };
+    await batches(createSqliteRepos(handle), createSqliteRateLimiter(handle));
+    return seen;
+  }
+  const pg = o.pg!;
+  const db = drizzlePg({ client: pg.sql, schema: pgSchema, logger }) as typeof pg.db;
+  // drizzle sets the client's timestamptz parser to pass text through; the handle's own is ISO text.
+  pg.sql.options.parsers[1184] = pgTimestamptzToIso;
+  const options = pg.sql.options as unknown as { debug?: (conn: number, sql: string, params: unknown[]) => void };
+  options.debug = (_conn, sql, params) => {
+    if (/rate_limit_counters/.test(sql)) seen.push({ sql, params });
+  };
+  try {
+    const handle = { ...pg, db };
+    await batches(createPgRepos(handle) as Repos, createPgRateLimiter(handle));
+  } finally {
+    options.debug = undefined;
+  }
+  return seen;
+}
+
+async function explainRecorded(o: Opened, r: Recorded): Promise<string> {
+  if (o.sqlite) {
+    const rows = o.sqlite.sqlite.query(`EXPLAIN QUERY PLAN ${r.sql}`).all(...(r.params as never[])) as { detail: string }[];
+    return rows.map((p) => p.detail).join("\n");
+  }
+  const plan = await o.pg!.sql.begin(async (tx) => {
+    await tx.unsafe("SET LOCAL enable_seqscan = off");
+    return (await tx.unsafe(`EXPLAIN ${r.sql}`, r.params as never[])) as unknown as { "QUERY PLAN": string }[];
+  });
+  return plan.map((p) => p["QUERY PLAN"]).join("\n");
+}
+
+forEachEngine("pruning pass query plans", (_engine, open) => {
+  let o: Opened | null = null;
+  afterEach(async () => {
+    await o?.close();
+    o = null;
+  });
+
+  test("every pruning batch finds its rows by an index", async () => {
+    o = await open();
+    const now = new Date("2026-11-22T10:00:00.000Z");
+    const recorded = await recordStatements(o, async (repos, limiter) => {
+      await repos.sessions.pruneExpired(now, 10);
+      await repos.signInCodes.pruneExpired(now, 10);
+      await repos.idempotency.prune(now, 10);
+      await repos.bruteForce.prune(now, 10);
+      await limiter.prune(now.getTime(), 10);
+      await repos.floating.expire(now, 10);
+      await repos.outbox.pruneFinished(now, 10);
+      await repos.webhooks.pruneFinishedDeliveries(now, 10);
+      await repos.payments.pruneEvents(now, 10);
+      await repos.meterQueue.pruneFinished(now, 10);
+    });
+    const statements = recorded.filter((r) => /^\s*(select|delete|update|with)\b/i.test(r.sql));
+    // Every table was pruned by at least one recorded statement.
+    for (const table of PRUNED_TABLES) expect(statements.some((r) => r.sql.includes(table)), table).toBe(true);
+    const failures: string[] = [];
+    for (const r of statements) {
+      const plan = await explainRecorded(o, r);
+      if (process.env.KEYWARD_SHOW_PLANS) console.log(`${r.sql}\n${plan}\n`);
+      const scans = PRUNED_TABLES.filter((t) => (o!.sqlite ? new RegExp(`SCAN ${t}\\b(?! USING)`) : new RegExp(`Seq Scan on ${t}\\b`)).test(plan));
+      if (scans.length > 0) failures.push(`${r.sql}\n${plan}`);
     }
     expect(failures).toEqual([]);
   });
