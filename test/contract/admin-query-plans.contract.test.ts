@@ -43,6 +43,9 @@ import type { Repos } from "../../src/deps";
 import type { RateLimiter } from "../../src/shared/rate-limiter";
 import { createSqliteRateLimiter } from "../../src/modules/abuse/rate-limit.sqlite";
 import { createPgRateLimiter } from "../../src/modules/abuse/rate-limit.pg";
+import type { ReleaseFilter } from "../../src/modules/releases/repo";
+import { releaseListQuery } from "../../src/modules/releases/repo.sqlite";
+import { releaseListQueryPg } from "../../src/modules/releases/repo.pg";
 import { forEachEngine, type Opened } from "./harness";
 
 /** A statement as drizzle builds it. */
@@ -175,6 +178,22 @@ const CASES: PlanCase[] = [
     ["admins", { role: "admins" }, "users_admins_idx"],
     ["search", { search: "example" }, "users_created_idx"],
   ]),
+  // GET /admin/products/:id/releases: newest first by semver (version_key), keyset by version key. A
+  // channel alone walks the product's releases and skips the other channels (a handful).
+  ...[
+    ["no filter", {}, "releases_product_version_key_uq"],
+    ["status", { status: "published" }, "releases_feed_idx"],
+    ["channel", { channel: "beta" }, ["releases_product_version_key_uq", "releases_feed_idx"]],
+    ["next page", { afterKey: "0000000001.0000000002.0000000003" }, "releases_product_version_key_uq"],
+  ].map(
+    ([name, f, index]): PlanCase => ({
+      name: `GET /admin/products/:id/releases, ${String(name)}`,
+      sqlite: (db) => releaseListQuery(db, { productId: PRODUCT, limit: 50, ...(f as Partial<ReleaseFilter>) }),
+      pg: (db) => releaseListQueryPg(db, { productId: PRODUCT, limit: 50, ...(f as Partial<ReleaseFilter>) }),
+      index: index as PlanCase["index"],
+      tables: ["releases"],
+    }),
+  ),
   // A license's own rows (no LIMIT: as many as its plan allows), each one index range in the order shown.
   {
     name: "GET /admin/licenses/:id, POST /portal/activations: the license's activations",
