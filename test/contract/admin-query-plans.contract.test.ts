@@ -33,10 +33,7 @@ import { offlineActivationsOfLicenseQueryPg } from "../../src/modules/offline/re
 import { paymentsOfLicenseQuery } from "../../src/modules/payments/repo.sqlite";
 import { paymentsOfLicenseQueryPg } from "../../src/modules/payments/repo.pg";
 import { drizzle as drizzleSqlite } from "drizzle-orm/bun-sqlite";
-import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
 import * as sqliteSchema from "../../src/db/schema";
-import * as pgSchema from "../../src/db/schema-pg";
-import { pgTimestamptzToIso } from "../../src/db/pg";
 import { createSqliteRepos } from "../../src/container";
 import { createPgRepos } from "../../src/repos.pg";
 import type { Repos } from "../../src/deps";
@@ -252,8 +249,8 @@ forEachEngine("admin list query plans", (_engine, open) => {
 });
 
 // The pruning passes (prune-history, prune-sessions, prune-abuse, prune-idempotency, expire-floating):
-// each batch's statements, recorded as the repositories run them against a database whose drizzle
-// logs every statement (and, for the PostgreSQL rate limiter's raw SQL, postgres.js's debug hook),
+// each batch's statements, recorded as the repositories run them (on SQLite through a drizzle that
+// logs every statement, over the same connection; on PostgreSQL through postgres.js's debug hook),
 // then EXPLAINed one by one. A batch must find its rows by an index, never by scanning the table.
 const PRUNED_TABLES = [
   "sessions",
@@ -282,30 +279,26 @@ async function recordStatements(o: Opened, batches: (repos: Repos, limiter: Rate
     await batches(createSqliteRepos(handle), createSqliteRateLimiter(handle));
     return seen;
   }
+  // PostgreSQL: postgres.js's debug hook sees every statement, drizzle's and raw SQL alike.
   const pg = o.pg!;
-  const db = drizzlePg({ client: pg.sql, schema: pgSchema, logger }) as typeof pg.db;
-  // drizzle sets the client's timestamptz parser to pass text through; the handle's own is ISO text.
-  pg.sql.options.parsers[1184] = pgTimestamptzToIso;
   const options = pg.sql.options as unknown as { debug?: (conn: number, sql: string, params: unknown[]) => void };
-  options.debug = (_conn, sql, params) => {
-    if (/rate_limit_counters/.test(sql)) seen.push({ sql, params });
-  };
+  options.debug = (_conn, sql, params) => void seen.push({ sql, params });
   try {
-    const handle = { ...pg, db };
-    await batches(createPgRepos(handle) as Repos, createPgRateLimiter(handle));
+    await batches(createPgRepos(pg) as Repos, createPgRateLimiter(pg));
   } finally {
     options.debug = undefined;
   }
   return seen;
 }
 
-async function explainRecorded(o: Opened, r: Recorded): Promise<string> {
+async function explainRecorded(o: Opened, r: Recorded, opts: { noSort?: boolean } = {}): Promise<string> {
   if (o.sqlite) {
     const rows = o.sqlite.sqlite.query(`EXPLAIN QUERY PLAN ${r.sql}`).all(...(r.params as never[])) as { detail: string }[];
     return rows.map((p) => p.detail).join("\n");
   }
   const plan = await o.pg!.sql.begin(async (tx) => {
     await tx.unsafe("SET LOCAL enable_seqscan = off");
+    if (opts.noSort) await tx.unsafe("SET LOCAL enable_sort = off");
     return (await tx.unsafe(`EXPLAIN ${r.sql}`, r.params as never[])) as unknown as { "QUERY PLAN": string }[];
   });
   return plan.map((p) => p["QUERY PLAN"]).join("\n");
@@ -342,6 +335,44 @@ forEachEngine("pruning pass query plans", (_engine, open) => {
       if (process.env.KEYWARD_SHOW_PLANS) console.log(`${r.sql}\n${plan}\n`);
       const scans = PRUNED_TABLES.filter((t) => (o!.sqlite ? new RegExp(`SCAN ${t}\\b(?! USING)`) : new RegExp(`Seq Scan on ${t}\\b`)).test(plan));
       if (scans.length > 0) failures.push(`${r.sql}\n${plan}`);
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
+// The delivery worker and the metered-billing sync: each claim of due work reads a bounded batch
+// by an index in claim order, whatever the backlog of due or finished rows.
+forEachEngine("job claim query plans", (_engine, open) => {
+  let o: Opened | null = null;
+  afterEach(async () => {
+    await o?.close();
+    o = null;
+  });
+
+  test("every claim of due work reads its rows by an index in claim order", async () => {
+    o = await open();
+    const now = new Date("2026-11-22T10:00:00.000Z");
+    const endpoint = `INSERT INTO webhook_endpoints (id, url, description, events, enabled, secret_encrypted, created_at, updated_at)
+      VALUES ('${PRODUCT}', 'https://example.com/hook', '', '["*"]', ${o.sqlite ? "1" : "true"}, 'x', ${o.sqlite ? "0" : "now()"}, ${o.sqlite ? "0" : "now()"})`;
+    if (o.sqlite) o.sqlite.sqlite.exec(endpoint);
+    else await o.pg!.sql.unsafe(endpoint);
+    const recorded = await recordStatements(o, async (repos) => {
+      await repos.outbox.claimDue({ now, limit: 10, leaseUntil: now, kinds: ["event", "email"] });
+      await repos.webhooks.claimDueDeliveries({ now, limit: 10, leaseUntil: now });
+      await repos.meterQueue.claimDue(now, now, 10);
+    });
+    const statements = recorded.filter((r) => /^\s*(select|delete|update|with)\b/i.test(r.sql));
+    for (const table of ["outbox", "webhook_deliveries", "meter_queue"]) expect(statements.some((r) => r.sql.includes(table)), table).toBe(true);
+    const failures: string[] = [];
+    for (const r of statements) {
+      const plan = await explainRecorded(o, r, { noSort: true });
+      if (process.env.KEYWARD_SHOW_PLANS) console.log(`${r.sql}\n${plan}\n`);
+      const scan = ["outbox", "webhook_deliveries", "meter_queue"].some((t) =>
+        (o!.sqlite ? new RegExp(`SCAN ${t}\\b(?! USING)`) : new RegExp(`Seq Scan on ${t}\\b`)).test(plan),
+      );
+      // In claim order straight from the index: no sort of the due backlog (a long outage's worth).
+      const sorted = o.sqlite ? plan.includes("TEMP B-TREE") : /\bSort\b/.test(plan);
+      if (scan || sorted) failures.push(`${r.sql}\n${plan}`);
     }
     expect(failures).toEqual([]);
   });

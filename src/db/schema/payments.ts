@@ -104,5 +104,6 @@ export const meterQueue = sqliteTable(
     lastError: text("last_error"),
     sentAt: ts("sent_at"),
   },
-  (t) => [index("meter_queue_due_idx").on(t.status, t.nextAttemptAt), index("meter_queue_license_idx").on(t.licenseId)],
+  // The metered-billing sync's claim: due pending rows in (next_attempt_at, id) order, LIMIT.
+  (t) => [index("meter_queue_due_idx").on(t.status, t.nextAttemptAt, t.id), index("meter_queue_license_idx").on(t.licenseId)],
 );

@@ -91,7 +91,9 @@ export const outbox = sqliteTable(
     sentAt: ts("sent_at"),
   },
   (t) => [
-    index("outbox_due_idx").on(t.status, t.nextAttemptAt),
+    // The delivery worker's claim (due pending messages in (next_attempt_at, id) order, LIMIT) and the
+    // prune-history batches (finished ones by age).
+    index("outbox_due_idx").on(t.status, t.nextAttemptAt, t.id),
     // GET /admin/emails and /admin/events: newest first in (created_at, id) per kind, and per filter
     // offered (status, template/type, recipient, product) one index ending in that order. The
     // expressions are the repositories' own (modules/outbox/repo.sqlite.ts), written with `->>`:

@@ -75,6 +75,6 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_endpoint_type_idx").on(t.endpointId, t.eventType, t.createdAt, t.id),
     // The delivery worker: each enabled endpoint's earliest due pending delivery (its wake-up poll and
     // its per-endpoint claim window), one index seek per endpoint.
-    index("webhook_deliveries_endpoint_due_idx").on(t.endpointId, t.status, t.nextAttemptAt),
+    index("webhook_deliveries_endpoint_due_idx").on(t.endpointId, t.status, t.nextAttemptAt, t.id),
   ],
 );

@@ -1,8 +1,11 @@
 DROP INDEX "audit_entity_idx";--> statement-breakpoint
 DROP INDEX "audit_product_idx";--> statement-breakpoint
 DROP INDEX "audit_created_idx";--> statement-breakpoint
+DROP INDEX "outbox_due_idx";--> statement-breakpoint
 DROP INDEX "sessions_user_idx";--> statement-breakpoint
 DROP INDEX "webhook_deliveries_endpoint_idx";--> statement-breakpoint
+DROP INDEX "webhook_deliveries_endpoint_due_idx";--> statement-breakpoint
+DROP INDEX "meter_queue_due_idx";--> statement-breakpoint
 DROP INDEX "payments_license_idx";--> statement-breakpoint
 CREATE INDEX "activations_license_created_idx" ON "activations" USING btree ("license_id","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "audit_entity_type_idx" ON "audit_log" USING btree ("entity_type","created_at","id" COLLATE "C");--> statement-breakpoint
@@ -27,6 +30,9 @@ CREATE INDEX "webhook_deliveries_endpoint_type_idx" ON "webhook_deliveries" USIN
 CREATE INDEX "audit_entity_idx" ON "audit_log" USING btree ("entity_type","entity_id","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "audit_product_idx" ON "audit_log" USING btree ("product_id","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "audit_created_idx" ON "audit_log" USING btree ("created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "outbox_due_idx" ON "outbox" USING btree ("status","next_attempt_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "sessions_user_idx" ON "sessions" USING btree ("user_id","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_endpoint_idx" ON "webhook_deliveries" USING btree ("endpoint_id","created_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_endpoint_due_idx" ON "webhook_deliveries" USING btree ("endpoint_id","status","next_attempt_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "meter_queue_due_idx" ON "meter_queue" USING btree ("status","next_attempt_at","id");--> statement-breakpoint
 CREATE INDEX "payments_license_idx" ON "payments" USING btree ("license_id","paid_at","id" COLLATE "C");
