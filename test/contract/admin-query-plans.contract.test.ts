@@ -26,8 +26,8 @@ import { userListQuery } from "../../src/modules/users/repo.sqlite";
 import { userListQueryPg } from "../../src/modules/users/repo.pg";
 import { activationsOfLicenseQuery } from "../../src/modules/activations/repo.sqlite";
 import { activationsOfLicenseQueryPg } from "../../src/modules/activations/repo.pg";
-import { seatsOfLicenseQuery } from "../../src/modules/seats/repo.sqlite";
-import { seatsOfLicenseQueryPg } from "../../src/modules/seats/repo.pg";
+import { acceptedSeatsQuery, seatsOfLicenseQuery } from "../../src/modules/seats/repo.sqlite";
+import { acceptedSeatsQueryPg, seatsOfLicenseQueryPg } from "../../src/modules/seats/repo.pg";
 import { offlineActivationsOfLicenseQuery } from "../../src/modules/offline/repo.sqlite";
 import { offlineActivationsOfLicenseQueryPg } from "../../src/modules/offline/repo.pg";
 import { paymentsOfLicenseQuery } from "../../src/modules/payments/repo.sqlite";
@@ -208,6 +208,13 @@ const CASES: PlanCase[] = [
       tables: ["seats"],
     }),
   ),
+  {
+    name: "GET /portal/licenses: the signed-in user's accepted seats",
+    sqlite: (db) => acceptedSeatsQuery(db, PRODUCT),
+    pg: (db) => acceptedSeatsQueryPg(db, PRODUCT),
+    index: "seats_user_idx",
+    tables: ["seats"],
+  },
   {
     name: "GET /admin/licenses/:id/offline-activations",
     sqlite: (db) => offlineActivationsOfLicenseQuery(db, PRODUCT),

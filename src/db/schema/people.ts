@@ -104,7 +104,8 @@ export const seats = sqliteTable(
   (t) => [
     uniqueIndex("seats_license_email_uq").on(t.licenseId, t.email),
     index("seats_email_idx").on(t.email),
-    index("seats_user_idx").on(t.userId),
+    // GET /portal/licenses: a signed-in user's accepted seats, in the order they were accepted.
+    index("seats_user_idx").on(t.userId, t.acceptedAt, t.id),
     // A license's seats oldest first (GET /admin/licenses/:id/seats, POST /portal/seats), without a sort.
     index("seats_license_created_idx").on(t.licenseId, t.createdAt, t.id),
   ],

@@ -33,6 +33,14 @@ export const seatsOfLicenseQueryPg = (db: PgHandle["db"], licenseId: string, inc
     .where(includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId))
     .orderBy(asc(seats.createdAt), asc(idC));
 
+/** A user's accepted seats (GET /portal/licenses), oldest acceptance first: one range of seats_user_idx (exported for the query-plan test). */
+export const acceptedSeatsQueryPg = (db: PgHandle["db"], userId: string) =>
+  db
+    .select()
+    .from(seats)
+    .where(and(eq(seats.userId, userId), isNull(seats.removedAt), isNotNull(seats.acceptedAt)))
+    .orderBy(asc(seats.acceptedAt), asc(idC));
+
 export function createSeatRepoPg(handle: PgHandle): SeatRepo {
   const { db } = handle;
 
@@ -118,11 +126,7 @@ export function createSeatRepoPg(handle: PgHandle): SeatRepo {
       return r ? toSeat(r) : null;
     },
     async acceptedSeatsOf(userId) {
-      const rows = await db
-        .select()
-        .from(seats)
-        .where(and(eq(seats.userId, userId), isNull(seats.removedAt), isNotNull(seats.acceptedAt)))
-        .orderBy(asc(seats.acceptedAt), asc(idC));
+      const rows = await acceptedSeatsQueryPg(db, userId);
       return rows.map(toSeat);
     },
     async licensesOwnedBy(email) {

@@ -21,6 +21,14 @@ export const seatsOfLicenseQuery = (db: DbHandle["db"], licenseId: string, inclu
     .where(includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId))
     .orderBy(asc(seats.createdAt), asc(seats.id));
 
+/** A user's accepted seats (GET /portal/licenses), oldest acceptance first: one range of seats_user_idx (exported for the query-plan test). */
+export const acceptedSeatsQuery = (db: DbHandle["db"], userId: string) =>
+  db
+    .select()
+    .from(seats)
+    .where(and(eq(seats.userId, userId), isNull(seats.removedAt), isNotNull(seats.acceptedAt)))
+    .orderBy(asc(seats.acceptedAt), asc(seats.id));
+
 export function createSeatRepo(handle: DbHandle): SeatRepo {
   const { db } = handle;
   const countActive = (licenseId: string) => db.select({ n: count() }).from(seats).where(active(licenseId)).get()!.n;
@@ -118,13 +126,7 @@ export function createSeatRepo(handle: DbHandle): SeatRepo {
       return r ? toSeat(r) : null;
     },
     async acceptedSeatsOf(userId) {
-      return db
-        .select()
-        .from(seats)
-        .where(and(eq(seats.userId, userId), isNull(seats.removedAt), isNotNull(seats.acceptedAt)))
-        .orderBy(asc(seats.acceptedAt), asc(seats.id))
-        .all()
-        .map(toSeat);
+      return acceptedSeatsQuery(db, userId).all().map(toSeat);
     },
     async licensesOwnedBy(email) {
       // lower(email) matches the licenses_email_lower_idx expression index.

@@ -2,6 +2,7 @@ DROP INDEX "audit_entity_idx";--> statement-breakpoint
 DROP INDEX "audit_product_idx";--> statement-breakpoint
 DROP INDEX "audit_created_idx";--> statement-breakpoint
 DROP INDEX "outbox_due_idx";--> statement-breakpoint
+DROP INDEX "seats_user_idx";--> statement-breakpoint
 DROP INDEX "sessions_user_idx";--> statement-breakpoint
 DROP INDEX "webhook_deliveries_endpoint_idx";--> statement-breakpoint
 DROP INDEX "webhook_deliveries_endpoint_due_idx";--> statement-breakpoint
@@ -31,6 +32,7 @@ CREATE INDEX "audit_entity_idx" ON "audit_log" USING btree ("entity_type","entit
 CREATE INDEX "audit_product_idx" ON "audit_log" USING btree ("product_id","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "audit_created_idx" ON "audit_log" USING btree ("created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "outbox_due_idx" ON "outbox" USING btree ("status","next_attempt_at","id" COLLATE "C");--> statement-breakpoint
+CREATE INDEX "seats_user_idx" ON "seats" USING btree ("user_id","accepted_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "sessions_user_idx" ON "sessions" USING btree ("user_id","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_endpoint_idx" ON "webhook_deliveries" USING btree ("endpoint_id","created_at","id" COLLATE "C");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_endpoint_due_idx" ON "webhook_deliveries" USING btree ("endpoint_id","status","next_attempt_at","id" COLLATE "C");--> statement-breakpoint

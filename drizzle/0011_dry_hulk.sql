@@ -14,6 +14,9 @@ CREATE INDEX `outbox_kind_topic_created_idx` ON `outbox` (`kind`,`topic`,`create
 CREATE INDEX `outbox_email_to_idx` ON `outbox` (`kind`,lower("payload" ->> '$.to'),`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `outbox_event_product_idx` ON `outbox` (`kind`,("payload" ->> '$.data.product_id'),`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `outbox_due_idx` ON `outbox` (`status`,`next_attempt_at`,`id`);--> statement-breakpoint
+DROP INDEX `seats_user_idx`;--> statement-breakpoint
+CREATE INDEX `seats_license_created_idx` ON `seats` (`license_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `seats_user_idx` ON `seats` (`user_id`,`accepted_at`,`id`);--> statement-breakpoint
 DROP INDEX `sessions_user_idx`;--> statement-breakpoint
 CREATE INDEX `sessions_created_idx` ON `sessions` (`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `sessions_absolute_expiry_idx` ON `sessions` (`absolute_expires_at`);--> statement-breakpoint
@@ -30,7 +33,6 @@ DROP INDEX `payments_license_idx`;--> statement-breakpoint
 CREATE INDEX `payments_license_idx` ON `payments` (`license_id`,`paid_at`,`id`);--> statement-breakpoint
 CREATE INDEX `activations_license_created_idx` ON `activations` (`license_id`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `floating_sessions_expiry_idx` ON `floating_sessions` (`expires_at`);--> statement-breakpoint
-CREATE INDEX `seats_license_created_idx` ON `seats` (`license_id`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `sign_in_codes_created_idx` ON `sign_in_codes` (`created_at`);--> statement-breakpoint
 CREATE INDEX `users_created_idx` ON `users` (`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `users_role_idx` ON `users` (`role`,`created_at`,`id`);--> statement-breakpoint
