@@ -158,6 +158,8 @@ forEachEngine("FloatingRepo", (engine, open) => {
     // Strictly before: the session expiring at 2 000 survives expire(2 000).
     const byId = (a: FloatingSession, b: FloatingSession) => (a.id < b.id ? -1 : 1);
     expect((await repo.expire(later(2_000), 1000)).sort(byId)).toEqual([rows[3]!]);
+    // One batch deletes at most its limit.
+    expect(await repo.expire(later(2_001), 0)).toEqual([]);
     expect((await repo.expire(later(2_001), 1000)).sort(byId)).toEqual([rows[2]!]);
     expect(await repo.expire(later(2_001), 1000)).toEqual([]);
     expect(await countRows(o, "floatingSessions")).toBe(2);
