@@ -12,6 +12,7 @@ import { expireFloatingSessions } from "../modules/floating/service";
 import { runLifecycle } from "../modules/lifecycle/service";
 import { runMeteredSyncJob } from "../modules/metering/service";
 import { pruneHistory } from "./prune-history";
+import { drain, PRUNE_LIMITS } from "../shared/batches";
 
 /** The lifecycle pass (expiries, reminders, dunning); also POST /admin/system/run-expiry-checks. */
 export const LIFECYCLE = "lifecycle";
@@ -108,8 +109,8 @@ export const JOB_PASSES: readonly JobPass[] = [
     leaseMs: 5 * MINUTE,
     description: "Forgets brute-force state of addresses idle past the lockout memory and rate-limit counters older than two windows.",
     run: async (deps, { now }) => ({
-      lockouts: await deps.repos.bruteForce.prune(new Date(now.getTime() - REPEAT_MEMORY_MS)),
-      rate_limit_counters: await deps.rateLimiter.prune(now.getTime() - 2 * RATE_LIMIT_WINDOW_MS),
+      lockouts: (await drain(PRUNE_LIMITS, (n) => deps.repos.bruteForce.prune(new Date(now.getTime() - REPEAT_MEMORY_MS), n))).deleted,
+      rate_limit_counters: (await drain(PRUNE_LIMITS, (n) => deps.rateLimiter.prune(now.getTime() - 2 * RATE_LIMIT_WINDOW_MS, n))).deleted,
     }),
   },
   {
@@ -125,8 +126,8 @@ export const JOB_PASSES: readonly JobPass[] = [
     leaseMs: 5 * MINUTE,
     description: "Deletes sessions past their idle or absolute expiry and sign-in codes past their expiry.",
     run: async (deps, { now }) => ({
-      sessions: await deps.repos.sessions.pruneExpired(now),
-      sign_in_codes: await deps.repos.signInCodes.pruneExpired(now),
+      sessions: (await drain(PRUNE_LIMITS, (n) => deps.repos.sessions.pruneExpired(now, n))).deleted,
+      sign_in_codes: (await drain(PRUNE_LIMITS, (n) => deps.repos.signInCodes.pruneExpired(now, n))).deleted,
     }),
   },
   {

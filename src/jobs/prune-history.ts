@@ -9,11 +9,10 @@
 // backlog (the first run on an old database) is worked off over the next hourly runs.
 import type { Deps } from "../deps";
 import { DAY } from "../shared/clock";
+import { drain, PRUNE_LIMITS, type PruneLimits } from "../shared/batches";
 
-/** Rows per delete statement. */
-export const PRUNE_BATCH = 1000;
-/** Batches per table and run: at most PRUNE_BATCH × PRUNE_MAX_BATCHES rows of each table per run. */
-export const PRUNE_MAX_BATCHES = 50;
+export { PRUNE_BATCH, PRUNE_MAX_BATCHES, type PruneLimits } from "../shared/batches";
+
 /**
  * Processed Stripe event ids make webhook processing exactly-once, so they must outlive every
  * redelivery: Stripe retries an event automatically for up to 3 days, and keeps events for 30 days,
@@ -36,30 +35,8 @@ export function historyCutoffs(retentionDays: number, now: Date): { history: Dat
   return { history: ago(retentionDays), stripeEvents: ago(Math.max(retentionDays, STRIPE_EVENT_MIN_RETENTION_DAYS)) };
 }
 
-export interface PruneLimits {
-  /** Rows per delete statement. */
-  batch: number;
-  /** Batches per table and run. */
-  maxBatches: number;
-}
-
-const LIMITS: PruneLimits = { batch: PRUNE_BATCH, maxBatches: PRUNE_MAX_BATCHES };
-
-/** Calls `prune` until a batch deletes fewer than `limits.batch` rows or `limits.maxBatches` batches ran. */
-async function drain(limits: PruneLimits, prune: (limit: number) => Promise<number>): Promise<{ deleted: number; capped: boolean }> {
-  let deleted = 0;
-  for (let i = 0; i < limits.maxBatches; i++) {
-    const n = await prune(limits.batch);
-    deleted += n;
-    if (n < limits.batch) return { deleted, capped: false };
-    // bun:sqlite runs a statement synchronously: let this node's requests in between batches.
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  return { deleted, capped: true };
-}
-
 /** The pass (`limits`: smaller bounds for tests). Tables one after another, each in bounded batches. */
-export async function pruneHistory(deps: Deps, now: Date, limits: PruneLimits = LIMITS): Promise<PruneHistoryResult> {
+export async function pruneHistory(deps: Deps, now: Date, limits: PruneLimits = PRUNE_LIMITS): Promise<PruneHistoryResult> {
   const { repos } = deps;
   const cut = historyCutoffs(deps.config.historyRetentionDays, now);
   const runs = {

@@ -19,8 +19,11 @@ export interface RateDecision {
 export interface RateLimiter {
   /** A decision taken without I/O may be returned directly (the SQLite limiter counts in memory). */
   hit(key: string, limit: number, windowMs: number, nowMs: number): RateDecision | Promise<RateDecision>;
-  /** Deletes counters of windows that started before `beforeMs`; returns how many (a job pass). */
-  prune(beforeMs: number): Promise<number>;
+  /**
+   * Deletes up to `limit` counters of windows that started before `beforeMs`, in one short statement
+   * (one batch of the prune-abuse pass); returns how many.
+   */
+  prune(beforeMs: number, limit: number): Promise<number>;
 }
 
 /** The one "allowed" decision, shared (frozen): a limiter decides on every public request. */

@@ -87,12 +87,13 @@ forEachEngine("BruteForceRepo", (engine, open) => {
     await repo.recordFailure("10.0.1.1", counting("10.0.1.1", t0), LONG_AGO);
     await repo.recordFailure("10.0.1.2", counting("10.0.1.2", after(1000)), LONG_AGO);
     await repo.recordFailure("10.0.1.3", () => ({ ip: "10.0.1.3", fails: 0, windowStartedAt: t0, level: 1, lockedUntil: after(3000), updatedAt: t0 }), LONG_AGO);
-    expect(await repo.prune(after(1000))).toBe(1);
+    expect(await repo.prune(after(1000), 0)).toBe(0); // one batch deletes at most its limit
+    expect(await repo.prune(after(1000), 1000)).toBe(1);
     expect(await repo.get("10.0.1.1")).toBeNull();
-    expect(await repo.prune(after(3000))).toBe(1); // 10.0.1.3 is locked until exactly 3000
+    expect(await repo.prune(after(3000), 1000)).toBe(1); // 10.0.1.3 is locked until exactly 3000
     expect(await repo.get("10.0.1.3")).not.toBeNull();
-    expect(await repo.prune(after(3001))).toBe(1);
-    expect(await repo.prune(after(99_999))).toBe(0);
+    expect(await repo.prune(after(3001), 1000)).toBe(1);
+    expect(await repo.prune(after(99_999), 1000)).toBe(0);
   });
 
   if (engine === "postgres") {

@@ -157,9 +157,11 @@ forEachEngine("FloatingRepo", (engine, open) => {
 
     // Strictly before: the session expiring at 2 000 survives expire(2 000).
     const byId = (a: FloatingSession, b: FloatingSession) => (a.id < b.id ? -1 : 1);
-    expect((await repo.expire(later(2_000))).sort(byId)).toEqual([rows[3]!]);
-    expect((await repo.expire(later(2_001))).sort(byId)).toEqual([rows[2]!]);
-    expect(await repo.expire(later(2_001))).toEqual([]);
+    expect((await repo.expire(later(2_000), 1000)).sort(byId)).toEqual([rows[3]!]);
+    // One batch deletes at most its limit.
+    expect(await repo.expire(later(2_001), 0)).toEqual([]);
+    expect((await repo.expire(later(2_001), 1000)).sort(byId)).toEqual([rows[2]!]);
+    expect(await repo.expire(later(2_001), 1000)).toEqual([]);
     expect(await countRows(o, "floatingSessions")).toBe(2);
   });
 
@@ -197,10 +199,10 @@ forEachEngine("FloatingRepo", (engine, open) => {
     // expire: the sessions with their license's product, in one call; no call when nothing expired.
     await repo.checkout(co(other.id, "d", later(2_200)), limits(1, 1_000));
     let expired: ExpiredSession[] = [];
-    const gone = await repo.expire(later(5_000), (e) => ((expired = e), audited("floating.expire", String(e.length))));
+    const gone = await repo.expire(later(5_000), 1000, (e) => ((expired = e), audited("floating.expire", String(e.length))));
     expect(gone.map((x) => x.identifier).sort()).toEqual(["c", "d"]);
     expect(expired.map((e) => [e.session.identifier, e.productId]).sort()).toEqual([["c", product.id], ["d", product.id]]);
-    expect(await repo.expire(later(5_000), () => { throw new Error("not called"); })).toEqual([]);
+    expect(await repo.expire(later(5_000), 1000, () => { throw new Error("not called"); })).toEqual([]);
     expect((await auditRows(o)).filter((r) => r.action === "floating.expire").map((r) => r.entityId)).toEqual(["2"]);
   });
 

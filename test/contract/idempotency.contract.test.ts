@@ -103,7 +103,7 @@ forEachEngine("IdempotencyRepo", (engine, open) => {
     expect(await repo.complete({ scope: mine, claimedAt: later, status: 202, responseSealed: "t", at: later })).toBe(true);
     expect(await claimAt(repo, mine, "changed", after(day + 2))).toEqual({ kind: "replay", status: 202, responseSealed: "t" });
     // … and the other scope's expired row was deleted by that claim (nothing left to prune).
-    expect(await repo.prune(after(day))).toBe(0);
+    expect(await repo.prune(after(day), 1000)).toBe(0);
     expect(await claimAt(repo, old, "another", after(day + 3))).toEqual({ kind: "claimed" });
   });
 
@@ -116,9 +116,11 @@ forEachEngine("IdempotencyRepo", (engine, open) => {
     await claim(b, after(1000));
     await claim(c, after(2000));
     await repo.complete({ scope: b, claimedAt: after(1000), status: 200, responseSealed: "s", at: after(1500) });
-    expect(await repo.prune(after(1000))).toBe(1);
-    expect(await repo.prune(after(2001))).toBe(2);
-    expect(await repo.prune(after(9999))).toBe(0);
+    expect(await repo.prune(after(1000), 1000)).toBe(1);
+    // One batch deletes at most its limit.
+    expect(await repo.prune(after(2001), 1)).toBe(1);
+    expect(await repo.prune(after(2001), 1000)).toBe(1);
+    expect(await repo.prune(after(9999), 1000)).toBe(0);
     expect(await claim(b, after(3000))).toEqual({ kind: "claimed" });
   });
 

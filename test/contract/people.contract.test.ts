@@ -109,7 +109,8 @@ forEachEngine("People repositories", (engine, open) => {
     expect((await repos.sessions.list({ aliveAt: AT, userId: v.id, limit: 10 })).items.map((s) => s.id)).toEqual([old.id]);
     expect((await repos.sessions.revoke(s2.id, audited("session.revoke")))!.id).toBe(s2.id);
     expect(await repos.sessions.revoke(s2.id, audited("session.revoke"))).toBeNull();
-    expect(await repos.sessions.pruneExpired(new Date(AT.getTime() + 2 * MINUTE))).toBe(1);
+    expect(await repos.sessions.pruneExpired(new Date(AT.getTime() + 2 * MINUTE), 0)).toBe(0);
+    expect(await repos.sessions.pruneExpired(new Date(AT.getTime() + 2 * MINUTE), 1000)).toBe(1);
     expect(await repos.sessions.revokeAllForUser(u.id, null)).toBe(1);
     expect(await readRows(o, "sessions")).toEqual([]);
     expect(await auditActions(o)).toEqual(["session.revoke"]);
@@ -159,8 +160,10 @@ forEachEngine("People repositories", (engine, open) => {
     expect(await repos.signInCodes.put(code("other", "h5", "d@example.com"), cap(3), {})).toBe("ok");
     expect(await repos.signInCodes.put(code("later", "h6"), { replaces: null, cap: { max: 3, since: AT } }, {})).toBe("ok");
     // Prune: rows created an hour or more before now go; younger ones (expired or not) stay.
-    expect(await repos.signInCodes.pruneExpired(new Date(AT.getTime() + HOUR - 1))).toBe(0);
-    expect(await repos.signInCodes.pruneExpired(new Date(AT.getTime() + HOUR))).toBe(5);
+    expect(await repos.signInCodes.pruneExpired(new Date(AT.getTime() + HOUR - 1), 1000)).toBe(0);
+    // One batch deletes at most its limit; the pass calls again until a batch comes back short.
+    expect(await repos.signInCodes.pruneExpired(new Date(AT.getTime() + HOUR), 2)).toBe(2);
+    expect(await repos.signInCodes.pruneExpired(new Date(AT.getTime() + HOUR), 1000)).toBe(3);
     expect(await readRows(o, "signInCodes")).toEqual([]);
   });
 

@@ -5,7 +5,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { runMigrations } from "../../src/db/migrate";
-import { is, getTableColumns, Column, SQL, StringChunk, type InferSelectModel } from "drizzle-orm";
+import { is, getTableColumns, type InferSelectModel } from "drizzle-orm";
 import { SQLiteTable, getTableConfig as sqliteConfig } from "drizzle-orm/sqlite-core";
 import { PgTable, getTableConfig as pgConfig } from "drizzle-orm/pg-core";
 import * as lite from "../../src/db/schema";
@@ -42,6 +42,18 @@ const BIGINT = [
   "generations.value",
 ].sort();
 
+/**
+ * An index part: its column, or for an expression the columns it reads (the engines spell an
+ * expression differently: `id COLLATE "C"` on PostgreSQL is SQLite's `id` in byte order).
+ */
+function indexedColumn(part: unknown): string | undefined {
+  const { name, queryChunks } = part as { name?: string; queryChunks?: unknown[] };
+  if (name !== undefined || !queryChunks) return name;
+  // Each column once: SQLite's and PostgreSQL's forms of one expression may read a column more or fewer times.
+  const read = queryChunks.map((c) => (c as { name?: unknown }).name).filter((n): n is string => typeof n === "string");
+  return [...new Set(read)].join(",");
+}
+
 function describeTable(config: {
   columns: { name: string; notNull: boolean; primary: boolean; hasDefault: boolean; default: unknown; enumValues?: string[] }[];
   indexes: { config: { name?: string; unique: boolean; columns: unknown[] } }[];
@@ -63,7 +75,7 @@ function describeTable(config: {
     .map((i) => ({
       name: i.config.name,
       unique: i.config.unique,
-      columns: i.config.columns.map(indexColumnName),
+      columns: i.config.columns.map(indexedColumn),
     }))
     .sort((a, b) => String(a.name).localeCompare(String(b.name)));
   const foreignKeys = config.foreignKeys
@@ -79,23 +91,6 @@ function describeTable(config: {
     .sort((a, b) => a.columns.join().localeCompare(b.columns.join()));
   const primaryKeys = config.primaryKeys.map((pk) => pk.columns.map((c) => c.name));
   return { columns, indexes, foreignKeys, primaryKeys };
-}
-
-/**
- * An index column's name; PostgreSQL's `id COLLATE "C"` (bytewise, as SQLite's BINARY collation
- * compares) counts as the plain column. Other expressions have no name (both engines alike).
- */
-function indexColumnName(c: unknown): string | undefined {
-  if (is(c, SQL)) {
-    const columns = c.queryChunks.filter((q) => is(q, Column)) as Column[];
-    const text = c.queryChunks
-      .filter((q) => is(q, StringChunk))
-      .map((q) => (q as StringChunk).value.join(""))
-      .join("")
-      .trim();
-    return columns.length === 1 && text === 'COLLATE "C"' ? columns[0]!.name : undefined;
-  }
-  return (c as { name: string }).name;
 }
 
 describe("the PostgreSQL schema mirrors the SQLite schema", () => {

@@ -2,9 +2,7 @@ import { sql } from "drizzle-orm";
 import { pgTable, text, timestamp, uniqueIndex, index, primaryKey, type AnyPgColumn } from "drizzle-orm/pg-core";
 import { LICENSE_STATUSES } from "../schema/licenses";
 import { products, plans, addons } from "./catalog";
-
-/** An index column of ids in bytewise order (as SQLite's BINARY collation compares them). */
-const idC = (id: AnyPgColumn) => sql`${id} COLLATE "C"`;
+import { idC } from "./collate";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
@@ -100,7 +98,11 @@ export const activations = pgTable(
     createdAt: ts("created_at").notNull(),
     lastSeenAt: ts("last_seen_at"),
   },
-  (t) => [uniqueIndex("activations_license_identifier_uq").on(t.licenseId, t.identifier)],
+  (t) => [
+    uniqueIndex("activations_license_identifier_uq").on(t.licenseId, t.identifier),
+    // A license's activations oldest first (the admin license view, the portal), without a sort.
+    index("activations_license_created_idx").on(t.licenseId, t.createdAt, idC(t.id)),
+  ],
 );
 
 /**

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { pgTable, text, timestamp, index, uniqueIndex } from "drizzle-orm/pg-core";
 import { licenses } from "./licenses";
+import { idC } from "./collate";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
@@ -30,5 +31,7 @@ export const offlineActivations = pgTable(
   (t) => [
     uniqueIndex("offline_activations_live_uq").on(t.licenseId).where(sql`cleared_at IS NULL`),
     index("offline_activations_license_identifier_idx").on(t.licenseId, t.identifier),
+    // GET /admin/licenses/:id/offline-activations: newest first, without a sort.
+    index("offline_activations_license_created_idx").on(t.licenseId, t.createdAt, idC(t.id)),
   ],
 );

@@ -1,5 +1,6 @@
 import { pgTable, text, integer, bigint, timestamp, index, uniqueIndex } from "drizzle-orm/pg-core";
 import { licenses } from "./licenses";
+import { idC } from "./collate";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
@@ -75,7 +76,8 @@ export const payments = pgTable(
   (t) => [
     uniqueIndex("payments_checkout_uq").on(t.stripeCheckoutSessionId),
     uniqueIndex("payments_invoice_uq").on(t.stripeInvoiceId),
-    index("payments_license_idx").on(t.licenseId, t.paidAt),
+    // GET /admin/licenses/:id/billing: a license's payments newest first, without a sort.
+    index("payments_license_idx").on(t.licenseId, t.paidAt, idC(t.id)),
     // Disputes and charge events name the PaymentIntent.
     index("payments_payment_intent_idx").on(t.stripePaymentIntentId),
   ],
@@ -103,5 +105,6 @@ export const meterQueue = pgTable(
     lastError: text("last_error"),
     sentAt: ts("sent_at"),
   },
-  (t) => [index("meter_queue_due_idx").on(t.status, t.nextAttemptAt), index("meter_queue_license_idx").on(t.licenseId)],
+  // The metered-billing sync's claim: due pending rows in (next_attempt_at, id) order, LIMIT.
+  (t) => [index("meter_queue_due_idx").on(t.status, t.nextAttemptAt, t.id), index("meter_queue_license_idx").on(t.licenseId)],
 );

@@ -1,4 +1,6 @@
+import { sql } from "drizzle-orm";
 import { pgTable, text, integer, boolean, jsonb, timestamp, index } from "drizzle-orm/pg-core";
+import { idC } from "./collate";
 import { products } from "./catalog";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
@@ -38,10 +40,16 @@ export const auditLog = pgTable(
     requestId: text("request_id"),
     createdAt: ts("created_at").notNull(),
   },
+  // GET /admin/audit lists newest first in (created_at, id) order, ids compared by bytes (COLLATE "C",
+  // as on SQLite); each filter it offers has an index that ends in that order, so a page is one index
+  // range read of `limit` rows, never a sort (docs/performance.md "Admin lists at scale").
   (t) => [
-    index("audit_entity_idx").on(t.entityType, t.entityId),
-    index("audit_product_idx").on(t.productId),
-    index("audit_created_idx").on(t.createdAt),
+    index("audit_created_idx").on(t.createdAt, idC(t.id)),
+    index("audit_entity_idx").on(t.entityType, t.entityId, t.createdAt, idC(t.id)),
+    index("audit_entity_type_idx").on(t.entityType, t.createdAt, idC(t.id)),
+    index("audit_action_idx").on(t.action, t.createdAt, idC(t.id)),
+    index("audit_actor_idx").on(t.actorId, t.createdAt, idC(t.id)),
+    index("audit_product_idx").on(t.productId, t.createdAt, idC(t.id)),
   ],
 );
 
@@ -83,7 +91,19 @@ export const outbox = pgTable(
     createdAt: ts("created_at").notNull(),
     sentAt: ts("sent_at"),
   },
-  (t) => [index("outbox_due_idx").on(t.status, t.nextAttemptAt)],
+  (t) => [
+    // The delivery worker's claim (due pending messages in (next_attempt_at, id COLLATE "C") order,
+    // LIMIT) and the prune-history batches (finished ones by age).
+    index("outbox_due_idx").on(t.status, t.nextAttemptAt, idC(t.id)),
+    // GET /admin/emails and /admin/events: newest first in (created_at, id COLLATE "C") per kind, and
+    // per filter offered (status, template/type, recipient, product) one index ending in that order.
+    // The expressions are the repositories' own (modules/outbox/repo.pg.ts).
+    index("outbox_kind_created_idx").on(t.kind, t.createdAt, idC(t.id)),
+    index("outbox_kind_status_created_idx").on(t.kind, t.status, t.createdAt, idC(t.id)),
+    index("outbox_kind_topic_created_idx").on(t.kind, t.topic, t.createdAt, idC(t.id)),
+    index("outbox_email_to_idx").on(t.kind, sql`lower(${t.payload} ->> 'to' COLLATE "C")`, t.createdAt, idC(t.id)),
+    index("outbox_event_product_idx").on(t.kind, sql`(${t.payload} -> 'data' ->> 'product_id')`, t.createdAt, idC(t.id)),
+  ],
 );
 
 /** Admin overrides of the editable email templates (modules/email/lifecycle.ts, template-admin.ts); no row = the default. */

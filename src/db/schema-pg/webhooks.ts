@@ -1,5 +1,6 @@
 import { pgTable, text, integer, boolean, jsonb, timestamp, index, uniqueIndex } from "drizzle-orm/pg-core";
 import { products } from "./catalog";
+import { idC } from "./collate";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
@@ -68,9 +69,13 @@ export const webhookDeliveries = pgTable(
   (t) => [
     uniqueIndex("webhook_deliveries_event_endpoint_idx").on(t.eventId, t.endpointId),
     index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
-    index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.createdAt),
+    // GET /admin/webhooks/:id/deliveries: an endpoint's deliveries newest first in (created_at, id),
+    // unfiltered or by status or event type (docs/performance.md "Admin lists at scale").
+    index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.createdAt, idC(t.id)),
+    index("webhook_deliveries_endpoint_status_idx").on(t.endpointId, t.status, t.createdAt, idC(t.id)),
+    index("webhook_deliveries_endpoint_type_idx").on(t.endpointId, t.eventType, t.createdAt, idC(t.id)),
     // The delivery worker: each enabled endpoint's earliest due pending delivery (its wake-up poll and
     // its per-endpoint claim window), one index seek per endpoint.
-    index("webhook_deliveries_endpoint_due_idx").on(t.endpointId, t.status, t.nextAttemptAt),
+    index("webhook_deliveries_endpoint_due_idx").on(t.endpointId, t.status, t.nextAttemptAt, idC(t.id)),
   ],
 );

@@ -23,5 +23,7 @@ export const floatingSessions = sqliteTable(
   (t) => [
     uniqueIndex("floating_sessions_license_identifier_uq").on(t.licenseId, t.identifier),
     index("floating_sessions_license_expiry_idx").on(t.licenseId, t.expiresAt),
+    // The expire-floating pass: the expired sessions of every license, in batches.
+    index("floating_sessions_expiry_idx").on(t.expiresAt),
   ],
 );

@@ -97,7 +97,11 @@ export const activations = sqliteTable(
     createdAt: ts("created_at").notNull(),
     lastSeenAt: ts("last_seen_at"),
   },
-  (t) => [uniqueIndex("activations_license_identifier_uq").on(t.licenseId, t.identifier)],
+  (t) => [
+    uniqueIndex("activations_license_identifier_uq").on(t.licenseId, t.identifier),
+    // A license's activations oldest first (the admin license view, the portal), without a sort.
+    index("activations_license_created_idx").on(t.licenseId, t.createdAt, t.id),
+  ],
 );
 
 /**

@@ -30,5 +30,7 @@ export const offlineActivations = sqliteTable(
   (t) => [
     uniqueIndex("offline_activations_live_uq").on(t.licenseId).where(sql`cleared_at IS NULL`),
     index("offline_activations_license_identifier_idx").on(t.licenseId, t.identifier),
+    // GET /admin/licenses/:id/offline-activations: newest first, without a sort.
+    index("offline_activations_license_created_idx").on(t.licenseId, t.createdAt, t.id),
   ],
 );

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { licenses } from "./licenses";
 
@@ -10,13 +11,22 @@ export const SEAT_ROLES = ["admin", "member"] as const;
  * People who sign in (portal customers, seat holders, admins). Keyed by the lower-cased email
  * (DECISIONS: Sessions and sign-in). `role` is the admin role; null = not an admin.
  */
-export const users = sqliteTable("users", {
-  id: text("id").primaryKey(),
-  email: text("email").notNull().unique(),
-  role: text("role", { enum: ADMIN_ROLES }),
-  createdAt: ts("created_at").notNull(),
-  lastSignInAt: ts("last_sign_in_at"),
-});
+export const users = sqliteTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull().unique(),
+    role: text("role", { enum: ADMIN_ROLES }),
+    createdAt: ts("created_at").notNull(),
+    lastSignInAt: ts("last_sign_in_at"),
+  },
+  // GET /admin/users: newest first in (created_at, id), all, by role, or every admin (role not null).
+  (t) => [
+    index("users_created_idx").on(t.createdAt, t.id),
+    index("users_role_idx").on(t.role, t.createdAt, t.id),
+    index("users_admins_idx").on(t.createdAt, t.id).where(sql`${t.role} IS NOT NULL`),
+  ],
+);
 
 /**
  * Signed-in sessions. The cookie carries a random token; only its keyed hash is stored. A session
@@ -39,7 +49,14 @@ export const sessions = sqliteTable(
     idleExpiresAt: ts("idle_expires_at").notNull(),
     absoluteExpiresAt: ts("absolute_expires_at").notNull(),
   },
-  (t) => [index("sessions_user_idx").on(t.userId), index("sessions_idle_expiry_idx").on(t.idleExpiresAt)],
+  (t) => [
+    // GET /admin/sessions: newest first in (created_at, id), all or one user's.
+    index("sessions_created_idx").on(t.createdAt, t.id),
+    index("sessions_user_idx").on(t.userId, t.createdAt, t.id),
+    // prune-sessions: the expired rows, by either end, in batches.
+    index("sessions_idle_expiry_idx").on(t.idleExpiresAt),
+    index("sessions_absolute_expiry_idx").on(t.absoluteExpiresAt),
+  ],
 );
 
 /**
@@ -58,7 +75,8 @@ export const signInCodes = sqliteTable(
     createdAt: ts("created_at").notNull(),
     expiresAt: ts("expires_at").notNull(),
   },
-  (t) => [index("sign_in_codes_email_created_idx").on(t.email, t.createdAt)],
+  // The prune-sessions pass deletes the old codes of every address, in batches, by created_at.
+  (t) => [index("sign_in_codes_email_created_idx").on(t.email, t.createdAt), index("sign_in_codes_created_idx").on(t.createdAt)],
 );
 
 /**
@@ -86,6 +104,9 @@ export const seats = sqliteTable(
   (t) => [
     uniqueIndex("seats_license_email_uq").on(t.licenseId, t.email),
     index("seats_email_idx").on(t.email),
-    index("seats_user_idx").on(t.userId),
+    // GET /portal/licenses: a signed-in user's accepted seats, in the order they were accepted.
+    index("seats_user_idx").on(t.userId, t.acceptedAt, t.id),
+    // A license's seats oldest first (GET /admin/licenses/:id/seats, POST /portal/seats), without a sort.
+    index("seats_license_created_idx").on(t.licenseId, t.createdAt, t.id),
   ],
 );

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { sqliteTable, text, integer, index } from "drizzle-orm/sqlite-core";
 import { products } from "./catalog";
 
@@ -38,10 +39,16 @@ export const auditLog = sqliteTable(
     requestId: text("request_id"),
     createdAt: ts("created_at").notNull(),
   },
+  // GET /admin/audit lists newest first in (created_at, id) order; each filter it offers has an index
+  // that ends in that order, so a page is one index range read of `limit` rows, never a sort
+  // (docs/performance.md "Admin lists at scale"; test/contract/admin-query-plans.contract.test.ts).
   (t) => [
-    index("audit_entity_idx").on(t.entityType, t.entityId),
-    index("audit_product_idx").on(t.productId),
-    index("audit_created_idx").on(t.createdAt),
+    index("audit_created_idx").on(t.createdAt, t.id),
+    index("audit_entity_idx").on(t.entityType, t.entityId, t.createdAt, t.id),
+    index("audit_entity_type_idx").on(t.entityType, t.createdAt, t.id),
+    index("audit_action_idx").on(t.action, t.createdAt, t.id),
+    index("audit_actor_idx").on(t.actorId, t.createdAt, t.id),
+    index("audit_product_idx").on(t.productId, t.createdAt, t.id),
   ],
 );
 
@@ -83,7 +90,20 @@ export const outbox = sqliteTable(
     createdAt: ts("created_at").notNull(),
     sentAt: ts("sent_at"),
   },
-  (t) => [index("outbox_due_idx").on(t.status, t.nextAttemptAt)],
+  (t) => [
+    // The delivery worker's claim (due pending messages in (next_attempt_at, id) order, LIMIT) and the
+    // prune-history batches (finished ones by age).
+    index("outbox_due_idx").on(t.status, t.nextAttemptAt, t.id),
+    // GET /admin/emails and /admin/events: newest first in (created_at, id) per kind, and per filter
+    // offered (status, template/type, recipient, product) one index ending in that order. The
+    // expressions are the repositories' own (modules/outbox/repo.sqlite.ts), written with `->>`:
+    // drizzle-kit splits an index expression at its commas.
+    index("outbox_kind_created_idx").on(t.kind, t.createdAt, t.id),
+    index("outbox_kind_status_created_idx").on(t.kind, t.status, t.createdAt, t.id),
+    index("outbox_kind_topic_created_idx").on(t.kind, t.topic, t.createdAt, t.id),
+    index("outbox_email_to_idx").on(t.kind, sql`lower(${t.payload} ->> '$.to')`, t.createdAt, t.id),
+    index("outbox_event_product_idx").on(t.kind, sql`(${t.payload} ->> '$.data.product_id')`, t.createdAt, t.id),
+  ],
 );
 
 /** Admin overrides of the editable email templates (modules/email/lifecycle.ts, template-admin.ts); no row = the default. */

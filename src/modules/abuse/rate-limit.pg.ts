@@ -159,8 +159,10 @@ export function createPgRateLimiter(handle: PgHandle): RateLimiter {
         return decision;
       }
     },
-    async prune(beforeMs) {
-      const gone = await sql`DELETE FROM rate_limit_counters WHERE window_start < ${beforeMs} RETURNING key`;
+    async prune(beforeMs, limit) {
+      if (limit <= 0) return 0;
+      const gone = await sql`DELETE FROM rate_limit_counters WHERE (key, window_start) IN (
+        SELECT key, window_start FROM rate_limit_counters WHERE window_start < ${beforeMs} LIMIT ${limit}) AND window_start < ${beforeMs} RETURNING key`;
       return gone.length;
     },
   };

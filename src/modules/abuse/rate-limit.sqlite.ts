@@ -178,8 +178,14 @@ export function createSqliteRateLimiter(handle: DbHandle, opts: { flushIntervalM
       }
       return decision;
     },
-    async prune(beforeMs) {
-      return db.delete(rateLimitCounters).where(lt(rateLimitCounters.windowStart, beforeMs)).returning({ key: rateLimitCounters.key }).all().length;
+    async prune(beforeMs, limit) {
+      if (limit <= 0) return 0;
+      const old = db.select({ key: rateLimitCounters.key, start: rateLimitCounters.windowStart }).from(rateLimitCounters).where(lt(rateLimitCounters.windowStart, beforeMs)).limit(limit);
+      return db
+        .delete(rateLimitCounters)
+        .where(sql`(${rateLimitCounters.key}, ${rateLimitCounters.windowStart}) IN (${old})`)
+        .returning({ key: rateLimitCounters.key })
+        .all().length;
     },
     flush,
   };

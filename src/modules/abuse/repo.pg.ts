@@ -1,18 +1,20 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { PgHandle, PgExecutor } from "../../db/pg";
 import { bruteForceState } from "../../db/schema-pg";
-import type { BruteForceRepo, BruteForceState } from "./repo";
+import { RECORD_PRUNE_BATCH, type BruteForceRepo, type BruteForceState } from "./repo";
 
 /**
  * Deletes rows idle since `before` and not locked past it. SKIP LOCKED: a row another transaction
  * holds is being written right now (so it is not idle), and two pruning statements never wait on
  * each other's rows (which could deadlock when they lock them in different orders).
  */
-async function pruneIdle(tx: PgExecutor, before: Date): Promise<number> {
+async function pruneIdle(tx: PgExecutor, before: Date, limit: number): Promise<number> {
+  if (limit <= 0) return 0;
   const idle = tx
     .select({ ip: bruteForceState.ip })
     .from(bruteForceState)
     .where(and(lt(bruteForceState.updatedAt, before), or(isNull(bruteForceState.lockedUntil), lt(bruteForceState.lockedUntil, before))))
+    .limit(limit)
     .for("update", { skipLocked: true });
   const gone = await tx.delete(bruteForceState).where(sql`${bruteForceState.ip} IN (${idle})`).returning({ ip: bruteForceState.ip });
   return gone.length;
@@ -66,10 +68,10 @@ export function createBruteForceRepoPg(handle: PgHandle): BruteForceRepo {
             },
           });
         // Forget addresses that have been quiet long enough (bounded table under scanning).
-        await pruneIdle(tx, pruneBefore);
+        await pruneIdle(tx, pruneBefore, RECORD_PRUNE_BATCH);
         return next;
       });
     },
-    prune: (before) => pruneIdle(db, before),
+    prune: (before, limit) => pruneIdle(db, before, limit),
   };
 }

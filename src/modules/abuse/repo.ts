@@ -9,6 +9,9 @@ export interface BruteForceState {
   updatedAt: Date;
 }
 
+/** Idle rows a recorded failure deletes on the way (bounded work on the request path; the pass does the rest). */
+export const RECORD_PRUNE_BATCH = 100;
+
 export interface BruteForceRepo {
   /** One prepared read by primary key; activate calls it before every key lookup. */
   get(ip: string): Promise<BruteForceState | null>;
@@ -17,6 +20,9 @@ export interface BruteForceRepo {
    * Returns the new state.
    */
   recordFailure(ip: string, decide: (current: BruteForceState | null) => BruteForceState, pruneBefore: Date): Promise<BruteForceState>;
-  /** Deletes rows idle since `before` and not locked past it; returns how many (a job pass). */
-  prune(before: Date): Promise<number>;
+  /**
+   * Deletes up to `limit` rows idle since `before` and not locked past it, in one short statement (one
+   * batch of the prune-abuse pass); returns how many.
+   */
+  prune(before: Date, limit: number): Promise<number>;
 }

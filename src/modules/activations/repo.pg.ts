@@ -46,6 +46,14 @@ const ms = msDate;
 
 const licenseOf = rawLicense;
 
+/** A license's activations, oldest first: one range of activations_license_created_idx (exported for the query-plan test). */
+export const activationsOfLicenseQueryPg = (db: PgHandle["db"], licenseId: string) =>
+  db
+    .select()
+    .from(activations)
+    .where(eq(activations.licenseId, licenseId))
+    .orderBy(asc(activations.createdAt), sql`${activations.id} COLLATE "C"`);
+
 export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
   const { db } = handle;
   const client = handle.sql;
@@ -317,11 +325,7 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
       });
     },
     async listByLicense(licenseId) {
-      return db
-        .select()
-        .from(activations)
-        .where(eq(activations.licenseId, licenseId))
-        .orderBy(asc(activations.createdAt), sql`${activations.id} COLLATE "C"`);
+      return activationsOfLicenseQueryPg(db, licenseId);
     },
     async remove(licenseId, activationId, effects) {
       return db.transaction(async (tx) => {

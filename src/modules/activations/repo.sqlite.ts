@@ -14,6 +14,10 @@ import { msDate, rawLicense, type RawLicenseRow } from "../license-api/raw-rows"
 import { lookedUpActivation, type RawLookupActivation } from "./raw-rows";
 import { decideOnRead, reactivated } from "./domain";
 
+/** A license's activations, oldest first: one range of activations_license_created_idx (exported for the query-plan test). */
+export const activationsOfLicenseQuery = (db: DbHandle["db"], licenseId: string) =>
+  db.select().from(activations).where(eq(activations.licenseId, licenseId)).orderBy(asc(activations.createdAt), asc(activations.id));
+
 export function createActivationRepo(handle: DbHandle): ActivationRepo {
   const { db } = handle;
   const access = createLicenseAccessReaders(handle);
@@ -198,7 +202,7 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
       });
     },
     async listByLicense(licenseId) {
-      return db.select().from(activations).where(eq(activations.licenseId, licenseId)).orderBy(asc(activations.createdAt), asc(activations.id)).all();
+      return activationsOfLicenseQuery(db, licenseId).all();
     },
     async remove(licenseId, activationId, effects) {
       return immediate(handle, () => {

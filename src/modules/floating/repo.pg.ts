@@ -67,9 +67,13 @@ export function createFloatingRepoPg(handle: PgHandle): FloatingRepo {
         return released;
       });
     },
-    async expire(before, effects) {
+    async expire(before, limit, effects) {
+      if (limit <= 0) return [];
       return db.transaction(async (tx) => {
-        const gone = await tx.delete(floatingSessions).where(lt(floatingSessions.expiresAt, before)).returning();
+        // The condition is repeated on the DELETE: a session a heartbeat extended meanwhile stays.
+        const dead = lt(floatingSessions.expiresAt, before);
+        const batch = tx.select({ id: floatingSessions.id }).from(floatingSessions).where(dead).limit(limit);
+        const gone = await tx.delete(floatingSessions).where(and(inArray(floatingSessions.id, batch), dead)).returning();
         if (effects && gone.length > 0) {
           // The licenses still exist (sessions cascade with them): their products, in the same transaction.
           const ids = [...new Set(gone.map((s) => s.licenseId))];

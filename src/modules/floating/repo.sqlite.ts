@@ -67,9 +67,11 @@ export function createFloatingRepo(handle: DbHandle): FloatingRepo {
         return released;
       });
     },
-    async expire(before, effects) {
+    async expire(before, limit, effects) {
+      if (limit <= 0) return [];
       return immediate(handle, () => {
-        const gone = db.delete(floatingSessions).where(lt(floatingSessions.expiresAt, before)).returning().all();
+        const batch = db.select({ id: floatingSessions.id }).from(floatingSessions).where(lt(floatingSessions.expiresAt, before)).limit(limit);
+        const gone = db.delete(floatingSessions).where(inArray(floatingSessions.id, batch)).returning().all();
         if (effects && gone.length > 0) {
           // The licenses still exist (sessions cascade with them): their products, in the same transaction.
           const ids = [...new Set(gone.map((s) => s.licenseId))];

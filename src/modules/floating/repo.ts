@@ -66,7 +66,8 @@ export interface FloatingRepo {
   /**
    * Deletes sessions that expired before `before` (dead rows: they never count and are never
    * revived) and returns them; `effects` (the floating.expired events) is written in the same
-   * transaction, when something expired. A job pass; checkout also drops a license's own expired sessions.
+   * transaction, when something expired. At most `limit` sessions (one batch of the expire-floating
+   * pass, by floating_sessions_expiry_idx); checkout also drops a license's own expired sessions.
    */
-  expire(before: Date, effects?: (expired: ExpiredSession[]) => Effects): Promise<FloatingSession[]>;
+  expire(before: Date, limit: number, effects?: (expired: ExpiredSession[]) => Effects): Promise<FloatingSession[]>;
 }

@@ -10,6 +10,7 @@ import type { FloatingLimits, FloatingSession } from "./repo";
 import type { Recorder } from "../idempotency/repo";
 import type { Effects } from "../outbox/effects";
 import { floatingCheckedIn, floatingCheckedOut, floatingExpired } from "./events";
+import { drain, PRUNE_LIMITS } from "../../shared/batches";
 
 export interface FloatingInput extends PublicLicenseInput {
   identifier: string;
@@ -90,12 +91,19 @@ export async function checkin(deps: Deps, input: FloatingInput): Promise<Floatin
   return { ...r, max: access.plan.maxActivations };
 }
 
-/** The expire-floating job pass: deletes sessions that expired before `now`, with their floating.expired events. */
+/**
+ * The expire-floating job pass: deletes sessions that expired before `now`, with their floating.expired
+ * events, in batches (each one transaction with its events) that yield in between; a backlog past
+ * PRUNE_MAX_BATCHES batches is left to the next minute's run.
+ */
 export async function expireFloatingSessions(deps: Pick<Deps, "repos">, now: Date): Promise<number> {
-  const gone = await deps.repos.floating.expire(now, (expired) => ({
-    events: expired.map(({ session, productId }) => floatingExpired(session, productId, now)),
-  }));
-  return gone.length;
+  const run = await drain(PRUNE_LIMITS, async (n) => {
+    const gone = await deps.repos.floating.expire(now, n, (expired) => ({
+      events: expired.map(({ session, productId }) => floatingExpired(session, productId, now)),
+    }));
+    return gone.length;
+  });
+  return run.deleted;
 }
 
 /** Live sessions of a license, oldest first; for the admin license detail (lead merges it there). */

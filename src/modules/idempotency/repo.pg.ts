@@ -1,4 +1,4 @@
-import { and, eq, lt, not } from "drizzle-orm";
+import { and, eq, lt, not, sql } from "drizzle-orm";
 import type { PgHandle, PgExecutor } from "../../db/pg";
 import { idempotencyKeys } from "../../db/schema-pg";
 import { ClaimLostError, type ClaimCompletion, type IdempotencyRepo, type IdempotencyScope } from "./repo";
@@ -88,8 +88,15 @@ export function createIdempotencyRepoPg(handle: PgHandle): IdempotencyRepo {
         .delete(idempotencyKeys)
         .where(and(pk(s), eq(idempotencyKeys.state, "in_flight"), eq(idempotencyKeys.createdAt, claimedAt)));
     },
-    async prune(before) {
-      const gone = await db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, before)).returning({ key: idempotencyKeys.key });
+    async prune(before, limit) {
+      if (limit <= 0) return 0;
+      // The condition is repeated on the DELETE: a row reclaimed meanwhile (created_at moved) stays.
+      const old = lt(idempotencyKeys.createdAt, before);
+      const batch = db.select({ key: idempotencyKeys.key, route: idempotencyKeys.route, scope: idempotencyKeys.scope }).from(idempotencyKeys).where(old).limit(limit);
+      const gone = await db
+        .delete(idempotencyKeys)
+        .where(and(sql`(${idempotencyKeys.key}, ${idempotencyKeys.route}, ${idempotencyKeys.scope}) IN (${batch})`, old))
+        .returning({ key: idempotencyKeys.key });
       return gone.length;
     },
   };

@@ -1,4 +1,4 @@
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq, lt, sql } from "drizzle-orm";
 import { lift, immediate, type DbHandle } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
 import { ClaimLostError, type ClaimCompletion, type IdempotencyRepo, type IdempotencyScope } from "./repo";
@@ -22,16 +22,29 @@ export function storeOutcome(handle: DbHandle, c: ClaimCompletion): void {
   if (!completeClaim(handle, c)) throw new ClaimLostError();
 }
 
+/** Expired rows a claim deletes besides its own (bounded work on the request path). */
+const CLAIM_PRUNE_BATCH = 100;
+
 export function createIdempotencyRepo(handle: DbHandle): IdempotencyRepo {
   const { db } = handle;
   const pk = pkOf;
-  const prune = (before: Date) =>
-    db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, before)).returning({ key: idempotencyKeys.key }).all().length;
+  const prune = (before: Date, limit: number) => {
+    if (limit <= 0) return 0;
+    const batch = db.select({ key: idempotencyKeys.key, route: idempotencyKeys.route, scope: idempotencyKeys.scope }).from(idempotencyKeys).where(lt(idempotencyKeys.createdAt, before)).limit(limit);
+    return db
+      .delete(idempotencyKeys)
+      .where(sql`(${idempotencyKeys.key}, ${idempotencyKeys.route}, ${idempotencyKeys.scope}) IN (${batch})`)
+      .returning({ key: idempotencyKeys.key })
+      .all().length;
+  };
 
   return {
     async claim(s, bodyHash, at, expiredBefore, staleBefore) {
       return immediate(handle, () => {
-        prune(expiredBefore);
+        // This claim's own expired row, then a bounded batch of others (the hourly pass does the rest):
+        // a claim after a quiet day must not delete the whole day's rows inside the request.
+        db.delete(idempotencyKeys).where(and(pk(s), lt(idempotencyKeys.createdAt, expiredBefore))).run();
+        prune(expiredBefore, CLAIM_PRUNE_BATCH);
         // The claim itself is one INSERT guarded by the primary key: of N concurrent requests with the
         // same key, exactly one inserts (also across processes sharing the database).
         const inserted = db
@@ -59,6 +72,6 @@ export function createIdempotencyRepo(handle: DbHandle): IdempotencyRepo {
         .where(and(pk(s), eq(idempotencyKeys.state, "in_flight"), eq(idempotencyKeys.createdAt, claimedAt)))
         .run();
     },
-    prune: lift(prune),
+    prune: async (before, limit) => prune(before, limit),
   };
 }

@@ -55,6 +55,9 @@ export interface IdempotencyRepo {
   complete(c: ClaimCompletion): Promise<boolean>;
   /** Frees the claim made at `claimedAt` if still in flight (5xx, transient refusal, collapsed 404). */
   release(s: IdempotencyScope, claimedAt: Date): Promise<void>;
-  /** Deletes rows created before `before`; returns how many. */
-  prune(before: Date): Promise<number>;
+  /**
+   * Deletes up to `limit` rows created before `before`, by primary key in one short statement (one
+   * batch of the prune-idempotency pass); returns how many.
+   */
+  prune(before: Date, limit: number): Promise<number>;
 }

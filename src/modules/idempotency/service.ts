@@ -2,6 +2,7 @@
 // prunes old keys (DECISIONS: Idempotency; spec: Limits).
 import type { Deps } from "../../deps";
 import { DAY, MINUTE } from "../../shared/clock";
+import { drain, PRUNE_LIMITS } from "../../shared/batches";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
@@ -16,7 +17,11 @@ export const IDEMPOTENCY_WINDOW_MS = DAY;
  */
 export const STALE_CLAIM_MS = MINUTE;
 
-/** Deletes keys older than the replay window (also done on every claim); for a periodic job. */
+/**
+ * Deletes keys older than the replay window (a claim also deletes a few); for a periodic job. In
+ * batches of PRUNE_BATCH rows that yield in between, at most PRUNE_MAX_BATCHES a run.
+ */
 export async function pruneIdempotencyKeys(deps: Deps): Promise<number> {
-  return await deps.repos.idempotency.prune(new Date(deps.clock.nowMs() - IDEMPOTENCY_WINDOW_MS));
+  const before = new Date(deps.clock.nowMs() - IDEMPOTENCY_WINDOW_MS);
+  return (await drain(PRUNE_LIMITS, (n) => deps.repos.idempotency.prune(before, n))).deleted;
 }

@@ -23,6 +23,14 @@ async function readOfflineAccess(tx: PgExecutor, licenseId: string, opts: { forU
   return { license: access.license, plan: { ...access.plan, portalOfflineActivation: setting?.on ?? false } };
 }
 
+/** A license's offline activations, newest first: one range of offline_activations_license_created_idx (exported for the query-plan test). */
+export const offlineActivationsOfLicenseQueryPg = (db: PgHandle["db"], licenseId: string) =>
+  db
+    .select()
+    .from(offlineActivations)
+    .where(eq(offlineActivations.licenseId, licenseId))
+    .orderBy(desc(offlineActivations.createdAt), sql`${offlineActivations.id} COLLATE "C" DESC`);
+
 export function createOfflineTokenRepoPg(handle: PgHandle): OfflineTokenRepo {
   const { db } = handle;
   return {
@@ -55,11 +63,7 @@ export function createOfflineTokenRepoPg(handle: PgHandle): OfflineTokenRepo {
       return findLive(db, licenseId);
     },
     async listByLicense(licenseId) {
-      return db
-        .select()
-        .from(offlineActivations)
-        .where(eq(offlineActivations.licenseId, licenseId))
-        .orderBy(desc(offlineActivations.createdAt), sql`${offlineActivations.id} COLLATE "C" DESC`);
+      return offlineActivationsOfLicenseQueryPg(db, licenseId);
     },
     async clear(licenseId, activationId, at, clearedBy, effects) {
       return db.transaction(async (tx) => {

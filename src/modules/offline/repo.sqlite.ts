@@ -5,6 +5,14 @@ import { writeEffects } from "../outbox/write.sqlite";
 import { createLicenseAccessReaders } from "../license-api/repo.sqlite";
 import type { OfflineAccess, OfflineActivation, NewOfflineActivation, OfflineTokenRepo, SelfServiceOutcome } from "./repo";
 
+/** A license's offline activations, newest first: one range of offline_activations_license_created_idx (exported for the query-plan test). */
+export const offlineActivationsOfLicenseQuery = (db: DbHandle["db"], licenseId: string) =>
+  db
+    .select()
+    .from(offlineActivations)
+    .where(eq(offlineActivations.licenseId, licenseId))
+    .orderBy(desc(offlineActivations.createdAt), desc(offlineActivations.id));
+
 export function createOfflineTokenRepo(handle: DbHandle): OfflineTokenRepo {
   const { db } = handle;
   const readers = createLicenseAccessReaders(handle);
@@ -53,12 +61,7 @@ export function createOfflineTokenRepo(handle: DbHandle): OfflineTokenRepo {
       return findLive(licenseId);
     },
     async listByLicense(licenseId) {
-      return db
-        .select()
-        .from(offlineActivations)
-        .where(eq(offlineActivations.licenseId, licenseId))
-        .orderBy(desc(offlineActivations.createdAt), desc(offlineActivations.id))
-        .all();
+      return offlineActivationsOfLicenseQuery(db, licenseId).all();
     },
     async clear(licenseId, activationId, at, clearedBy, effects) {
       return immediate(handle, () => {

@@ -2,7 +2,7 @@ import { and, asc, eq, gte, inArray, lt, lte, sql, type SQL } from "drizzle-orm"
 import type { PgHandle } from "../../db/pg";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema-pg";
-import { FINISHED_OUTBOX_STATUSES, type OutboxMessage, type OutboxRepo } from "./repo";
+import { FINISHED_OUTBOX_STATUSES, type EmailFilter, type EventFilter, type OutboxMessage, type OutboxRepo } from "./repo";
 import { DELIVERY_CHANNEL, writeOutboxPg } from "./write.pg";
 
 /** The id in byte order (SQLite's text comparison), whatever the database collation. */
@@ -18,14 +18,38 @@ export const NEXT_DUE_SQL_PG = `SELECT (extract(epoch FROM (SELECT min(next_atte
                   ORDER BY d.next_attempt_at LIMIT 1))
        FROM webhook_endpoints e WHERE e.enabled)) * 1000)::float8 AS webhooks`;
 
+/** One newest-first page (limit + 1 rows) of the outbox rows matching `where` (the email and event lists). */
+const newestFirst = (db: PgHandle["db"], where: SQL[], limit: number) =>
+  db.select().from(outbox).where(and(...where)).orderBy(sql`${outbox.createdAt} DESC`, sql`${idBytes} DESC`).limit(limit + 1);
+
+/** GET /admin/emails' one statement for a filter (exported for the query-plan test). */
+export function emailListQueryPg(db: PgHandle["db"], f: EmailFilter) {
+  const where: SQL[] = [eq(outbox.kind, "email")];
+  if (f.status) where.push(eq(outbox.status, f.status));
+  if (f.template) where.push(eq(outbox.topic, f.template));
+  // The expression is outbox_email_to_idx's (db/schema-pg/system.ts): keep the two identical.
+  if (f.to) where.push(sql`${asciiLower(sql`${outbox.payload} ->> 'to'`)} = ${asciiLower(sql`${f.to}::text`)}`);
+  // Same cursor as SQLite: (created_at, id) newest first, ids compared by bytes.
+  if (f.cursor) where.push(afterCursor(outbox.createdAt, idBytes, decodeCursor(f.cursor)));
+  return newestFirst(db, where, f.limit);
+}
+
+/** GET /admin/events' one statement for a filter (exported for the query-plan test). */
+export function eventListQueryPg(db: PgHandle["db"], f: EventFilter) {
+  const where: SQL[] = [eq(outbox.kind, "event")];
+  if (f.type) where.push(eq(outbox.topic, f.type));
+  // No index serves a prefix in created_at order: the page walks outbox_kind_created_idx.
+  if (f.typePrefix) where.push(sql`left(${outbox.topic}, ${f.typePrefix.length}) = ${f.typePrefix}::text`);
+  if (f.since) where.push(gte(outbox.createdAt, f.since));
+  if (f.until) where.push(lt(outbox.createdAt, f.until));
+  // The expression is outbox_event_product_idx's (db/schema-pg/system.ts): keep the two identical.
+  if (f.productId) where.push(sql`${outbox.payload} -> 'data' ->> 'product_id' = ${f.productId}::text`);
+  if (f.cursor) where.push(afterCursor(outbox.createdAt, idBytes, decodeCursor(f.cursor)));
+  return newestFirst(db, where, f.limit);
+}
+
 export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
   const { db } = handle;
-  /** One newest-first page of the outbox rows matching `where` (the email and event lists). */
-  const newestFirst = async (where: SQL[], limit: number) =>
-    keysetPage(
-      (await db.select().from(outbox).where(and(...where)).orderBy(sql`${outbox.createdAt} DESC`, sql`${idBytes} DESC`).limit(limit + 1)) as OutboxMessage[],
-      limit,
-    );
   return {
     enqueue: (m) => writeOutboxPg(db, m),
     async get(id) {
@@ -85,23 +109,10 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
       return done.length === 1;
     },
     async listEmails(f) {
-      const where: SQL[] = [eq(outbox.kind, "email")];
-      if (f.status) where.push(eq(outbox.status, f.status));
-      if (f.template) where.push(eq(outbox.topic, f.template));
-      if (f.to) where.push(sql`${asciiLower(sql`${outbox.payload} ->> 'to'`)} = ${asciiLower(sql`${f.to}::text`)}`);
-      // Same cursor as SQLite: (created_at, id) newest first, ids compared by bytes.
-      if (f.cursor) where.push(afterCursor(outbox.createdAt, idBytes, decodeCursor(f.cursor)));
-      return newestFirst(where, f.limit);
+      return keysetPage((await emailListQueryPg(db, f)) as OutboxMessage[], f.limit);
     },
     async listEvents(f) {
-      const where: SQL[] = [eq(outbox.kind, "event")];
-      if (f.type) where.push(eq(outbox.topic, f.type));
-      if (f.typePrefix) where.push(sql`left(${outbox.topic}, ${f.typePrefix.length}) = ${f.typePrefix}::text`);
-      if (f.since) where.push(gte(outbox.createdAt, f.since));
-      if (f.until) where.push(lt(outbox.createdAt, f.until));
-      if (f.productId) where.push(sql`${outbox.payload} -> 'data' ->> 'product_id' = ${f.productId}::text`);
-      if (f.cursor) where.push(afterCursor(outbox.createdAt, idBytes, decodeCursor(f.cursor)));
-      return newestFirst(where, f.limit);
+      return keysetPage((await eventListQueryPg(db, f)) as OutboxMessage[], f.limit);
     },
     async pruneFinished(before, limit) {
       if (limit <= 0) return 0;

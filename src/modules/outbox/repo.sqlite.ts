@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gte, inArray, lt, lte, sql, type SQL } from "drizzl
 import { immediate, lift, type DbHandle } from "../../db/client";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema";
-import { FINISHED_OUTBOX_STATUSES, type OutboxMessage, type OutboxRepo } from "./repo";
+import { FINISHED_OUTBOX_STATUSES, type EmailFilter, type EventFilter, type OutboxMessage, type OutboxRepo } from "./repo";
 import { onDeliveryBell } from "./bell";
 import { writeOutbox } from "./write.sqlite";
 
@@ -13,14 +13,39 @@ export const NEXT_DUE_SQL = `SELECT (SELECT min(next_attempt_at) FROM outbox WHE
                ORDER BY d.next_attempt_at LIMIT 1))
      FROM webhook_endpoints e WHERE e.enabled = 1) AS webhooks`;
 
+/** One newest-first page (limit + 1 rows) of the outbox rows matching `where` (the email and event lists). */
+const newestFirst = (db: DbHandle["db"], where: SQL[], limit: number) =>
+  db.select().from(outbox).where(and(...where)).orderBy(desc(outbox.createdAt), desc(outbox.id)).limit(limit + 1);
+
+/** GET /admin/emails' one statement for a filter (exported for the query-plan test). */
+export function emailListQuery(db: DbHandle["db"], f: EmailFilter) {
+  const where: SQL[] = [eq(outbox.kind, "email")];
+  if (f.status) where.push(eq(outbox.status, f.status));
+  if (f.template) where.push(eq(outbox.topic, f.template));
+  // SQLite's lower() folds ASCII only; the PostgreSQL repository compares the same way. The
+  // expression is outbox_email_to_idx's (db/schema/system.ts): keep the two identical.
+  if (f.to) where.push(sql`lower(${outbox.payload} ->> '$.to') = lower(${f.to})`);
+  if (f.cursor) where.push(afterCursor(outbox.createdAt, outbox.id, decodeCursor(f.cursor)));
+  return newestFirst(db, where, f.limit);
+}
+
+/** GET /admin/events' one statement for a filter (exported for the query-plan test). */
+export function eventListQuery(db: DbHandle["db"], f: EventFilter) {
+  const where: SQL[] = [eq(outbox.kind, "event")];
+  if (f.type) where.push(eq(outbox.topic, f.type));
+  // substr compares bytes exactly (LIKE would fold ASCII case in SQLite). No index serves a prefix in
+  // created_at order: the page walks outbox_kind_created_idx and skips the other types.
+  if (f.typePrefix) where.push(sql`substr(${outbox.topic}, 1, ${f.typePrefix.length}) = ${f.typePrefix}`);
+  if (f.since) where.push(gte(outbox.createdAt, f.since));
+  if (f.until) where.push(lt(outbox.createdAt, f.until));
+  // The expression is outbox_event_product_idx's (db/schema/system.ts): keep the two identical.
+  if (f.productId) where.push(sql`(${outbox.payload} ->> '$.data.product_id') = ${f.productId}`);
+  if (f.cursor) where.push(afterCursor(outbox.createdAt, outbox.id, decodeCursor(f.cursor)));
+  return newestFirst(db, where, f.limit);
+}
+
 export function createOutboxRepo(handle: DbHandle): OutboxRepo {
   const { db } = handle;
-  /** One newest-first page of the outbox rows matching `where` (the email and event lists). */
-  const newestFirst = (where: SQL[], limit: number) =>
-    keysetPage(
-      db.select().from(outbox).where(and(...where)).orderBy(desc(outbox.createdAt), desc(outbox.id)).limit(limit + 1).all() as OutboxMessage[],
-      limit,
-    );
   return {
     enqueue: lift((m) => writeOutbox(db, m)),
     get: lift((id: string) => (db.select().from(outbox).where(eq(outbox.id, id)).get() as OutboxMessage | undefined) ?? null),
@@ -77,24 +102,10 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       return done.length === 1;
     },
     async listEmails(f) {
-      const where: SQL[] = [eq(outbox.kind, "email")];
-      if (f.status) where.push(eq(outbox.status, f.status));
-      if (f.template) where.push(eq(outbox.topic, f.template));
-      // SQLite's lower() folds ASCII only; the PostgreSQL repository compares the same way.
-      if (f.to) where.push(sql`lower(json_extract(${outbox.payload}, '$.to')) = lower(${f.to})`);
-      if (f.cursor) where.push(afterCursor(outbox.createdAt, outbox.id, decodeCursor(f.cursor)));
-      return newestFirst(where, f.limit);
+      return keysetPage(emailListQuery(db, f).all() as OutboxMessage[], f.limit);
     },
     async listEvents(f) {
-      const where: SQL[] = [eq(outbox.kind, "event")];
-      if (f.type) where.push(eq(outbox.topic, f.type));
-      // substr compares bytes exactly (LIKE would fold ASCII case in SQLite).
-      if (f.typePrefix) where.push(sql`substr(${outbox.topic}, 1, ${f.typePrefix.length}) = ${f.typePrefix}`);
-      if (f.since) where.push(gte(outbox.createdAt, f.since));
-      if (f.until) where.push(lt(outbox.createdAt, f.until));
-      if (f.productId) where.push(sql`json_extract(${outbox.payload}, '$.data.product_id') = ${f.productId}`);
-      if (f.cursor) where.push(afterCursor(outbox.createdAt, outbox.id, decodeCursor(f.cursor)));
-      return newestFirst(where, f.limit);
+      return keysetPage(eventListQuery(db, f).all() as OutboxMessage[], f.limit);
     },
     async pruneFinished(before, limit) {
       if (limit <= 0) return 0;

@@ -3,6 +3,14 @@ import type { PgHandle } from "../../db/pg";
 import { billingLinks, payments, stripeEvents } from "../../db/schema-pg";
 import { KEYWARD_CLAIM_PREFIX, type BillingLink, type Payment, type PaymentRepo } from "./repo";
 
+/** A license's payments, newest first: one range of payments_license_idx (exported for the query-plan test). */
+export const paymentsOfLicenseQueryPg = (db: PgHandle["db"], licenseId: string) =>
+  db
+    .select()
+    .from(payments)
+    .where(eq(payments.licenseId, licenseId))
+    .orderBy(desc(payments.paidAt), sql`${payments.id} COLLATE "C" DESC`);
+
 export function createPaymentRepoPg(handle: PgHandle): PaymentRepo {
   const { db } = handle;
   return {
@@ -22,11 +30,7 @@ export function createPaymentRepoPg(handle: PgHandle): PaymentRepo {
       return (await db.insert(payments).values(payment).onConflictDoNothing().returning({ id: payments.id })).length === 1;
     },
     async listPayments(licenseId) {
-      return (await db
-        .select()
-        .from(payments)
-        .where(eq(payments.licenseId, licenseId))
-        .orderBy(desc(payments.paidAt), sql`${payments.id} COLLATE "C" DESC`)) as Payment[];
+      return (await paymentsOfLicenseQueryPg(db, licenseId)) as Payment[];
     },
     async findPaymentByIntent(intent) {
       const [row] = await db.select().from(payments).where(eq(payments.stripePaymentIntentId, intent)).orderBy(desc(payments.paidAt), desc(payments.id)).limit(1);

@@ -3,6 +3,10 @@ import type { DbHandle } from "../../db/client";
 import { billingLinks, payments, stripeEvents } from "../../db/schema";
 import { KEYWARD_CLAIM_PREFIX, type BillingLink, type Payment, type PaymentRepo } from "./repo";
 
+/** A license's payments, newest first: one range of payments_license_idx (exported for the query-plan test). */
+export const paymentsOfLicenseQuery = (db: DbHandle["db"], licenseId: string) =>
+  db.select().from(payments).where(eq(payments.licenseId, licenseId)).orderBy(desc(payments.paidAt), desc(payments.id));
+
 export function createPaymentRepo(handle: DbHandle): PaymentRepo {
   const { db } = handle;
   return {
@@ -20,7 +24,7 @@ export function createPaymentRepo(handle: DbHandle): PaymentRepo {
       return db.insert(payments).values(payment).onConflictDoNothing().returning({ id: payments.id }).all().length === 1;
     },
     async listPayments(licenseId) {
-      return db.select().from(payments).where(eq(payments.licenseId, licenseId)).orderBy(desc(payments.paidAt), desc(payments.id)).all() as Payment[];
+      return paymentsOfLicenseQuery(db, licenseId).all() as Payment[];
     },
     async findPaymentByIntent(intent) {
       const row = db.select().from(payments).where(eq(payments.stripePaymentIntentId, intent)).orderBy(desc(payments.paidAt), desc(payments.id)).limit(1).get();

@@ -4,7 +4,7 @@ import { rethrowConstraint } from "../../db/errors";
 import { artifacts, products, releases } from "../../db/schema-pg";
 import { AppError } from "../../shared/errors";
 import { writeEffectsPg } from "../outbox/write.pg";
-import type { Artifact, Release, ReleaseRepo, ReleaseWithArtifacts } from "./repo";
+import type { Artifact, Release, ReleaseFilter, ReleaseRepo, ReleaseWithArtifacts } from "./repo";
 
 type ReleaseRow = typeof releases.$inferSelect;
 type ArtifactRow = typeof artifacts.$inferSelect;
@@ -69,6 +69,20 @@ const feedColumns = {
   aFinalizedAt: artifacts.finalizedAt,
 };
 
+/** GET /admin/products/:id/releases' page of releases (exported for the query-plan test). */
+export function releaseListQueryPg(db: PgHandle["db"], f: ReleaseFilter) {
+  const where: SQL[] = [eq(releases.productId, f.productId)];
+  if (f.status) where.push(eq(releases.status, f.status));
+  if (f.channel) where.push(eq(releases.channel, f.channel));
+  if (f.afterKey !== undefined) where.push(lt(versionKeyC, f.afterKey));
+  return db
+    .select()
+    .from(releases)
+    .where(and(...where))
+    .orderBy(sql`${versionKeyC} DESC`)
+    .limit(f.limit + 1);
+}
+
 export function createReleaseRepoPg(handle: PgHandle): ReleaseRepo {
   const { db } = handle;
 
@@ -90,16 +104,7 @@ export function createReleaseRepoPg(handle: PgHandle): ReleaseRepo {
     findById: (id) => readRelease(db, eq(releases.id, id)),
     findByVersion: (productId, version) => readRelease(db, and(eq(releases.productId, productId), eq(releases.version, version))!),
     async list(f) {
-      const where: SQL[] = [eq(releases.productId, f.productId)];
-      if (f.status) where.push(eq(releases.status, f.status));
-      if (f.channel) where.push(eq(releases.channel, f.channel));
-      if (f.afterKey !== undefined) where.push(lt(versionKeyC, f.afterKey));
-      const rows = await db
-        .select()
-        .from(releases)
-        .where(and(...where))
-        .orderBy(sql`${versionKeyC} DESC`)
-        .limit(f.limit + 1);
+      const rows = await releaseListQueryPg(db, f);
       const page = rows.slice(0, f.limit);
       const ids = page.map((r) => r.id);
       const byRelease = new Map<string, Artifact[]>();

@@ -4,7 +4,7 @@ import { rethrowConstraint } from "../../db/errors";
 import { artifacts, products, releases } from "../../db/schema";
 import { AppError } from "../../shared/errors";
 import { writeEffects } from "../outbox/write.sqlite";
-import type { Artifact, Release, ReleaseRepo, ReleaseWithArtifacts } from "./repo";
+import type { Artifact, Release, ReleaseFilter, ReleaseRepo, ReleaseWithArtifacts } from "./repo";
 
 type ReleaseRow = typeof releases.$inferSelect;
 type ArtifactRow = typeof artifacts.$inferSelect;
@@ -109,6 +109,20 @@ function feedEntry(r: FeedRow): { release: Release; artifact: Artifact } {
   };
 }
 
+/** GET /admin/products/:id/releases' page of releases (exported for the query-plan test). */
+export function releaseListQuery(db: DbHandle["db"], f: ReleaseFilter) {
+  const where: SQL[] = [eq(releases.productId, f.productId)];
+  if (f.status) where.push(eq(releases.status, f.status));
+  if (f.channel) where.push(eq(releases.channel, f.channel));
+  if (f.afterKey !== undefined) where.push(lt(releases.versionKey, f.afterKey));
+  return db
+    .select()
+    .from(releases)
+    .where(and(...where))
+    .orderBy(desc(releases.versionKey))
+    .limit(f.limit + 1);
+}
+
 export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
   const { db } = handle;
   const feedStmt = lazyStatement(() => handle.sqlite.prepare<FeedRow, [Record<string, string | number>]>(FEED_SQL));
@@ -161,17 +175,7 @@ export function createReleaseRepo(handle: DbHandle): ReleaseRepo {
       return r ? withArtifacts(r) : null;
     },
     async list(f) {
-      const where: SQL[] = [eq(releases.productId, f.productId)];
-      if (f.status) where.push(eq(releases.status, f.status));
-      if (f.channel) where.push(eq(releases.channel, f.channel));
-      if (f.afterKey !== undefined) where.push(lt(releases.versionKey, f.afterKey));
-      const rows = db
-        .select()
-        .from(releases)
-        .where(and(...where))
-        .orderBy(desc(releases.versionKey))
-        .limit(f.limit + 1)
-        .all();
+      const rows = releaseListQuery(db, f).all();
       const page = rows.slice(0, f.limit);
       const ids = page.map((r) => r.id);
       const byRelease = new Map<string, Artifact[]>();

@@ -79,13 +79,22 @@ export interface FeedQuery {
   publishedBefore: Date | null;
 }
 
+export interface ReleaseFilter {
+  productId: string;
+  status?: ReleaseStatus;
+  channel?: Channel;
+  /** Continue after this version key (keyset). */
+  afterKey?: string;
+  limit: number;
+}
+
 export interface ReleaseRepo {
   /** Throws CONFLICT when the product already has this version (or one of equal precedence). */
   create(release: Release, effects: Effects): Promise<Release>;
   findById(id: string): Promise<ReleaseWithArtifacts | null>;
   findByVersion(productId: string, version: string): Promise<ReleaseWithArtifacts | null>;
   /** Newest first by semver; `afterKey` continues after that version key. */
-  list(filter: { productId: string; status?: ReleaseStatus; channel?: Channel; afterKey?: string; limit: number }): Promise<{
+  list(filter: ReleaseFilter): Promise<{
     items: ReleaseWithArtifacts[];
     hasMore: boolean;
   }>;

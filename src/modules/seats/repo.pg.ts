@@ -25,6 +25,22 @@ async function readSeat(tx: PgExecutor, licenseId: string, seatId: string): Prom
   return r ? toSeat(r) : null;
 }
 
+/** A license's seats, oldest first: one range of seats_license_created_idx (exported for the query-plan test). */
+export const seatsOfLicenseQueryPg = (db: PgHandle["db"], licenseId: string, includeRemoved: boolean) =>
+  db
+    .select()
+    .from(seats)
+    .where(includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId))
+    .orderBy(asc(seats.createdAt), asc(idC));
+
+/** A user's accepted seats (GET /portal/licenses), oldest acceptance first: one range of seats_user_idx (exported for the query-plan test). */
+export const acceptedSeatsQueryPg = (db: PgHandle["db"], userId: string) =>
+  db
+    .select()
+    .from(seats)
+    .where(and(eq(seats.userId, userId), isNull(seats.removedAt), isNotNull(seats.acceptedAt)))
+    .orderBy(asc(seats.acceptedAt), asc(idC));
+
 export function createSeatRepoPg(handle: PgHandle): SeatRepo {
   const { db } = handle;
 
@@ -91,11 +107,7 @@ export function createSeatRepoPg(handle: PgHandle): SeatRepo {
     },
     get: (licenseId, seatId) => readSeat(db, licenseId, seatId),
     async list(licenseId, opts) {
-      const rows = await db
-        .select()
-        .from(seats)
-        .where(opts.includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId))
-        .orderBy(asc(seats.createdAt), asc(idC));
+      const rows = await seatsOfLicenseQueryPg(db, licenseId, opts.includeRemoved ?? false);
       return rows.map(toSeat);
     },
     async countActive(licenseIds) {
@@ -114,11 +126,7 @@ export function createSeatRepoPg(handle: PgHandle): SeatRepo {
       return r ? toSeat(r) : null;
     },
     async acceptedSeatsOf(userId) {
-      const rows = await db
-        .select()
-        .from(seats)
-        .where(and(eq(seats.userId, userId), isNull(seats.removedAt), isNotNull(seats.acceptedAt)))
-        .orderBy(asc(seats.acceptedAt), asc(idC));
+      const rows = await acceptedSeatsQueryPg(db, userId);
       return rows.map(toSeat);
     },
     async licensesOwnedBy(email) {

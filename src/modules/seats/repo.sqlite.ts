@@ -13,6 +13,22 @@ const toSeat = (r: typeof seats.$inferSelect): Seat => {
 
 const active = (licenseId: string) => and(eq(seats.licenseId, licenseId), isNull(seats.removedAt));
 
+/** A license's seats, oldest first: one range of seats_license_created_idx (exported for the query-plan test). */
+export const seatsOfLicenseQuery = (db: DbHandle["db"], licenseId: string, includeRemoved: boolean) =>
+  db
+    .select()
+    .from(seats)
+    .where(includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId))
+    .orderBy(asc(seats.createdAt), asc(seats.id));
+
+/** A user's accepted seats (GET /portal/licenses), oldest acceptance first: one range of seats_user_idx (exported for the query-plan test). */
+export const acceptedSeatsQuery = (db: DbHandle["db"], userId: string) =>
+  db
+    .select()
+    .from(seats)
+    .where(and(eq(seats.userId, userId), isNull(seats.removedAt), isNotNull(seats.acceptedAt)))
+    .orderBy(asc(seats.acceptedAt), asc(seats.id));
+
 export function createSeatRepo(handle: DbHandle): SeatRepo {
   const { db } = handle;
   const countActive = (licenseId: string) => db.select({ n: count() }).from(seats).where(active(licenseId)).get()!.n;
@@ -85,11 +101,7 @@ export function createSeatRepo(handle: DbHandle): SeatRepo {
     },
     get: lift(readSeat),
     async list(licenseId, opts) {
-      return db
-        .select()
-        .from(seats)
-        .where(opts.includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId))
-        .orderBy(asc(seats.createdAt), asc(seats.id))
+      return seatsOfLicenseQuery(db, licenseId, opts.includeRemoved ?? false)
         .all()
         .map(toSeat);
     },
@@ -114,13 +126,7 @@ export function createSeatRepo(handle: DbHandle): SeatRepo {
       return r ? toSeat(r) : null;
     },
     async acceptedSeatsOf(userId) {
-      return db
-        .select()
-        .from(seats)
-        .where(and(eq(seats.userId, userId), isNull(seats.removedAt), isNotNull(seats.acceptedAt)))
-        .orderBy(asc(seats.acceptedAt), asc(seats.id))
-        .all()
-        .map(toSeat);
+      return acceptedSeatsQuery(db, userId).all().map(toSeat);
     },
     async licensesOwnedBy(email) {
       // lower(email) matches the licenses_email_lower_idx expression index.

@@ -1,10 +1,10 @@
-import { and, desc, eq, gt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, lte, or, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { autocommitWrite } from "../../db/serializable.pg";
 import { sessions } from "../../db/schema-pg";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { writeEffectsPg } from "../outbox/write.pg";
-import type { Session, SessionRepo } from "./repo";
+import type { Session, SessionFilter, SessionRepo } from "./repo";
 
 const columns = {
   id: sessions.id,
@@ -18,6 +18,19 @@ const columns = {
   absoluteExpiresAt: sessions.absoluteExpiresAt,
 };
 const idBytes = sql`${sessions.id} COLLATE "C"`;
+
+/** GET /admin/sessions' one statement for a filter (exported for the query-plan test). */
+export function sessionListQueryPg(db: PgHandle["db"], f: SessionFilter) {
+  const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
+  if (f.userId) where.push(eq(sessions.userId, f.userId));
+  if (f.cursor) where.push(afterCursor(sessions.createdAt, idBytes, decodeCursor(f.cursor)));
+  return db
+    .select(columns)
+    .from(sessions)
+    .where(and(...where))
+    .orderBy(desc(sessions.createdAt), sql`${idBytes} DESC`)
+    .limit(f.limit + 1);
+}
 
 export function createSessionRepoPg(handle: PgHandle): SessionRepo {
   const { db } = handle;
@@ -54,22 +67,14 @@ export function createSessionRepoPg(handle: PgHandle): SessionRepo {
       });
     },
     async list(f) {
-      const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
-      if (f.userId) where.push(eq(sessions.userId, f.userId));
-      if (f.cursor) where.push(afterCursor(sessions.createdAt, idBytes, decodeCursor(f.cursor)));
-      const rows = await db
-        .select(columns)
-        .from(sessions)
-        .where(and(...where))
-        .orderBy(desc(sessions.createdAt), sql`${idBytes} DESC`)
-        .limit(f.limit + 1);
-      return keysetPage(rows, f.limit);
+      return keysetPage(await sessionListQueryPg(db, f), f.limit);
     },
-    async pruneExpired(now) {
-      const gone = await db
-        .delete(sessions)
-        .where(or(lte(sessions.idleExpiresAt, now), lte(sessions.absoluteExpiresAt, now)))
-        .returning({ id: sessions.id });
+    async pruneExpired(now, limit) {
+      if (limit <= 0) return 0;
+      // The condition is repeated on the DELETE: a session slid forward meanwhile stays.
+      const expired = or(lte(sessions.idleExpiresAt, now), lte(sessions.absoluteExpiresAt, now));
+      const batch = db.select({ id: sessions.id }).from(sessions).where(expired).limit(limit);
+      const gone = await db.delete(sessions).where(and(inArray(sessions.id, batch), expired)).returning({ id: sessions.id });
       return gone.length;
     },
   };

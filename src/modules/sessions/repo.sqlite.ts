@@ -1,9 +1,9 @@
-import { and, desc, eq, gt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, lte, or, sql, type SQL } from "drizzle-orm";
 import { immediate, lazyStatement, lift, writeUnlessLocked, type DbHandle } from "../../db/client";
 import { sessions } from "../../db/schema";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { writeEffects } from "../outbox/write.sqlite";
-import type { Session, SessionRepo } from "./repo";
+import type { Session, SessionFilter, SessionRepo } from "./repo";
 
 const columns = {
   id: sessions.id,
@@ -16,6 +16,19 @@ const columns = {
   idleExpiresAt: sessions.idleExpiresAt,
   absoluteExpiresAt: sessions.absoluteExpiresAt,
 };
+
+/** GET /admin/sessions' one statement for a filter (exported for the query-plan test). */
+export function sessionListQuery(db: DbHandle["db"], f: SessionFilter) {
+  const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
+  if (f.userId) where.push(eq(sessions.userId, f.userId));
+  if (f.cursor) where.push(afterCursor(sessions.createdAt, sessions.id, decodeCursor(f.cursor)));
+  return db
+    .select(columns)
+    .from(sessions)
+    .where(and(...where))
+    .orderBy(desc(sessions.createdAt), desc(sessions.id))
+    .limit(f.limit + 1);
+}
 
 export function createSessionRepo(handle: DbHandle): SessionRepo {
   const { db } = handle;
@@ -52,24 +65,13 @@ export function createSessionRepo(handle: DbHandle): SessionRepo {
       });
     },
     async list(f) {
-      const where: SQL[] = [gt(sessions.idleExpiresAt, f.aliveAt), gt(sessions.absoluteExpiresAt, f.aliveAt)];
-      if (f.userId) where.push(eq(sessions.userId, f.userId));
-      if (f.cursor) where.push(afterCursor(sessions.createdAt, sessions.id, decodeCursor(f.cursor)));
-      const rows = db
-        .select(columns)
-        .from(sessions)
-        .where(and(...where))
-        .orderBy(desc(sessions.createdAt), desc(sessions.id))
-        .limit(f.limit + 1)
-        .all();
-      return keysetPage(rows, f.limit);
+      return keysetPage(sessionListQuery(db, f).all(), f.limit);
     },
-    async pruneExpired(now) {
-      return db
-        .delete(sessions)
-        .where(or(lte(sessions.idleExpiresAt, now), lte(sessions.absoluteExpiresAt, now)))
-        .returning({ id: sessions.id })
-        .all().length;
+    async pruneExpired(now, limit) {
+      if (limit <= 0) return 0;
+      const expired = or(lte(sessions.idleExpiresAt, now), lte(sessions.absoluteExpiresAt, now));
+      const batch = db.select({ id: sessions.id }).from(sessions).where(expired).limit(limit);
+      return db.delete(sessions).where(inArray(sessions.id, batch)).returning({ id: sessions.id }).all().length;
     },
   };
 }

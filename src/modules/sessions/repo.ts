@@ -39,6 +39,9 @@ export interface SessionRepo {
   revokeAllForUser(userId: string, effects: Effects | null): Promise<number>;
   /** Live sessions, newest first, keyset-paginated. */
   list(filter: SessionFilter): Promise<{ items: Session[]; nextCursor: string | null }>;
-  /** Deletes sessions past either expiry (a job pass); how many. */
-  pruneExpired(now: Date): Promise<number>;
+  /**
+   * One batch of the prune-sessions pass: deletes up to `limit` sessions past either expiry, by
+   * primary key, in one short statement (each expiry has its index); how many went.
+   */
+  pruneExpired(now: Date, limit: number): Promise<number>;
 }

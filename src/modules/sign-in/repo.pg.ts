@@ -1,4 +1,4 @@
-import { and, count, eq, gt, lte, min } from "drizzle-orm";
+import { and, count, eq, gt, inArray, lte, min } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { serializable } from "../../db/serializable.pg";
 import { signInCodes } from "../../db/schema-pg";
@@ -38,9 +38,11 @@ export function createSignInCodeRepoPg(handle: PgHandle): SignInCodeRepo {
         return "invalid";
       });
     },
-    async pruneExpired(now) {
-      const before = new Date(now.getTime() - CODE_FLOOD_WINDOW_MS);
-      const gone = await db.delete(signInCodes).where(lte(signInCodes.createdAt, before)).returning({ a: signInCodes.attemptHash });
+    async pruneExpired(now, limit) {
+      if (limit <= 0) return 0;
+      const old = lte(signInCodes.createdAt, new Date(now.getTime() - CODE_FLOOD_WINDOW_MS));
+      const batch = db.select({ a: signInCodes.attemptHash }).from(signInCodes).where(old).limit(limit);
+      const gone = await db.delete(signInCodes).where(and(inArray(signInCodes.attemptHash, batch), old)).returning({ a: signInCodes.attemptHash });
       return gone.length;
     },
   };

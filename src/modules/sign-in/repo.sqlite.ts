@@ -1,4 +1,4 @@
-import { and, count, eq, gt, lte, min } from "drizzle-orm";
+import { and, count, eq, gt, inArray, lte, min } from "drizzle-orm";
 import { immediate, type DbHandle } from "../../db/client";
 import { signInCodes } from "../../db/schema";
 import { constantTimeEqual } from "../../crypto/hash";
@@ -32,9 +32,11 @@ export function createSignInCodeRepo(handle: DbHandle): SignInCodeRepo {
         return "invalid";
       });
     },
-    async pruneExpired(now) {
-      const before = new Date(now.getTime() - CODE_FLOOD_WINDOW_MS);
-      return db.delete(signInCodes).where(lte(signInCodes.createdAt, before)).returning({ a: signInCodes.attemptHash }).all().length;
+    async pruneExpired(now, limit) {
+      if (limit <= 0) return 0;
+      const old = lte(signInCodes.createdAt, new Date(now.getTime() - CODE_FLOOD_WINDOW_MS));
+      const batch = db.select({ a: signInCodes.attemptHash }).from(signInCodes).where(old).limit(limit);
+      return db.delete(signInCodes).where(inArray(signInCodes.attemptHash, batch)).returning({ a: signInCodes.attemptHash }).all().length;
     },
   };
 }

@@ -36,7 +36,8 @@ export interface SignInCodeRepo {
   check(attemptHash: string, codeHash: string, now: Date, maxAttempts: number): Promise<CodeCheck>;
   /**
    * Deletes the codes no longer needed (a job pass): those created CODE_FLOOD_WINDOW_MS or more
-   * before `now`, long expired and no longer counted by the cap. How many.
+   * before `now`, long expired and no longer counted by the cap; at most `limit` of them, by primary
+   * key in one short statement (one batch of the pass). How many.
    */
-  pruneExpired(now: Date): Promise<number>;
+  pruneExpired(now: Date, limit: number): Promise<number>;
 }

@@ -8,7 +8,7 @@ import { likeEscape } from "../../db/like";
 import { asciiLower } from "../../shared/ascii";
 import { newId } from "../../shared/ids";
 import { writeEffectsPg } from "../outbox/write.pg";
-import type { User, UserRepo } from "./repo";
+import type { User, UserFilter, UserRepo } from "./repo";
 
 const idBytes = sql`${users.id} COLLATE "C"`;
 
@@ -22,6 +22,21 @@ const lockAdmins = (tx: PgExecutor) =>
 async function assertOtherAdmin(tx: PgExecutor, id: string): Promise<void> {
   const [other] = await tx.select({ id: users.id }).from(users).where(and(eq(users.role, "admin"), ne(users.id, id))).limit(1);
   if (!other) throw lastAdmin();
+}
+
+/** GET /admin/users' one statement for a filter (exported for the query-plan test). */
+export function userListQueryPg(db: PgHandle["db"], f: UserFilter) {
+  const where: SQL[] = [];
+  if (f.role === "admins") where.push(isNotNull(users.role));
+  else if (f.role) where.push(eq(users.role, f.role));
+  if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(asciiLower(f.search))}%`} ESCAPE '\\'`);
+  if (f.cursor) where.push(afterCursor(users.createdAt, idBytes, decodeCursor(f.cursor)));
+  return db
+    .select()
+    .from(users)
+    .where(where.length ? and(...where) : undefined)
+    .orderBy(desc(users.createdAt), sql`${idBytes} DESC`)
+    .limit(f.limit + 1);
 }
 
 export function createUserRepoPg(handle: PgHandle): UserRepo {
@@ -44,18 +59,7 @@ export function createUserRepoPg(handle: PgHandle): UserRepo {
     get,
     findByEmail,
     async list(f) {
-      const where: SQL[] = [];
-      if (f.role === "admins") where.push(isNotNull(users.role));
-      else if (f.role) where.push(eq(users.role, f.role));
-      if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(asciiLower(f.search))}%`} ESCAPE '\\'`);
-      if (f.cursor) where.push(afterCursor(users.createdAt, idBytes, decodeCursor(f.cursor)));
-      const rows = await db
-        .select()
-        .from(users)
-        .where(where.length ? and(...where) : undefined)
-        .orderBy(desc(users.createdAt), sql`${idBytes} DESC`)
-        .limit(f.limit + 1);
-      return keysetPage(rows, f.limit);
+      return keysetPage(await userListQueryPg(db, f), f.limit);
     },
     async setRole(id, role, effects, opts = {}) {
       return await db.transaction(async (tx) => {

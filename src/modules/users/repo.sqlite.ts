@@ -7,7 +7,22 @@ import { newId } from "../../shared/ids";
 import { likeEscape } from "../../db/like";
 import { asciiLower } from "../../shared/ascii";
 import { writeEffects } from "../outbox/write.sqlite";
-import type { User, UserRepo } from "./repo";
+import type { User, UserFilter, UserRepo } from "./repo";
+
+/** GET /admin/users' one statement for a filter (exported for the query-plan test). */
+export function userListQuery(db: DbHandle["db"], f: UserFilter) {
+  const where: SQL[] = [];
+  if (f.role === "admins") where.push(isNotNull(users.role));
+  else if (f.role) where.push(eq(users.role, f.role));
+  if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(asciiLower(f.search))}%`} ESCAPE '\\'`);
+  if (f.cursor) where.push(afterCursor(users.createdAt, users.id, decodeCursor(f.cursor)));
+  return db
+    .select()
+    .from(users)
+    .where(where.length ? and(...where) : undefined)
+    .orderBy(desc(users.createdAt), desc(users.id))
+    .limit(f.limit + 1);
+}
 
 export function createUserRepo(handle: DbHandle): UserRepo {
   const { db } = handle;
@@ -30,19 +45,7 @@ export function createUserRepo(handle: DbHandle): UserRepo {
     get: lift(get),
     findByEmail: lift(findByEmail),
     async list(f) {
-      const where: SQL[] = [];
-      if (f.role === "admins") where.push(isNotNull(users.role));
-      else if (f.role) where.push(eq(users.role, f.role));
-      if (f.search) where.push(sql`${users.email} LIKE ${`%${likeEscape(asciiLower(f.search))}%`} ESCAPE '\\'`);
-      if (f.cursor) where.push(afterCursor(users.createdAt, users.id, decodeCursor(f.cursor)));
-      const rows = db
-        .select()
-        .from(users)
-        .where(where.length ? and(...where) : undefined)
-        .orderBy(desc(users.createdAt), desc(users.id))
-        .limit(f.limit + 1)
-        .all();
-      return keysetPage(rows, f.limit);
+      return keysetPage(userListQuery(db, f).all(), f.limit);
     },
     async setRole(id, role, effects, opts = {}) {
       return immediate(handle, () => {

@@ -4,7 +4,7 @@ import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema-pg";
 import { notifyDelivery, writeEffectsPg } from "../outbox/write.pg";
 import { pickDeliveries } from "./domain";
-import { FINISHED_DELIVERY_STATUSES, type DisabledReason, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
+import { FINISHED_DELIVERY_STATUSES, type DeliveryFilter, type DisabledReason, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({ ...r, disabledReason: r.disabledReason as DisabledReason | null });
@@ -30,6 +30,20 @@ export function claimWindowPg(now: Date, window: number): SQL {
       LIMIT ${window}
     ) d
     WHERE e.enabled`;
+}
+
+/** GET /admin/webhooks/:id/deliveries' one statement for a filter (exported for the query-plan test). */
+export function deliveryListQueryPg(db: PgHandle["db"], f: DeliveryFilter) {
+  const where: SQL[] = [eq(webhookDeliveries.endpointId, f.endpointId)];
+  if (f.status) where.push(eq(webhookDeliveries.status, f.status));
+  if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
+  if (f.cursor) where.push(afterCursor(webhookDeliveries.createdAt, bytes(webhookDeliveries.id), decodeCursor(f.cursor)));
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(...where))
+    .orderBy(sql`${webhookDeliveries.createdAt} DESC`, sql`${bytes(webhookDeliveries.id)} DESC`)
+    .limit(f.limit + 1);
 }
 
 export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
@@ -99,17 +113,7 @@ export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
     },
     getDelivery,
     async listDeliveries(f) {
-      const where: SQL[] = [eq(webhookDeliveries.endpointId, f.endpointId)];
-      if (f.status) where.push(eq(webhookDeliveries.status, f.status));
-      if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
-      if (f.cursor) where.push(afterCursor(webhookDeliveries.createdAt, bytes(webhookDeliveries.id), decodeCursor(f.cursor)));
-      const rows = await db
-        .select()
-        .from(webhookDeliveries)
-        .where(and(...where))
-        .orderBy(sql`${webhookDeliveries.createdAt} DESC`, sql`${bytes(webhookDeliveries.id)} DESC`)
-        .limit(f.limit + 1);
-      return keysetPage(rows.map(toDelivery), f.limit);
+      return keysetPage((await deliveryListQueryPg(db, f)).map(toDelivery), f.limit);
     },
     async claimDueDeliveries({ now, limit, leaseUntil, perEndpoint, inFlight }) {
       const out: WebhookDelivery[] = [];

@@ -5,7 +5,7 @@ import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { ringDeliveryBell } from "../outbox/bell";
 import { writeEffects } from "../outbox/write.sqlite";
 import { endpointWindow, pickDeliveries } from "./domain";
-import { FINISHED_DELIVERY_STATUSES, type DisabledReason, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
+import { FINISHED_DELIVERY_STATUSES, type DeliveryFilter, type DisabledReason, type WebhookDelivery, type WebhookEndpoint, type WebhookRepo } from "./repo";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({ ...r, disabledReason: r.disabledReason as DisabledReason | null });
@@ -22,6 +22,20 @@ export function claimWindow(db: DbHandle["db"], endpointId: string, now: Date, w
     .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
     .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
     .limit(window);
+}
+
+/** GET /admin/webhooks/:id/deliveries' one statement for a filter (exported for the query-plan test). */
+export function deliveryListQuery(db: DbHandle["db"], f: DeliveryFilter) {
+  const where: SQL[] = [eq(webhookDeliveries.endpointId, f.endpointId)];
+  if (f.status) where.push(eq(webhookDeliveries.status, f.status));
+  if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
+  if (f.cursor) where.push(afterCursor(webhookDeliveries.createdAt, webhookDeliveries.id, decodeCursor(f.cursor)));
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(...where))
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+    .limit(f.limit + 1);
 }
 
 export function createWebhookRepo(handle: DbHandle): WebhookRepo {
@@ -86,19 +100,7 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
     },
     getDelivery: lift(getDelivery),
     async listDeliveries(f) {
-      const where: SQL[] = [eq(webhookDeliveries.endpointId, f.endpointId)];
-      if (f.status) where.push(eq(webhookDeliveries.status, f.status));
-      if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
-      if (f.cursor) where.push(afterCursor(webhookDeliveries.createdAt, webhookDeliveries.id, decodeCursor(f.cursor)));
-      const rows = db
-        .select()
-        .from(webhookDeliveries)
-        .where(and(...where))
-        .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
-        .limit(f.limit + 1)
-        .all()
-        .map(toDelivery);
-      return keysetPage(rows, f.limit);
+      return keysetPage(deliveryListQuery(db, f).all().map(toDelivery), f.limit);
     },
     async claimDueDeliveries({ now, limit, leaseUntil, perEndpoint, inFlight }) {
       if (limit <= 0) return [];
