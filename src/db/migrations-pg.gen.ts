@@ -43,5 +43,9 @@ export const PG_MIGRATIONS: readonly { tag: string; sql: string }[] = [
   {
     "tag": "0010_delivery_worker",
     "sql": "CREATE INDEX \"webhook_deliveries_endpoint_due_idx\" ON \"webhook_deliveries\" USING btree (\"endpoint_id\",\"status\",\"next_attempt_at\");"
+  },
+  {
+    "tag": "0011_lifecycle_walks",
+    "sql": "CREATE TABLE \"lifecycle_watermark\" (\n\t\"name\" text PRIMARY KEY NOT NULL,\n\t\"passed_at\" timestamp with time zone NOT NULL,\n\t\"basis\" text NOT NULL\n);\n--> statement-breakpoint\nDROP INDEX \"licenses_status_idx\";--> statement-breakpoint\nDROP INDEX \"licenses_valid_until_idx\";--> statement-breakpoint\nDROP INDEX \"licenses_support_until_idx\";--> statement-breakpoint\nDROP INDEX \"licenses_past_due_since_idx\";--> statement-breakpoint\nCREATE INDEX \"licenses_status_valid_until_idx\" ON \"licenses\" USING btree (\"status\",\"valid_until\",\"id\" COLLATE \"C\");--> statement-breakpoint\nCREATE INDEX \"licenses_status_support_until_idx\" ON \"licenses\" USING btree (\"status\",\"support_until\",\"id\" COLLATE \"C\");--> statement-breakpoint\nCREATE INDEX \"licenses_status_past_due_since_idx\" ON \"licenses\" USING btree (\"status\",\"past_due_since\",\"id\" COLLATE \"C\");--> statement-breakpoint\nCREATE INDEX \"licenses_updated_idx\" ON \"licenses\" USING btree (\"updated_at\",\"id\" COLLATE \"C\");--> statement-breakpoint\nCREATE INDEX \"billing_links_updated_idx\" ON \"billing_links\" USING btree (\"updated_at\",\"license_id\" COLLATE \"C\");"
   }
 ];

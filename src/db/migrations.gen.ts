@@ -43,5 +43,9 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   {
     "tag": "0010_delivery_worker",
     "sql": "CREATE INDEX `webhook_deliveries_endpoint_due_idx` ON `webhook_deliveries` (`endpoint_id`,`status`,`next_attempt_at`);"
+  },
+  {
+    "tag": "0011_lifecycle_walks",
+    "sql": "CREATE TABLE `lifecycle_watermark` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`passed_at` integer NOT NULL,\n\t`basis` text NOT NULL\n);\n--> statement-breakpoint\nDROP INDEX `licenses_status_idx`;--> statement-breakpoint\nDROP INDEX `licenses_valid_until_idx`;--> statement-breakpoint\nDROP INDEX `licenses_support_until_idx`;--> statement-breakpoint\nDROP INDEX `licenses_past_due_since_idx`;--> statement-breakpoint\nCREATE INDEX `licenses_status_valid_until_idx` ON `licenses` (`status`,`valid_until`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_status_support_until_idx` ON `licenses` (`status`,`support_until`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_status_past_due_since_idx` ON `licenses` (`status`,`past_due_since`,`id`);--> statement-breakpoint\nCREATE INDEX `licenses_updated_idx` ON `licenses` (`updated_at`,`id`);--> statement-breakpoint\nCREATE INDEX `billing_links_updated_idx` ON `billing_links` (`updated_at`,`license_id`);"
   }
 ];

@@ -11,7 +11,7 @@ import { DAY, HOUR } from "../../src/shared/clock";
 import { secretsFromMaster } from "../../src/modules/keys/secrets";
 import { runLifecycle } from "../../src/modules/lifecycle/service";
 import { USABLE_STATUSES } from "../../src/modules/lifecycle/domain";
-import type { LifecycleOp } from "../../src/modules/lifecycle/repo";
+import type { LifecycleCursor, LifecycleOp } from "../../src/modules/lifecycle/repo";
 import type { Deps, Repos } from "../../src/deps";
 import { runPass } from "../../src/jobs/runner";
 import { fixedClock } from "../../src/shared/clock";
@@ -34,7 +34,7 @@ forEachEngine("LifecycleRepo", (engine, open) => {
   });
   afterEach(() => o.close());
 
-  test("scan walks (column, id) in pages, within the range and statuses", async () => {
+  test("scan walks (status, column, id) in pages, within the range and its status", async () => {
     const product = await seedProduct(o);
     const { plan } = await seedPlan(o, product.id, { graceDays: 2 });
     const ids: string[] = [];
@@ -42,15 +42,15 @@ forEachEngine("LifecycleRepo", (engine, open) => {
     await seedLicense(o, product.id, plan.id, { validUntil: at(DAY), status: "revoked" });
     await seedLicense(o, product.id, plan.id, { validUntil: at(30 * DAY) });
     await seedLicense(o, product.id, plan.id, { validUntil: null });
-    const scan = { column: "validUntil" as const, statuses: USABLE_STATUSES, from: null, to: at(2 * DAY) };
+    const scan = { column: "validUntil" as const, status: "active" as const, from: null, to: at(2 * DAY) };
     const seen: string[] = [];
-    let cursor = null;
+    let cursor: LifecycleCursor | null = null;
     for (;;) {
       const page = await repos.lifecycle.scan(scan, cursor, 2);
       seen.push(...page.map((c) => c.license.id));
       if (page.length < 2) break;
-      const last = page[page.length - 1]!.license;
-      cursor = { at: last.validUntil!, id: last.id };
+      cursor = page[page.length - 1]!.position;
+      expect(cursor).toEqual({ at: at(DAY), id: page[page.length - 1]!.license.id });
     }
     expect(seen).toEqual([...ids].sort());
     const [first] = await repos.lifecycle.scan(scan, null, 1);

@@ -38,15 +38,20 @@ export const licenses = pgTable(
   (t) => [
     index("licenses_product_idx").on(t.productId, t.id),
     index("licenses_plan_idx").on(t.planId),
-    index("licenses_status_idx").on(t.status),
     index("licenses_email_idx").on(t.email),
     // Portal: licenses owned by a signed-in address (matched case-insensitively).
     index("licenses_email_lower_idx").on(sql`lower(${t.email} COLLATE "C")`),
     index("licenses_ext_customer_idx").on(t.externalCustomerId),
-    // The lifecycle pass walks due licenses in keyset order over these (modules/lifecycle).
-    index("licenses_valid_until_idx").on(t.validUntil, t.id),
-    index("licenses_support_until_idx").on(t.supportUntil, t.id),
-    index("licenses_past_due_since_idx").on(t.pastDueSince, t.id),
+    // The lifecycle pass walks one status at a time over these, in (date, id) keyset order: each page
+    // is one index range scan with no sort (modules/lifecycle/repo.pg.ts). The id is in COLLATE "C",
+    // the order the walk uses (SQLite's byte order): an index in the default collation cannot give
+    // that order, and the plan would sort. They replace licenses_status_idx (a status filter alone
+    // uses their leading column) and the date-only indexes.
+    index("licenses_status_valid_until_idx").on(t.status, t.validUntil, sql`${t.id} COLLATE "C"`),
+    index("licenses_status_support_until_idx").on(t.status, t.supportUntil, sql`${t.id} COLLATE "C"`),
+    index("licenses_status_past_due_since_idx").on(t.status, t.pastDueSince, sql`${t.id} COLLATE "C"`),
+    // The lifecycle pass's catch-up walk: licenses changed since its last completed pass.
+    index("licenses_updated_idx").on(t.updatedAt, sql`${t.id} COLLATE "C"`),
   ],
 );
 

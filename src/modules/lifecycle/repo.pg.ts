@@ -1,43 +1,70 @@
-import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { isRetryableConflict } from "../../db/serializable.pg";
-import { billingLinks, licenses, lifecycleNotices, plans, products } from "../../db/schema-pg";
+import { billingLinks, licenses, lifecycleNotices, lifecycleWatermark, plans, products } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { License } from "../licenses/repo";
-import { noticeKey, type LifecycleColumn, type LifecycleRepo } from "./repo";
+import { noticeKey, type LifecycleColumn, type LifecycleCursor, type LifecycleRepo, type LifecycleScan } from "./repo";
+
+type PgDb = PgHandle["db"];
 
 const COLUMNS = { validUntil: licenses.validUntil, supportUntil: licenses.supportUntil, pastDueSince: licenses.pastDueSince } as const;
+const WALK_COLUMNS = { ...COLUMNS, updatedAt: licenses.updatedAt, billingUpdatedAt: billingLinks.updatedAt } as const;
 const sameInstant = (col: (typeof COLUMNS)[LifecycleColumn], v: Date | null): SQL => (v === null ? isNull(col) : eq(col, v));
-/** Ids compare bytewise on SQLite; COLLATE "C" gives PostgreSQL the same order (and keyset). */
-const idC = sql`${licenses.id} COLLATE "C"`;
+const WATERMARK = "lifecycle";
 
 /** Attempts of one batch: a deadlock between two nodes' batches rolls one back; it runs again. */
 const APPLY_ATTEMPTS = 5;
+
+/**
+ * The statement of one page of a walk (exported for the contract test that EXPLAINs it): one index
+ * range scan in index order, no sort (see repo.sqlite.ts for the walks). Ids compare bytewise on
+ * SQLite; COLLATE "C" gives PostgreSQL the same order, and the indexes carry the id in COLLATE "C"
+ * so that order is theirs (an index in the default collation cannot serve it: the plan would sort).
+ * The cursor is a row comparison, which PostgreSQL uses as the start of the index range.
+ */
+export function lifecycleScanQueryPg(db: PgDb, s: LifecycleScan, cursor: LifecycleCursor | null, limit: number) {
+  const col = WALK_COLUMNS[s.column];
+  const idC = sql`${s.column === "billingUpdatedAt" ? billingLinks.licenseId : licenses.id} COLLATE "C"`;
+  const where: SQL[] = [isNotNull(col)];
+  if (s.status) where.push(eq(licenses.status, s.status));
+  if (s.from) where.push(gt(col, s.from));
+  if (s.to) where.push(lte(col, s.to));
+  if (cursor) where.push(sql`(${col}, ${idC}) > (${sql.param(cursor.at, col)}, ${cursor.id})`);
+  const joinBilling = eq(billingLinks.licenseId, licenses.id);
+  const base = db
+    .select({
+      license: licenses,
+      graceDays: plans.graceDays,
+      productName: products.name,
+      planName: plans.name,
+      subscriptionStatus: billingLinks.subscriptionStatus,
+      walkAt: col,
+    })
+    .from(licenses)
+    .innerJoin(plans, eq(plans.id, licenses.planId))
+    .innerJoin(products, eq(products.id, licenses.productId))
+    .$dynamic();
+  // One row per license at most (billing_links is keyed by license_id).
+  const joined = s.column === "billingUpdatedAt" ? base.innerJoin(billingLinks, joinBilling) : base.leftJoin(billingLinks, joinBilling);
+  return joined
+    .where(and(...where))
+    .orderBy(asc(col), asc(idC))
+    .limit(limit);
+}
 
 export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
   const { db } = handle;
   return {
     async scan(s, cursor, limit) {
-      const col = COLUMNS[s.column];
-      const where: SQL[] = [inArray(licenses.status, [...s.statuses]), isNotNull(col), lte(col, s.to)];
-      if (s.from) where.push(gt(col, s.from));
-      if (cursor) where.push(or(gt(col, cursor.at), and(eq(col, cursor.at), sql`${idC} > ${cursor.id}`))!);
-      const rows = await db
-        .select({ license: licenses, graceDays: plans.graceDays, productName: products.name, planName: plans.name, subscriptionStatus: billingLinks.subscriptionStatus })
-        .from(licenses)
-        .innerJoin(plans, eq(plans.id, licenses.planId))
-        .innerJoin(products, eq(products.id, licenses.productId))
-        // One row per license at most (billing_links is keyed by license_id).
-        .leftJoin(billingLinks, eq(billingLinks.licenseId, licenses.id))
-        .where(and(...where))
-        .orderBy(asc(col), asc(idC))
-        .limit(limit);
+      const rows = await lifecycleScanQueryPg(db, s, cursor, limit);
       return rows.map((r) => ({
         license: { ...r.license } as License,
         graceDays: r.graceDays,
         productName: r.productName,
         planName: r.planName,
         subscriptionStatus: r.subscriptionStatus ?? null,
+        position: { at: r.walkAt as Date, id: r.license.id },
       }));
     },
     async apply(ops, at) {
@@ -113,5 +140,17 @@ export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
         .where(eq(lifecycleNotices.licenseId, licenseId))
         .orderBy(asc(lifecycleNotices.createdAt), sql`${lifecycleNotices.kind} COLLATE "C"`);
     },
+    async watermark() {
+      const [row] = await db.select().from(lifecycleWatermark).where(eq(lifecycleWatermark.name, WATERMARK));
+      return row ? { passedAt: row.passedAt, basis: row.basis } : null;
+    },
+    async saveWatermark(w) {
+      await db
+        .insert(lifecycleWatermark)
+        .values({ name: WATERMARK, passedAt: w.passedAt, basis: w.basis })
+        .onConflictDoUpdate({ target: lifecycleWatermark.name, set: { passedAt: w.passedAt, basis: w.basis }, setWhere: lte(lifecycleWatermark.passedAt, w.passedAt) });
+    },
+    // Autovacuum analyzes the tables the pass changes; nothing to do here.
+    async optimize() {},
   };
 }
