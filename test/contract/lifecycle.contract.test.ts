@@ -11,7 +11,9 @@ import { DAY, HOUR } from "../../src/shared/clock";
 import { secretsFromMaster } from "../../src/modules/keys/secrets";
 import { runLifecycle } from "../../src/modules/lifecycle/service";
 import { USABLE_STATUSES } from "../../src/modules/lifecycle/domain";
-import type { LifecycleCursor, LifecycleOp } from "../../src/modules/lifecycle/repo";
+import type { LifecycleCursor, LifecycleOp, LifecycleScan } from "../../src/modules/lifecycle/repo";
+import { lifecycleChangesQuery, lifecycleRowsQuery, lifecycleScanQuery } from "../../src/modules/lifecycle/repo.sqlite";
+import { WALK_PLANNER_SETTINGS, lifecycleChangesQueryPg, lifecycleRowsQueryPg, lifecycleScanQueryPg } from "../../src/modules/lifecycle/repo.pg";
 import type { Deps, Repos } from "../../src/deps";
 import { runPass } from "../../src/jobs/runner";
 import { fixedClock } from "../../src/shared/clock";
@@ -46,14 +48,14 @@ forEachEngine("LifecycleRepo", (engine, open) => {
     const seen: string[] = [];
     let cursor: LifecycleCursor | null = null;
     for (;;) {
-      const page = await repos.lifecycle.scan(scan, cursor, 2);
+      const { items: page, next } = await repos.lifecycle.scan(scan, cursor, 2);
       seen.push(...page.map((c) => c.license.id));
-      if (page.length < 2) break;
-      cursor = page[page.length - 1]!.position;
-      expect(cursor).toEqual({ at: at(DAY), id: page[page.length - 1]!.license.id });
+      if (next === null) break;
+      expect(next).toEqual({ at: at(DAY), id: page[page.length - 1]!.license.id });
+      cursor = next;
     }
     expect(seen).toEqual([...ids].sort());
-    const [first] = await repos.lifecycle.scan(scan, null, 1);
+    const [first] = (await repos.lifecycle.scan(scan, null, 1)).items;
     expect(first).toMatchObject({ graceDays: 2, productName: product.name, planName: plan.name, subscriptionStatus: null });
     // The Stripe subscription status of a license's billing link comes with it (no row: null).
     const sorted = [...ids].sort();
@@ -66,8 +68,91 @@ forEachEngine("LifecycleRepo", (engine, open) => {
       createdAt: SEED_TIME,
       updatedAt: SEED_TIME,
     });
-    const statuses = (await repos.lifecycle.scan(scan, null, 10)).map((c) => c.subscriptionStatus);
+    const statuses = (await repos.lifecycle.scan(scan, null, 10)).items.map((c) => c.subscriptionStatus);
     expect(statuses).toEqual([null, "active", null, null, null]);
+  });
+
+  /** Every shape of walk the pass runs (service.ts), with and without a cursor. */
+  type Shape = { scan: LifecycleScan; cursor: LifecycleCursor | null; index: string };
+  function walkShapes(): Shape[] {
+    const out: Shape[] = [];
+    const cursors = [null, { at: at(HOUR), id: "01JZZZZZZZZZZZZZZZZZZZZZZZ" }];
+    const dates = { validUntil: "licenses_status_valid_until_idx", supportUntil: "licenses_status_support_until_idx", pastDueSince: "licenses_status_past_due_since_idx" } as const;
+    for (const [column, index] of Object.entries(dates) as [keyof typeof dates, string][])
+      for (const status of USABLE_STATUSES)
+        for (const from of [null, at(-30 * DAY)])
+          for (const cursor of cursors) out.push({ scan: { column, status, from, to: at(7 * DAY) }, cursor, index });
+    for (const cursor of cursors) {
+      out.push({ scan: { column: "updatedAt", status: null, from: at(-HOUR), to: null }, cursor, index: "licenses_updated_idx" });
+      out.push({ scan: { column: "billingUpdatedAt", status: null, from: at(-HOUR), to: null }, cursor, index: "billing_links_updated_idx" });
+    }
+    return out;
+  }
+
+  test("every walk's page is one index range scan, with no sort, with and without planner statistics", async () => {
+    // Some rows in several statuses, so the statistics ANALYZE gathers are not of empty tables.
+    const product = await seedProduct(o);
+    const { plan } = await seedPlan(o, product.id);
+    for (let i = 0; i < 40; i++) {
+      const status = (["active", "trialing", "past_due", "expired", "revoked"] as const)[i % 5]!;
+      await seedLicense(o, product.id, plan.id, { status, validUntil: at(i * HOUR), supportUntil: at(i * DAY), pastDueSince: status === "past_due" ? at(-i * HOUR) : null });
+    }
+    const shapes = walkShapes();
+    if (o.sqlite) {
+      const sqlite = o.sqlite.sqlite;
+      const db = o.sqlite.db;
+      const explain = (q: { sql: string; params: unknown[] }) =>
+        (sqlite.query(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.params as never[])) as { detail: string }[]).map((p) => p.detail).join("\n");
+      const plans = () => [
+        ...shapes.map(({ scan, cursor, index }) => {
+          const q = scan.column === "updatedAt" || scan.column === "billingUpdatedAt" ? lifecycleChangesQuery(db, scan, cursor, 250) : lifecycleScanQuery(db, { ...scan, column: scan.column }, cursor, 250);
+          return { scan, cursor, index, detail: explain(q.toSQL()) };
+        }),
+        // The change walks' second statement: the licenses by primary key.
+        { scan: "rows by id", cursor: null, index: null, detail: explain(lifecycleRowsQuery(db, ["a", "b"]).toSQL()) },
+      ];
+      for (const stats of [false, true]) {
+        if (stats) sqlite.exec("ANALYZE");
+        for (const p of plans()) {
+          const label = `${JSON.stringify(p.scan)} cursor=${p.cursor !== null} stats=${stats}\n${p.detail}`;
+          // The rows by id: any index lookup with id = ? (with statistics of a 1-plan catalog the planner
+          // drives from plans and looks licenses up by (product_id, id), equally a lookup).
+          expect(p.detail, label).toMatch(p.index ? new RegExp(`USING (COVERING )?INDEX ${p.index}\\b`) : /SEARCH licenses USING (COVERING )?INDEX \w+ \([^)]*\bid=\?/);
+          expect(p.detail, label).not.toContain("TEMP B-TREE");
+          expect(p.detail, label).not.toMatch(/SCAN (licenses|billing_links)\b(?! USING)/);
+        }
+      }
+      return;
+    }
+    const pg = o.pg!;
+    for (const stats of [false, true]) {
+      if (stats) await pg.sql.unsafe("ANALYZE licenses; ANALYZE billing_links");
+      const statements = [
+        ...shapes.map(({ scan, cursor, index }) => ({
+          scan,
+          cursor,
+          index,
+          settings: WALK_PLANNER_SETTINGS as string | null,
+          q: (scan.column === "updatedAt" || scan.column === "billingUpdatedAt" ? lifecycleChangesQueryPg(pg.db, scan, cursor, 250) : lifecycleScanQueryPg(pg.db, { ...scan, column: scan.column }, cursor, 250)).toSQL(),
+        })),
+        { scan: "rows by id", cursor: null, index: "licenses_pkey", settings: null as string | null, q: lifecycleRowsQueryPg(pg.db, ["a", "b"]).toSQL() },
+      ];
+      for (const { scan, cursor, index, q, settings } of statements) {
+        // Tiny tables make a sequential scan cheapest; forbid it to see the index the plan can use.
+        const rows = await pg.sql.begin(async (tx) => {
+          await tx.unsafe("SET LOCAL enable_seqscan = off");
+          // The settings the repository runs each walk's page under (repo.pg.ts: WALK_PLANNER_SETTINGS).
+          if (settings) await tx.unsafe(settings);
+          return (await tx.unsafe(`EXPLAIN ${q.sql}`, q.params as never[])) as unknown as { "QUERY PLAN": string }[];
+        });
+        const text = rows.map((r) => r["QUERY PLAN"]).join("\n");
+        const label = `${JSON.stringify(scan)} cursor=${cursor !== null} stats=${stats}\n${text}`;
+        expect(text, label).toMatch(new RegExp(`(Index (Only )?Scan using|Bitmap Index Scan on) ${index}\\b`));
+        if (index !== "licenses_pkey") expect(text, label).not.toContain("Bitmap");
+        expect(text, label).not.toMatch(/Seq Scan on (licenses|billing_links)\b/);
+        expect(text, label).not.toMatch(/\bSort\b/);
+      }
+    }
   });
 
   test("expire is a compare-and-set; notices are inserted once; effects only for what took effect", async () => {

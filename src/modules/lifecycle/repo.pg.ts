@@ -4,12 +4,23 @@ import { isRetryableConflict } from "../../db/serializable.pg";
 import { billingLinks, licenses, lifecycleNotices, lifecycleWatermark, plans, products } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { License } from "../licenses/repo";
-import { noticeKey, type LifecycleColumn, type LifecycleCursor, type LifecycleRepo, type LifecycleScan } from "./repo";
+import { noticeKey, type LifecycleColumn, type LifecycleCandidate, type LifecycleCursor, type LifecycleRepo, type LifecycleScan } from "./repo";
 
 type PgDb = PgHandle["db"];
+type PgTx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
+
+/**
+ * Planner settings for every walk's page, in its own transaction (SET LOCAL). Where PostgreSQL
+ * expects a range to be small (a narrow reminder window, the changes since the last pass, or any
+ * range on a small table) it reads it through a bitmap scan and sorts it; when its statistics
+ * underestimate the range (after a bulk import or a mass renewal, before autovacuum's next ANALYZE)
+ * every page would sort all that is left. Each walk's index matches its equality, range and order
+ * exactly, so the ordered index scan is never much worse than the sort, and with sorting off it is
+ * the plan whatever the estimate. The contract test EXPLAINs every walk under these settings.
+ */
+export const WALK_PLANNER_SETTINGS = "SET LOCAL enable_sort = off";
 
 const COLUMNS = { validUntil: licenses.validUntil, supportUntil: licenses.supportUntil, pastDueSince: licenses.pastDueSince } as const;
-const WALK_COLUMNS = { ...COLUMNS, updatedAt: licenses.updatedAt, billingUpdatedAt: billingLinks.updatedAt } as const;
 const sameInstant = (col: (typeof COLUMNS)[LifecycleColumn], v: Date | null): SQL => (v === null ? isNull(col) : eq(col, v));
 const WATERMARK = "lifecycle";
 
@@ -23,49 +34,95 @@ const APPLY_ATTEMPTS = 5;
  * so that order is theirs (an index in the default collation cannot serve it: the plan would sort).
  * The cursor is a row comparison, which PostgreSQL uses as the start of the index range.
  */
-export function lifecycleScanQueryPg(db: PgDb, s: LifecycleScan, cursor: LifecycleCursor | null, limit: number) {
-  const col = WALK_COLUMNS[s.column];
-  const idC = sql`${s.column === "billingUpdatedAt" ? billingLinks.licenseId : licenses.id} COLLATE "C"`;
+export function lifecycleScanQueryPg(db: PgDb | PgTx, s: LifecycleScan & { column: LifecycleColumn }, cursor: LifecycleCursor | null, limit: number) {
+  const col = COLUMNS[s.column];
   const where: SQL[] = [isNotNull(col)];
   if (s.status) where.push(eq(licenses.status, s.status));
   if (s.from) where.push(gt(col, s.from));
   if (s.to) where.push(lte(col, s.to));
-  if (cursor) where.push(sql`(${col}, ${idC}) > (${sql.param(cursor.at, col)}, ${cursor.id})`);
-  const joinBilling = eq(billingLinks.licenseId, licenses.id);
-  const base = db
-    .select({
-      license: licenses,
-      graceDays: plans.graceDays,
-      productName: products.name,
-      planName: plans.name,
-      subscriptionStatus: billingLinks.subscriptionStatus,
-      walkAt: col,
-    })
-    .from(licenses)
-    .innerJoin(plans, eq(plans.id, licenses.planId))
-    .innerJoin(products, eq(products.id, licenses.productId))
-    .$dynamic();
-  // One row per license at most (billing_links is keyed by license_id).
-  const joined = s.column === "billingUpdatedAt" ? base.innerJoin(billingLinks, joinBilling) : base.leftJoin(billingLinks, joinBilling);
-  return joined
+  if (cursor) where.push(sql`(${col}, ${orderId(licenses.id)}) > (${sql.param(cursor.at, col)}, ${cursor.id})`);
+  return candidates(db)
     .where(and(...where))
-    .orderBy(asc(col), asc(idC))
+    .orderBy(asc(col), asc(orderId(licenses.id)))
     .limit(limit);
 }
+
+/**
+ * The change walks' page (exported for the same test): keys only, from the one index that holds
+ * them (licenses_updated_idx, billing_links_updated_idx), so the range is read in index order
+ * whatever the planner thinks of its size; the licenses are then read by primary key
+ * (lifecycleRowsQueryPg).
+ */
+export function lifecycleChangesQueryPg(db: PgDb | PgTx, s: LifecycleScan, cursor: LifecycleCursor | null, limit: number) {
+  const [table, col, id] = s.column === "billingUpdatedAt" ? ([billingLinks, billingLinks.updatedAt, billingLinks.licenseId] as const) : ([licenses, licenses.updatedAt, licenses.id] as const);
+  const where: SQL[] = [];
+  if (s.from) where.push(gt(col, s.from));
+  if (s.to) where.push(lte(col, s.to));
+  if (cursor) where.push(sql`(${col}, ${orderId(id)}) > (${sql.param(cursor.at, col)}, ${cursor.id})`);
+  return db
+    .select({ at: col, id })
+    .from(table)
+    .where(and(...where))
+    .orderBy(asc(col), asc(orderId(id)))
+    .limit(limit);
+}
+
+/** The candidates with these ids, by primary key. */
+export function lifecycleRowsQueryPg(db: PgDb, ids: readonly string[]) {
+  return candidates(db).where(inArray(licenses.id, [...ids]));
+}
+
+/** A license with what its emails show and its billing link's subscription status. */
+function candidates(db: PgDb | PgTx) {
+  return (
+    db
+      .select({ license: licenses, graceDays: plans.graceDays, productName: products.name, planName: plans.name, subscriptionStatus: billingLinks.subscriptionStatus })
+      .from(licenses)
+      .innerJoin(plans, eq(plans.id, licenses.planId))
+      .innerJoin(products, eq(products.id, licenses.productId))
+      // One row per license at most (billing_links is keyed by license_id).
+      .leftJoin(billingLinks, eq(billingLinks.licenseId, licenses.id))
+      .$dynamic()
+  );
+}
+
+const orderId = (c: typeof licenses.id | typeof billingLinks.licenseId) => sql`${c} COLLATE "C"`;
+type Row = { license: unknown; graceDays: number; productName: string; planName: string; subscriptionStatus: string | null };
+const toCandidate = (r: Row, position: LifecycleCursor): LifecycleCandidate => ({
+  license: { ...(r.license as License) },
+  graceDays: r.graceDays,
+  productName: r.productName,
+  planName: r.planName,
+  subscriptionStatus: r.subscriptionStatus ?? null,
+  position,
+});
 
 export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
   const { db } = handle;
   return {
     async scan(s, cursor, limit) {
-      const rows = await lifecycleScanQueryPg(db, s, cursor, limit);
-      return rows.map((r) => ({
-        license: { ...r.license } as License,
-        graceDays: r.graceDays,
-        productName: r.productName,
-        planName: r.planName,
-        subscriptionStatus: r.subscriptionStatus ?? null,
-        position: { at: r.walkAt as Date, id: r.license.id },
-      }));
+      if (s.column === "updatedAt" || s.column === "billingUpdatedAt") {
+        const keys = await db.transaction(async (tx) => {
+          await tx.execute(sql.raw(WALK_PLANNER_SETTINGS));
+          return lifecycleChangesQueryPg(tx, s, cursor, limit);
+        });
+        const next = keys.length === limit ? { at: keys[keys.length - 1]!.at as Date, id: keys[keys.length - 1]!.id } : null;
+        if (keys.length === 0) return { items: [], next };
+        const rows = new Map((await lifecycleRowsQueryPg(db, keys.map((k) => k.id))).map((r) => [r.license.id, r]));
+        // A license deleted in between has no row: skipped (the cursor still moves past its key).
+        const items = keys.flatMap((k) => {
+          const r = rows.get(k.id);
+          return r ? [toCandidate(r, { at: k.at as Date, id: k.id })] : [];
+        });
+        return { items, next };
+      }
+      const column = s.column;
+      const rows = await db.transaction(async (tx) => {
+        await tx.execute(sql.raw(WALK_PLANNER_SETTINGS));
+        return lifecycleScanQueryPg(tx, { ...s, column }, cursor, limit);
+      });
+      const items = rows.map((r) => toCandidate(r, { at: r.license[column] as Date, id: r.license.id }));
+      return { items, next: items.length === limit ? items[items.length - 1]!.position : null };
     },
     async apply(ops, at) {
       const once = () =>

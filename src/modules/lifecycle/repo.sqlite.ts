@@ -3,10 +3,9 @@ import { immediate, type Db, type DbHandle } from "../../db/client";
 import { billingLinks, licenses, lifecycleNotices, lifecycleWatermark, plans, products } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { License } from "../licenses/repo";
-import { noticeKey, type LifecycleColumn, type LifecycleCursor, type LifecycleRepo, type LifecycleScan } from "./repo";
+import { noticeKey, type LifecycleColumn, type LifecycleCandidate, type LifecycleCursor, type LifecycleRepo, type LifecycleScan } from "./repo";
 
 const COLUMNS = { validUntil: licenses.validUntil, supportUntil: licenses.supportUntil, pastDueSince: licenses.pastDueSince } as const;
-const WALK_COLUMNS = { ...COLUMNS, updatedAt: licenses.updatedAt, billingUpdatedAt: billingLinks.updatedAt } as const;
 const sameInstant = (col: (typeof COLUMNS)[LifecycleColumn], v: Date | null): SQL => (v === null ? isNull(col) : eq(col, v));
 const WATERMARK = "lifecycle";
 
@@ -22,49 +21,89 @@ const WATERMARK = "lifecycle";
  * column status index and the date-only ones were replaced), and with statistics an equality plus a
  * range on one index beats any other; the contract test checks both plans.
  */
-export function lifecycleScanQuery(db: Db, s: LifecycleScan, cursor: LifecycleCursor | null, limit: number) {
-  const col = WALK_COLUMNS[s.column];
-  const id = s.column === "billingUpdatedAt" ? billingLinks.licenseId : licenses.id;
+export function lifecycleScanQuery(db: Db, s: LifecycleScan & { column: LifecycleColumn }, cursor: LifecycleCursor | null, limit: number) {
+  const col = COLUMNS[s.column];
   const where: SQL[] = [isNotNull(col)];
   if (s.status) where.push(eq(licenses.status, s.status));
   if (s.from) where.push(gt(col, s.from));
   if (s.to) where.push(lte(col, s.to));
-  if (cursor) where.push(sql`(${col}, ${id}) > (${sql.param(cursor.at, col)}, ${cursor.id})`);
-  const joinBilling = eq(billingLinks.licenseId, licenses.id);
-  const base = db
-    .select({
-      license: licenses,
-      graceDays: plans.graceDays,
-      productName: products.name,
-      planName: plans.name,
-      subscriptionStatus: billingLinks.subscriptionStatus,
-      walkAt: col,
-    })
-    .from(licenses)
-    .innerJoin(plans, eq(plans.id, licenses.planId))
-    .innerJoin(products, eq(products.id, licenses.productId))
-    .$dynamic();
-  // One row per license at most (billing_links is keyed by license_id).
-  const joined = s.column === "billingUpdatedAt" ? base.innerJoin(billingLinks, joinBilling) : base.leftJoin(billingLinks, joinBilling);
-  return joined
+  if (cursor) where.push(sql`(${col}, ${orderId(licenses.id)}) > (${sql.param(cursor.at, col)}, ${cursor.id})`);
+  return candidates(db)
     .where(and(...where))
-    .orderBy(asc(col), asc(id))
+    .orderBy(asc(col), asc(orderId(licenses.id)))
     .limit(limit);
 }
+
+/**
+ * The change walks' page (exported for the same test): keys only, from the one index that holds
+ * them (licenses_updated_idx, billing_links_updated_idx), so the range is read in index order
+ * whatever the planner thinks of its size; the licenses are then read by primary key
+ * (lifecycleRowsQuery).
+ */
+export function lifecycleChangesQuery(db: Db, s: LifecycleScan, cursor: LifecycleCursor | null, limit: number) {
+  const [table, col, id] = s.column === "billingUpdatedAt" ? ([billingLinks, billingLinks.updatedAt, billingLinks.licenseId] as const) : ([licenses, licenses.updatedAt, licenses.id] as const);
+  const where: SQL[] = [];
+  if (s.from) where.push(gt(col, s.from));
+  if (s.to) where.push(lte(col, s.to));
+  if (cursor) where.push(sql`(${col}, ${orderId(id)}) > (${sql.param(cursor.at, col)}, ${cursor.id})`);
+  return db
+    .select({ at: col, id })
+    .from(table)
+    .where(and(...where))
+    .orderBy(asc(col), asc(orderId(id)))
+    .limit(limit);
+}
+
+/** The candidates with these ids, by primary key. */
+export function lifecycleRowsQuery(db: Db, ids: readonly string[]) {
+  return candidates(db).where(inArray(licenses.id, [...ids]));
+}
+
+/** A license with what its emails show and its billing link's subscription status. */
+function candidates(db: Db) {
+  return (
+    db
+      .select({ license: licenses, graceDays: plans.graceDays, productName: products.name, planName: plans.name, subscriptionStatus: billingLinks.subscriptionStatus })
+      .from(licenses)
+      .innerJoin(plans, eq(plans.id, licenses.planId))
+      .innerJoin(products, eq(products.id, licenses.productId))
+      // One row per license at most (billing_links is keyed by license_id).
+      .leftJoin(billingLinks, eq(billingLinks.licenseId, licenses.id))
+      .$dynamic()
+  );
+}
+
+const orderId = (c: typeof licenses.id | typeof billingLinks.licenseId) => c;
+type Row = { license: unknown; graceDays: number; productName: string; planName: string; subscriptionStatus: string | null };
+const toCandidate = (r: Row, position: LifecycleCursor): LifecycleCandidate => ({
+  license: { ...(r.license as License) },
+  graceDays: r.graceDays,
+  productName: r.productName,
+  planName: r.planName,
+  subscriptionStatus: r.subscriptionStatus ?? null,
+  position,
+});
 
 export function createLifecycleRepo(handle: DbHandle): LifecycleRepo {
   const { db } = handle;
   return {
     async scan(s, cursor, limit) {
-      const rows = lifecycleScanQuery(db, s, cursor, limit).all();
-      return rows.map((r) => ({
-        license: { ...r.license } as License,
-        graceDays: r.graceDays,
-        productName: r.productName,
-        planName: r.planName,
-        subscriptionStatus: r.subscriptionStatus ?? null,
-        position: { at: r.walkAt as Date, id: r.license.id },
-      }));
+      if (s.column === "updatedAt" || s.column === "billingUpdatedAt") {
+        const keys = lifecycleChangesQuery(db, s, cursor, limit).all();
+        const next = keys.length === limit ? { at: keys[keys.length - 1]!.at as Date, id: keys[keys.length - 1]!.id } : null;
+        if (keys.length === 0) return { items: [], next };
+        const rows = new Map((lifecycleRowsQuery(db, keys.map((k) => k.id)).all()).map((r) => [r.license.id, r]));
+        // A license deleted in between has no row: skipped (the cursor still moves past its key).
+        const items = keys.flatMap((k) => {
+          const r = rows.get(k.id);
+          return r ? [toCandidate(r, { at: k.at as Date, id: k.id })] : [];
+        });
+        return { items, next };
+      }
+      const rows = lifecycleScanQuery(db, { ...s, column: s.column }, cursor, limit).all();
+      const column = s.column;
+      const items = rows.map((r) => toCandidate(r, { at: r.license[column] as Date, id: r.license.id }));
+      return { items, next: items.length === limit ? items[items.length - 1]!.position : null };
     },
     async apply(ops, at) {
       return immediate(handle, () =>

@@ -48,6 +48,13 @@ export interface LifecycleCandidate {
   position: LifecycleCursor;
 }
 
+/** One page of a walk. */
+export interface LifecyclePage {
+  items: LifecycleCandidate[];
+  /** Where the next page starts; null when this page ended the walk. */
+  next: LifecycleCursor | null;
+}
+
 /** The last completed pass: its `now` and the reminder settings it ran with (service.ts). */
 export interface LifecycleWatermark {
   passedAt: Date;
@@ -87,7 +94,7 @@ export interface LifecycleRepo {
    * Up to `limit` licenses matching `scan`, after `cursor`, in (column, id) order: one index range
    * scan (the statement is lifecycleScanQuery in each engine's file; a contract test EXPLAINs it).
    */
-  scan(scan: LifecycleScan, cursor: LifecycleCursor | null, limit: number): Promise<LifecycleCandidate[]>;
+  scan(scan: LifecycleScan, cursor: LifecycleCursor | null, limit: number): Promise<LifecyclePage>;
   /**
    * Applies `ops` in ONE transaction, in order; returns for each whether it took effect. An expire
    * is a conditional update (status, valid_until and past_due_since as expected, else nothing); a

@@ -205,7 +205,7 @@ async function walk(
 ): Promise<void> {
   let cursor: LifecycleCursor | null = null;
   for (;;) {
-    const page = await deps.repos.lifecycle.scan(scan, cursor, batchSize);
+    const { items: page, next } = await deps.repos.lifecycle.scan(scan, cursor, batchSize);
     counts.scanned += page.length;
     let planned = page.flatMap(plan);
     const noticeIds = planned.flatMap((p) => (p.op.type === "notice" ? [p.op.licenseId] : []));
@@ -226,8 +226,8 @@ async function walk(
       });
       await yieldToEventLoop();
     }
-    if (page.length < batchSize) return;
-    cursor = page[page.length - 1]!.position;
+    if (next === null) return;
+    cursor = next;
     await yieldToEventLoop();
   }
 }
