@@ -1,7 +1,7 @@
 // LifecycleRepo on both engines: the keyset walk, the guarded expiry (compare-and-set), the notice
 // insert as the dedupe guard, effects only for what took effect; and on PostgreSQL, three nodes
 // running the whole pass at once still write each email and event once.
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { forEachEngine, type Opened } from "./harness";
 import { seedLicense, seedPlan, seedProduct, SEED_TIME } from "./seed";
@@ -199,6 +199,103 @@ forEachEngine("LifecycleRepo", (engine, open) => {
     };
     expect(await repos.lifecycle.apply([op], at(0))).toEqual([false]);
     expect(await repos.lifecycle.apply([{ ...op, dueFor: at(40 * DAY) }], at(0))).toEqual([true]);
+  });
+
+  describe("the watermark of the last completed pass", () => {
+    const pass = (now: Date, batchSize = 25) => runLifecycle({ repos, secrets }, now, { batchSize });
+    const kinds = async (id: string) => (await repos.lifecycle.notices(id)).map((n) => n.kind);
+
+    test("a pass with nothing due after a completed one reads a handful of rows, however many licenses its windows hold", async () => {
+      const product = await seedProduct(o);
+      const { plan } = await seedPlan(o, product.id, { graceDays: 0 });
+      // Written a day before the passes (SEED_TIME); ends spread over the reminder and support windows.
+      const T = at(DAY);
+      for (let i = 0; i < 60; i++) {
+        await seedLicense(o, product.id, plan.id, { validUntil: new Date(T.getTime() + 10 * HOUR + i * 2 * HOUR) });
+        await seedLicense(o, product.id, plan.id, { supportUntil: new Date(T.getTime() - 20 * DAY + 10 * HOUR + i * 13 * HOUR) });
+      }
+      const first = await pass(T);
+      expect(first.scanned).toBeGreaterThanOrEqual(120);
+      expect(first.expiry_reminders + first.support_reminders + first.support_ended).toBeGreaterThan(0);
+
+      // An hour later: only dates that crossed a threshold in that hour (one end every 2 h per window).
+      const second = await pass(new Date(T.getTime() + HOUR));
+      expect(second.scanned).toBeLessThanOrEqual(6);
+      const third = await pass(new Date(T.getTime() + HOUR));
+      expect(third.scanned).toBeLessThanOrEqual(6);
+      expect(third).toMatchObject({ batches: 0, expiry_reminders: 0, support_reminders: 0, support_ended: 0 });
+
+      // Without a watermark (here: other reminder settings) the pass reads its full windows again.
+      await repos.settings.update({ expiry_reminder_days: [7, 3, 2, 1] }, new Date(T.getTime() + HOUR), () => ({}));
+      const full = await pass(new Date(T.getTime() + 2 * HOUR));
+      expect(full.scanned).toBeGreaterThanOrEqual(100);
+    });
+
+    test("a date edited after a pass gets its most urgent reminder at the next one", async () => {
+      const product = await seedProduct(o);
+      const { plan } = await seedPlan(o, product.id);
+      const l = await seedLicense(o, product.id, plan.id, { validUntil: at(90 * DAY), supportUntil: at(200 * DAY) });
+      const T = at(DAY);
+      expect((await pass(T)).scanned).toBe(0);
+      // Edited between the passes: valid_until 2 days ahead (3-day reminder), support 20 days ahead (30-day reminder).
+      await repos.licenses.mutate(l.id, () => ({ validUntil: new Date(T.getTime() + 2 * DAY + 30 * 60_000), supportUntil: new Date(T.getTime() + 20 * DAY) }), new Date(T.getTime() + 30 * 60_000), () => ({}));
+      const next = await pass(new Date(T.getTime() + HOUR));
+      expect(next).toMatchObject({ expiry_reminders: 1, support_reminders: 1 });
+      expect((await kinds(l.id)).sort()).toEqual(["expiry_reminder:3", "support_reminder:30"]);
+    });
+
+    test("after downtime: what became due meanwhile expires, is reminded (most urgent) and noticed", async () => {
+      const product = await seedProduct(o);
+      const { plan } = await seedPlan(o, product.id, { graceDays: 2 });
+      const { plan: trialPlan } = await seedPlan(o, product.id, { licenseType: "trial" });
+      const T = at(DAY);
+      const graceEnds = await seedLicense(o, product.id, plan.id, { validUntil: new Date(T.getTime() + 3 * DAY) });
+      const trial = await seedLicense(o, product.id, trialPlan.id, { status: "trialing", validUntil: new Date(T.getTime() + 5 * DAY) });
+      const reminded = await seedLicense(o, product.id, plan.id, { validUntil: new Date(T.getTime() + 12 * DAY) });
+      const lapsed = await seedLicense(o, product.id, plan.id, { supportUntil: new Date(T.getTime() + 4 * DAY) });
+      const pastDue = await seedLicense(o, product.id, plan.id, { status: "past_due", pastDueSince: at(0) });
+      await pass(T);
+      // No pass for ten days.
+      const back = await pass(new Date(T.getTime() + 10 * DAY));
+      expect(back).toMatchObject({ grace_expired: 1, trials_expired: 1, expiry_reminders: 1, support_ended: 1, dunning_emails: 1 });
+      expect((await repos.licenses.findById(graceEnds.id))!.status).toBe("expired");
+      expect((await repos.licenses.findById(trial.id))!.status).toBe("expired");
+      expect(await kinds(reminded.id)).toEqual(["expiry_reminder:3"]);
+      expect(await kinds(lapsed.id)).toEqual(["support_reminder:7", "support_ended"]);
+      expect(await kinds(pastDue.id)).toEqual(["dunning:1", "dunning:7"]);
+    });
+
+    test("new reminder days: the next pass reads the full windows, so a lead added beyond the old ones is sent", async () => {
+      const product = await seedProduct(o);
+      const { plan } = await seedPlan(o, product.id);
+      const T = at(DAY);
+      const l = await seedLicense(o, product.id, plan.id, { validUntil: new Date(T.getTime() + 10 * DAY) });
+      expect((await pass(T)).expiry_reminders).toBe(0);
+      await repos.settings.update({ expiry_reminder_days: [14, 7, 3, 1] }, new Date(T.getTime() + 10 * 60_000), () => ({}));
+      expect((await pass(new Date(T.getTime() + HOUR))).expiry_reminders).toBe(1);
+      expect(await kinds(l.id)).toEqual(["expiry_reminder:14"]);
+    });
+
+    test("a subscription that stops renewing by itself gets its reminder at the next pass (billing link changed)", async () => {
+      const product = await seedProduct(o);
+      const { plan } = await seedPlan(o, product.id);
+      const T = at(DAY);
+      const l = await seedLicense(o, product.id, plan.id, { validUntil: new Date(T.getTime() + 5 * DAY) });
+      const link = { licenseId: l.id, stripeCustomerId: "cus_1", stripeSubscriptionId: "sub_1", stripeCheckoutSessionId: null, subscriptionStatus: "active", createdAt: SEED_TIME, updatedAt: SEED_TIME };
+      await repos.payments.upsertLink(link);
+      expect((await pass(T)).expiry_reminders).toBe(0);
+      await repos.payments.upsertLink({ ...link, subscriptionStatus: "canceled", updatedAt: new Date(T.getTime() + 10 * 60_000) });
+      expect((await pass(new Date(T.getTime() + HOUR))).expiry_reminders).toBe(1);
+      expect(await kinds(l.id)).toEqual(["expiry_reminder:7"]);
+    });
+
+    test("a pass that finishes after a later-started one does not move the watermark back", async () => {
+      await repos.lifecycle.saveWatermark({ passedAt: at(2 * HOUR), basis: "b" });
+      await repos.lifecycle.saveWatermark({ passedAt: at(HOUR), basis: "a" });
+      expect(await repos.lifecycle.watermark()).toEqual({ passedAt: at(2 * HOUR), basis: "b" });
+      await repos.lifecycle.saveWatermark({ passedAt: at(3 * HOUR), basis: "c" });
+      expect(await repos.lifecycle.watermark()).toEqual({ passedAt: at(3 * HOUR), basis: "c" });
+    });
   });
 
   if (engine === "postgres") {

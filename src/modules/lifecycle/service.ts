@@ -1,7 +1,7 @@
 // The lifecycle pass (DECISIONS: License states): expires trials, grace periods and long past_due
 // episodes, and sends reminders, support notices and dunning emails. Run hourly by the job runner
 // (src/jobs/passes.ts, one node per slot through the job lease) and on demand by
-// POST /admin/system/run-expiry-checks.
+// POST /admin/system/run-expiry-checks (in the background under the same lease: jobs/service.ts).
 //
 // Three keyset walks over indexed date columns (valid_until, past_due_since, support_until), each in
 // pages of `batchSize` licenses; each page's actions are applied in ONE transaction (repo.apply), so
@@ -10,7 +10,7 @@
 // nothing on conflict, and only the run whose write took effect writes the event and the email. Two
 // runs in a row, or two nodes at once, send nothing twice.
 import type { Repos } from "../../deps";
-import { assertSystemWide, SYSTEM_ACTOR, type Actor } from "../../shared/actor";
+import { SYSTEM_ACTOR } from "../../shared/actor";
 import { DAY } from "../../shared/clock";
 import type { Secrets } from "../keys/secrets";
 import { sealedEmail } from "../email/outbox";
@@ -52,6 +52,8 @@ export interface LifecycleDeps {
 export interface LifecycleOptions {
   /** Licenses per page and transaction (tests use a small one). */
   batchSize?: number;
+  /** Stops the pass between pages (the node shutting down); it then throws and saves no watermark. */
+  signal?: AbortSignal;
 }
 
 const EXPIRED_COUNT: Record<ExpiryReason, keyof LifecycleCounts> = {
@@ -165,7 +167,7 @@ export async function runLifecycle(deps: LifecycleDeps, now: Date, opts: Lifecyc
     last && last.basis === basis && last.passedAt.getTime() > t - widest ? Math.min(last.passedAt.getTime(), t) - WATERMARK_OVERLAP_MS : null;
   const ranges = passRanges(t, settings, since);
   const at = (ms: number | null) => (ms === null ? null : new Date(ms));
-  const go = (scan: LifecycleScan, plan: (c: LifecycleCandidate) => Planned[]) => walk(deps, scan, batchSize, counts, now, plan);
+  const go = (scan: LifecycleScan, plan: (c: LifecycleCandidate) => Planned[]) => walk(deps, scan, batchSize, counts, now, plan, opts.signal);
 
   // One walk per (status, range): each page an index range scan over (status, date, id), no sort.
   // The walks run one after another; the order across statuses and walks does not matter for
@@ -202,9 +204,11 @@ async function walk(
   counts: LifecycleCounts,
   now: Date,
   plan: (c: LifecycleCandidate) => Planned[],
+  signal: AbortSignal | undefined,
 ): Promise<void> {
   let cursor: LifecycleCursor | null = null;
   for (;;) {
+    signal?.throwIfAborted();
     const { items: page, next } = await deps.repos.lifecycle.scan(scan, cursor, batchSize);
     counts.scanned += page.length;
     let planned = page.flatMap(plan);
@@ -230,10 +234,4 @@ async function walk(
     cursor = next;
     await yieldToEventLoop();
   }
-}
-
-/** POST /admin/system/run-expiry-checks: the pass now, on this node, outside the job lease. */
-export async function runExpiryChecks(deps: LifecycleDeps & { clock: { now(): Date } }, actor: Actor): Promise<LifecycleCounts> {
-  assertSystemWide(actor);
-  return runLifecycle(deps, deps.clock.now());
 }
