@@ -83,7 +83,7 @@ forEachEngine("LifecycleRepo", (engine, open) => {
         for (const from of [null, at(-30 * DAY)])
           for (const cursor of cursors) out.push({ scan: { column, status, from, to: at(7 * DAY) }, cursor, index });
     for (const cursor of cursors) {
-      out.push({ scan: { column: "updatedAt", status: null, from: at(-HOUR), to: null }, cursor, index: "licenses_updated_idx" });
+      for (const status of USABLE_STATUSES) out.push({ scan: { column: "updatedAt", status, from: at(-HOUR), to: null }, cursor, index: "licenses_status_updated_idx" });
       out.push({ scan: { column: "billingUpdatedAt", status: null, from: at(-HOUR), to: null }, cursor, index: "billing_links_updated_idx" });
     }
     return out;

@@ -50,8 +50,10 @@ export const licenses = pgTable(
     index("licenses_status_valid_until_idx").on(t.status, t.validUntil, sql`${t.id} COLLATE "C"`),
     index("licenses_status_support_until_idx").on(t.status, t.supportUntil, sql`${t.id} COLLATE "C"`),
     index("licenses_status_past_due_since_idx").on(t.status, t.pastDueSince, sql`${t.id} COLLATE "C"`),
-    // The lifecycle pass's catch-up walk: licenses changed since its last completed pass.
-    index("licenses_updated_idx").on(t.updatedAt, sql`${t.id} COLLATE "C"`),
+    // The lifecycle pass's catch-up walk: usable licenses changed since its last completed pass, one
+    // status at a time (the licenses a pass itself expires leave the range, so the next pass does not
+    // read them again).
+    index("licenses_status_updated_idx").on(t.status, t.updatedAt, sql`${t.id} COLLATE "C"`),
   ],
 );
 

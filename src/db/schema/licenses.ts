@@ -55,8 +55,10 @@ export const licenses = sqliteTable(
     index("licenses_status_valid_until_idx").on(t.status, t.validUntil, t.id),
     index("licenses_status_support_until_idx").on(t.status, t.supportUntil, t.id),
     index("licenses_status_past_due_since_idx").on(t.status, t.pastDueSince, t.id),
-    // The lifecycle pass's catch-up walk: licenses changed since its last completed pass.
-    index("licenses_updated_idx").on(t.updatedAt, t.id),
+    // The lifecycle pass's catch-up walk: usable licenses changed since its last completed pass, one
+    // status at a time (the licenses a pass itself expires leave the range, so the next pass does not
+    // read them again).
+    index("licenses_status_updated_idx").on(t.status, t.updatedAt, t.id),
   ],
 );
 

@@ -49,13 +49,14 @@ export function lifecycleScanQueryPg(db: PgDb | PgTx, s: LifecycleScan & { colum
 
 /**
  * The change walks' page (exported for the same test): keys only, from the one index that holds
- * them (licenses_updated_idx, billing_links_updated_idx), so the range is read in index order
+ * them (licenses_status_updated_idx, one status at a time; billing_links_updated_idx), so the range is read in index order
  * whatever the planner thinks of its size; the licenses are then read by primary key
  * (lifecycleRowsQueryPg).
  */
 export function lifecycleChangesQueryPg(db: PgDb | PgTx, s: LifecycleScan, cursor: LifecycleCursor | null, limit: number) {
   const [table, col, id] = s.column === "billingUpdatedAt" ? ([billingLinks, billingLinks.updatedAt, billingLinks.licenseId] as const) : ([licenses, licenses.updatedAt, licenses.id] as const);
   const where: SQL[] = [];
+  if (s.column === "updatedAt" && s.status) where.push(eq(licenses.status, s.status));
   if (s.from) where.push(gt(col, s.from));
   if (s.to) where.push(lte(col, s.to));
   if (cursor) where.push(sql`(${col}, ${orderId(id)}) > (${sql.param(cursor.at, col)}, ${cursor.id})`);

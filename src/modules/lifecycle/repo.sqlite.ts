@@ -14,7 +14,7 @@ const WATERMARK = "lifecycle";
  *
  * Each page is ONE index range scan in index order, so it costs its page and never sorts: a date
  * walk pins one status (`status = ?`, the leading column of licenses_status_<date>_idx) and ranges
- * over (date, id); the change walks range over licenses_updated_idx / billing_links_updated_idx. The
+ * over (date, id); the change walks range over licenses_status_updated_idx / billing_links_updated_idx. The
  * cursor is a row-value comparison, which SQLite turns into the start of the range (an OR of
  * "date > a, or date = a and id > b" would re-read every earlier row at the cursor's instant).
  * Without statistics the planner already has only these indexes to serve the terms (the single-
@@ -36,13 +36,14 @@ export function lifecycleScanQuery(db: Db, s: LifecycleScan & { column: Lifecycl
 
 /**
  * The change walks' page (exported for the same test): keys only, from the one index that holds
- * them (licenses_updated_idx, billing_links_updated_idx), so the range is read in index order
+ * them (licenses_status_updated_idx, one status at a time; billing_links_updated_idx), so the range is read in index order
  * whatever the planner thinks of its size; the licenses are then read by primary key
  * (lifecycleRowsQuery).
  */
 export function lifecycleChangesQuery(db: Db, s: LifecycleScan, cursor: LifecycleCursor | null, limit: number) {
   const [table, col, id] = s.column === "billingUpdatedAt" ? ([billingLinks, billingLinks.updatedAt, billingLinks.licenseId] as const) : ([licenses, licenses.updatedAt, licenses.id] as const);
   const where: SQL[] = [];
+  if (s.column === "updatedAt" && s.status) where.push(eq(licenses.status, s.status));
   if (s.from) where.push(gt(col, s.from));
   if (s.to) where.push(lte(col, s.to));
   if (cursor) where.push(sql`(${col}, ${orderId(id)}) > (${sql.param(cursor.at, col)}, ${cursor.id})`);

@@ -10,7 +10,7 @@ export type LifecycleColumn = "validUntil" | "supportUntil" | "pastDueSince";
 /**
  * The column a walk follows, in (column, id) order over an index with no sort:
  * - a LifecycleColumn with one status: (status, column, id), e.g. licenses_status_valid_until_idx;
- * - updatedAt: licenses changed in the range, any status (licenses_updated_idx);
+ * - updatedAt with one status: licenses changed in the range (licenses_status_updated_idx);
  * - billingUpdatedAt: licenses whose billing link changed in the range (billing_links_updated_idx).
  */
 export type WalkColumn = LifecycleColumn | "updatedAt" | "billingUpdatedAt";
@@ -19,7 +19,7 @@ export interface LifecycleScan {
   column: WalkColumn;
   /**
    * The one status walked (a date column's walk): one index range per status, so the page needs no
-   * sort. Null for the change walks (updatedAt, billingUpdatedAt), which read any status.
+   * sort; also for the updatedAt walk. Null for the billingUpdatedAt walk, which reads any status.
    */
   status: LicenseStatus | null;
   /** Exclusive lower bound of the column; null = no bound. */

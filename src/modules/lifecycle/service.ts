@@ -180,7 +180,7 @@ export async function runLifecycle(deps: LifecycleDeps, now: Date, opts: Lifecyc
   if (since !== null) {
     // Catch-up: licenses edited (a new valid_until or support_until, a status back to usable) or
     // whose subscription status changed (no longer renewing by itself: reminders due) since then.
-    await go({ column: "updatedAt", status: null, from: at(since), to: null }, planChanged);
+    for (const status of USABLE_STATUSES) await go({ column: "updatedAt", status, from: at(since), to: null }, planChanged);
     await go({ column: "billingUpdatedAt", status: null, from: at(since), to: null }, planChanged);
   }
 
