@@ -89,7 +89,7 @@ export const JOB_PASSES: readonly JobPass[] = [
   {
     name: LIFECYCLE,
     schedule: "7 * * * *",
-    // Pages of 500 licenses, one transaction each; far inside the hour before the next slot.
+    // Pages of 100 licenses, transactions of 10 actions; far inside the hour before the next slot.
     leaseMs: 50 * MINUTE,
     description:
       "Expires trials past valid_until, active/past_due licenses past valid_until + grace_days and past_due licenses unpaid for more than 30 days; sends expiry and support reminders, support-lapse notices and dunning emails, each once per license and end date.",

@@ -42,6 +42,20 @@ const BIGINT = [
   "generations.value",
 ].sort();
 
+
+/**
+ * An index column's name. A PostgreSQL column in COLLATE "C" (the walks' keyset order, SQLite's byte
+ * order: schema-pg/licenses.ts) stands for SQLite's plain column; any other expression has no name.
+ */
+function indexColumn(c: unknown): string | undefined {
+  const named = (c as { name?: string }).name;
+  if (named) return named;
+  const chunks = (c as { queryChunks?: unknown[] }).queryChunks ?? [];
+  const cols = chunks.filter((k): k is { name: string } => typeof k === "object" && k !== null && "columnType" in k);
+  const text = chunks.map((k) => (typeof k === "object" && k !== null && "value" in k ? (k as { value: string[] }).value.join("") : "")).join("");
+  return cols.length === 1 && text.trim() === 'COLLATE "C"' ? cols[0]!.name : undefined;
+}
+
 function describeTable(config: {
   columns: { name: string; notNull: boolean; primary: boolean; hasDefault: boolean; default: unknown; enumValues?: string[] }[];
   indexes: { config: { name?: string; unique: boolean; columns: unknown[] } }[];
@@ -63,7 +77,7 @@ function describeTable(config: {
     .map((i) => ({
       name: i.config.name,
       unique: i.config.unique,
-      columns: i.config.columns.map((c) => (c as { name: string }).name),
+      columns: i.config.columns.map(indexColumn),
     }))
     .sort((a, b) => String(a.name).localeCompare(String(b.name)));
   const foreignKeys = config.foreignKeys

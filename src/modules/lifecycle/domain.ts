@@ -22,7 +22,7 @@ export const SUPPORT_LAPSE_NOTICE_DAYS = 30;
  * Licenses per scan page. Each page is one index range read (a few ms on SQLite, whose statements
  * hold this process's event loop while they run); the pass yields to the event loop between pages.
  */
-export const LIFECYCLE_BATCH_SIZE = 250;
+export const LIFECYCLE_BATCH_SIZE = 100;
 /**
  * Actions per apply transaction: on SQLite the write lock (and this process's event loop) is held
  * for the whole transaction, so it stays a few ms long however many actions a page has. Measured
