@@ -22,6 +22,8 @@ export interface RunOptions {
   owner?: string;
   /** The pass registry; defaults to JOB_PASSES (tests register their own). */
   passes?: readonly JobPass[];
+  /** Aborted when the node shuts down: a long pass stops between pages (the scheduler's stop). */
+  signal?: AbortSignal;
 }
 
 export interface RunOutcome {
@@ -96,7 +98,7 @@ export async function runPass(deps: Deps, name: string, opts: RunOptions): Promi
   const pass = findPass(name, opts.passes);
   const owner = opts.owner ?? NODE_ID;
   const run = await claimPass(deps, pass, owner, opts);
-  return run ? execute(deps, pass, owner, run) : null;
+  return run ? execute(deps, pass, owner, run, opts.signal) : null;
 }
 
 /** Runs started in the background (startPass), per deps, so shutdown can stop them before the database closes. */

@@ -289,6 +289,19 @@ forEachEngine("LifecycleRepo", (engine, open) => {
       expect(await kinds(l.id)).toEqual(["expiry_reminder:7"]);
     });
 
+    test("a pass stopped between pages (the node shutting down) throws and records no watermark", async () => {
+      const product = await seedProduct(o);
+      const { plan } = await seedPlan(o, product.id, { graceDays: 0 });
+      for (let i = 0; i < 5; i++) await seedLicense(o, product.id, plan.id, { validUntil: at(-HOUR) });
+      const abort = new AbortController();
+      abort.abort(new Error("the node is shutting down"));
+      await expect(runLifecycle({ repos, secrets }, at(DAY), { batchSize: 2, signal: abort.signal })).rejects.toThrow("the node is shutting down");
+      expect(await repos.lifecycle.watermark()).toBeNull();
+      // The next pass reads the full windows and does the work.
+      expect(await pass(at(DAY))).toMatchObject({ grace_expired: 5 });
+      expect(await repos.lifecycle.watermark()).toMatchObject({ passedAt: at(DAY) });
+    });
+
     test("a pass that finishes after a later-started one does not move the watermark back", async () => {
       await repos.lifecycle.saveWatermark({ passedAt: at(2 * HOUR), basis: "b" });
       await repos.lifecycle.saveWatermark({ passedAt: at(HOUR), basis: "a" });
