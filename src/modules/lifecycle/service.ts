@@ -3,12 +3,18 @@
 // (src/jobs/passes.ts, one node per slot through the job lease) and on demand by
 // POST /admin/system/run-expiry-checks (in the background under the same lease: jobs/service.ts).
 //
-// Three keyset walks over indexed date columns (valid_until, past_due_since, support_until), each in
-// pages of `batchSize` licenses; each page's actions are applied in ONE transaction (repo.apply), so
-// a million licenses never hold one transaction. Every action is guarded in that transaction: an
-// expiry is a compare-and-set of the license, a notice an insert into lifecycle_notices that does
-// nothing on conflict, and only the run whose write took effect writes the event and the email. Two
-// runs in a row, or two nodes at once, send nothing twice.
+// Keyset walks over the date columns (valid_until, past_due_since, support_until), one status at a
+// time over (status, date, id) indexes, in pages of `batchSize` licenses with a yield to the event
+// loop between pages; each page's actions are applied in transactions of LIFECYCLE_APPLY_SIZE
+// (repo.apply), so neither a million licenses nor one page holds the SQLite write lock for long.
+// Every action is guarded in its transaction: an expiry is a compare-and-set of the license, a notice
+// an insert into lifecycle_notices that does nothing on conflict, and only the run whose write took
+// effect writes the event and the email. Two runs in a row, or two nodes at once, send nothing twice.
+//
+// Which dates are walked (domain.ts passRanges): the full windows without a watermark; after a
+// completed pass under the same reminder settings, expiry in full (it holds only licenses due or in
+// grace) and, for reminders and notices, only the dates that crossed a threshold since that pass,
+// plus catch-up walks over the licenses and billing links changed since then.
 import type { Repos } from "../../deps";
 import { SYSTEM_ACTOR } from "../../shared/actor";
 import { DAY } from "../../shared/clock";
