@@ -24,6 +24,12 @@ const COLUMNS = { validUntil: licenses.validUntil, supportUntil: licenses.suppor
 const sameInstant = (col: (typeof COLUMNS)[LifecycleColumn], v: Date | null): SQL => (v === null ? isNull(col) : eq(col, v));
 const WATERMARK = "lifecycle";
 
+/**
+ * Actions per apply transaction on PostgreSQL: a page's worth. Measured at 100k licenses (25k
+ * actions) on a shared machine: transactions of 10 took 23.6 s in apply, nearly all of it commits.
+ */
+const APPLY_BATCH = 100;
+
 /** Attempts of one batch: a deadlock between two nodes' batches rolls one back; it runs again. */
 const APPLY_ATTEMPTS = 5;
 
@@ -101,6 +107,7 @@ const toCandidate = (r: Row, position: LifecycleCursor): LifecycleCandidate => (
 export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
   const { db } = handle;
   return {
+    applyBatch: APPLY_BATCH,
     async scan(s, cursor, limit) {
       if (s.column === "updatedAt" || s.column === "billingUpdatedAt") {
         const keys = await db.transaction(async (tx) => {
@@ -128,48 +135,60 @@ export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
     async apply(ops, at) {
       const once = () =>
         db.transaction(async (tx) => {
-          const done: boolean[] = [];
-          for (const op of ops) {
-            if (op.type === "expire") {
-              // READ COMMITTED: a racing run's update of the same row makes this one wait, then
-              // re-check the condition against the committed row and update nothing.
-              const [row] = await tx
-                .update(licenses)
-                .set({ status: "expired", priorStatus: null, pastDueSince: null, updatedAt: at })
-                .where(
-                  and(
-                    eq(licenses.id, op.licenseId),
-                    eq(licenses.status, op.expect.status),
-                    sameInstant(licenses.validUntil, op.expect.validUntil),
-                    sameInstant(licenses.pastDueSince, op.expect.pastDueSince),
-                  ),
-                )
-                .returning();
-              if (row) await writeEffectsPg(tx, op.effects({ ...row } as License));
-              done.push(Boolean(row));
-              continue;
-            }
-            // FOR SHARE: a renewal or status change committing between this read and the commit
-            // waits for it (or this waits for it), so a notice is never sent for a date just replaced.
-            const [current] = await tx
-              .select({ status: licenses.status, at: COLUMNS[op.guardColumn] })
-              .from(licenses)
-              .where(eq(licenses.id, op.licenseId))
-              .for("share");
-            if (!current || !op.statuses.includes(current.status) || current.at?.getTime() !== op.dueFor.getTime()) {
-              done.push(false);
-              continue;
-            }
-            // The insert is the guard: a racing run's uncommitted row makes this wait, and then do
-            // nothing once that run commits.
-            const inserted = await tx
-              .insert(lifecycleNotices)
-              .values({ licenseId: op.licenseId, kind: op.kind, dueFor: op.dueFor, createdAt: at })
-              .onConflictDoNothing()
-              .returning({ id: lifecycleNotices.licenseId });
-            if (inserted.length > 0) await writeEffectsPg(tx, op.effects);
-            done.push(inserted.length > 0);
-          }
+          // Three phases, each sent at once: postgres.js pipelines the statements issued on the
+          // transaction's connection before an answer is awaited, and PostgreSQL runs them in issue
+          // order. So a batch costs three or four round trips instead of three per action (1 ms an
+          // action at 100k licenses), and a later action still sees an earlier one's write (an
+          // expiry before a notice of the same license: the notice's guard reads it expired).
+          // 1. The guards. An expiry is a conditional update; under READ COMMITTED a racing run's
+          //    update of the same row makes it wait, then re-check against the committed row and
+          //    update nothing. A notice reads the license FOR SHARE: a renewal or status change
+          //    committing between this read and the commit waits for it (or this waits for it), so a
+          //    notice is never sent for a date just replaced.
+          const guards = await Promise.all(
+            ops.map((op) =>
+              op.type === "expire"
+                ? tx
+                    .update(licenses)
+                    .set({ status: "expired", priorStatus: null, pastDueSince: null, updatedAt: at })
+                    .where(
+                      and(
+                        eq(licenses.id, op.licenseId),
+                        eq(licenses.status, op.expect.status),
+                        sameInstant(licenses.validUntil, op.expect.validUntil),
+                        sameInstant(licenses.pastDueSince, op.expect.pastDueSince),
+                      ),
+                    )
+                    .returning()
+                : tx
+                    .select({ status: licenses.status, at: COLUMNS[op.guardColumn] })
+                    .from(licenses)
+                    .where(eq(licenses.id, op.licenseId))
+                    .for("share"),
+            ),
+          );
+          // 2. The notices whose license still matches: the insert is the guard (a racing run's
+          //    uncommitted row makes it wait, and then do nothing once that run commits).
+          const inserted = await Promise.all(
+            ops.map((op, i) => {
+              if (op.type !== "notice") return null;
+              const current = guards[i]![0] as { status: License["status"]; at: Date | null } | undefined;
+              if (!current || !op.statuses.includes(current.status) || current.at?.getTime() !== op.dueFor.getTime()) return null;
+              return tx
+                .insert(lifecycleNotices)
+                .values({ licenseId: op.licenseId, kind: op.kind, dueFor: op.dueFor, createdAt: at })
+                .onConflictDoNothing()
+                .returning({ id: lifecycleNotices.licenseId });
+            }),
+          );
+          // 3. The effects of what took effect, in the same transaction.
+          const done = ops.map((op, i) => (op.type === "expire" ? guards[i]!.length > 0 : (inserted[i]?.length ?? 0) > 0));
+          await Promise.all(
+            ops.map((op, i) => {
+              if (!done[i]) return null;
+              return writeEffectsPg(tx, op.type === "expire" ? op.effects({ ...(guards[i]![0] as object) } as License) : op.effects);
+            }),
+          );
           return done;
         });
       // Inside DataStore.transaction a retry is impossible (the outer transaction is aborted).

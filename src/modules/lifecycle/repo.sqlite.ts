@@ -3,6 +3,7 @@ import { immediate, type Db, type DbHandle } from "../../db/client";
 import { billingLinks, licenses, lifecycleNotices, lifecycleWatermark, plans, products } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { License } from "../licenses/repo";
+import { LIFECYCLE_APPLY_SIZE } from "./domain";
 import { noticeKey, type LifecycleColumn, type LifecycleCandidate, type LifecycleCursor, type LifecycleRepo, type LifecycleScan } from "./repo";
 
 const COLUMNS = { validUntil: licenses.validUntil, supportUntil: licenses.supportUntil, pastDueSince: licenses.pastDueSince } as const;
@@ -88,6 +89,7 @@ const toCandidate = (r: Row, position: LifecycleCursor): LifecycleCandidate => (
 export function createLifecycleRepo(handle: DbHandle): LifecycleRepo {
   const { db } = handle;
   return {
+    applyBatch: LIFECYCLE_APPLY_SIZE,
     async scan(s, cursor, limit) {
       if (s.column === "updatedAt" || s.column === "billingUpdatedAt") {
         const keys = lifecycleChangesQuery(db, s, cursor, limit).all();

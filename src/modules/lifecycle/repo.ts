@@ -91,6 +91,12 @@ export type LifecycleOp =
 
 export interface LifecycleRepo {
   /**
+   * Most actions per apply transaction on this engine: SQLite holds its write lock, and bun:sqlite
+   * this process's event loop, for the whole transaction (keep it a few ms); PostgreSQL holds only
+   * the rows' locks and pays a commit (a WAL flush) per transaction (keep them few).
+   */
+  readonly applyBatch: number;
+  /**
    * Up to `limit` licenses matching `scan`, after `cursor`, in (column, id) order: one index range
    * scan (the statement is lifecycleScanQuery in each engine's file; a contract test EXPLAINs it).
    */

@@ -5,8 +5,8 @@
 //
 // Keyset walks over the date columns (valid_until, past_due_since, support_until), one status at a
 // time over (status, date, id) indexes, in pages of `batchSize` licenses with a yield to the event
-// loop between pages; each page's actions are applied in transactions of LIFECYCLE_APPLY_SIZE
-// (repo.apply), so neither a million licenses nor one page holds the SQLite write lock for long.
+// loop between pages; each page's actions are applied in transactions of at most repo.applyBatch
+// (10 on SQLite), so neither a million licenses nor one page holds the SQLite write lock for long.
 // Every action is guarded in its transaction: an expiry is a compare-and-set of the license, a notice
 // an insert into lifecycle_notices that does nothing on conflict, and only the run whose write took
 // effect writes the event and the email. Two runs in a row, or two nodes at once, send nothing twice.
@@ -34,7 +34,6 @@ import {
   expiryReason,
   expiryJudgedAt,
   fullWindows,
-  LIFECYCLE_APPLY_SIZE,
   LIFECYCLE_BATCH_SIZE,
   noticeKind,
   pastDueExpiresAt,
@@ -202,7 +201,7 @@ type Planned = { op: LifecycleOp; count: keyof LifecycleCounts };
 /** bun:sqlite runs a statement synchronously: requests of this node run between pages. */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Walks one scan page by page; each page's ops are applied in transactions of LIFECYCLE_APPLY_SIZE at most. */
+/** Walks one scan page by page; each page's ops are applied in transactions of the repository's applyBatch at most. */
 async function walk(
   deps: LifecycleDeps,
   scan: LifecycleScan,
@@ -223,7 +222,7 @@ async function walk(
       const sent = await deps.repos.lifecycle.recorded(noticeIds);
       planned = planned.filter((p) => p.op.type !== "notice" || !sent.has(noticeKey(p.op.licenseId, p.op.kind, p.op.dueFor)));
     }
-    const size = Math.min(batchSize, LIFECYCLE_APPLY_SIZE);
+    const size = Math.max(1, Math.min(batchSize, deps.repos.lifecycle.applyBatch));
     for (let i = 0; i < planned.length; i += size) {
       const chunk = planned.slice(i, i + size);
       const done = await deps.repos.lifecycle.apply(
