@@ -137,9 +137,10 @@ export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
         db.transaction(async (tx) => {
           // Three phases, each sent at once: postgres.js pipelines the statements issued on the
           // transaction's connection before an answer is awaited, and PostgreSQL runs them in issue
-          // order. So a batch costs three or four round trips instead of three per action (1 ms an
-          // action at 100k licenses), and a later action still sees an earlier one's write (an
-          // expiry before a notice of the same license: the notice's guard reads it expired).
+          // order. So a batch costs three or four round trips instead of three per action (on a
+          // local server that saved little; across a network a round trip outweighs the statement),
+          // and a later action still sees an earlier one's write (an expiry before a notice of the
+          // same license: the notice's guard reads it expired).
           // 1. The guards. An expiry is a conditional update; under READ COMMITTED a racing run's
           //    update of the same row makes it wait, then re-check against the committed row and
           //    update nothing. A notice reads the license FOR SHARE: a renewal or status change
