@@ -11,6 +11,8 @@
 //   scale-pass-idle[-pg]     the next pass, nothing due / 2 s, ≤ 1
 //   scale-verify-pass[-pg]   verify p99 during the pass / idle p99, ≤ 2
 //
+// `bun bench/scale.ts --seed-only` fills the caches (below) and exits (a dataset to profile a server on).
+//
 // Knobs: BENCH_SCALE_LICENSES [1000000] (10,000,000 works, given ~25 GB of disk and an hour or two),
 // BENCH_SCALE_SMALL [1000], BENCH_SCALE_ENGINE [both: sqlite|pg], BENCH_SCALE_CACHE [1: keep the
 // seeded SQLite file under $TMPDIR/keyward-scale-cache, keyed by N, the migrations and the day],
@@ -25,6 +27,7 @@ import { join } from "node:path";
 import { API, ROUTES, wire } from "./lib/api";
 import { knobs, loadAverage, log, median, meets, printFailed, printRatio as printRatioLine, printSkipped, section, type Target } from "./lib/report";
 import { benchPgUrl, freshBenchDatabase, pgSkipReason, type BenchDatabase } from "./lib/pg";
+import { createScratchDatabase } from "../test/support/pg";
 import { freePort, keywardEnv, ROOT, startKeyward, tempDir, type KeywardProcess } from "./lib/server";
 import { describeRun, ensureWrk, runWrk, unexpectedStatuses, type WrkResult } from "./lib/wrk";
 import { seedScale, type SeedResult, type SeedSample } from "./lib/scale-seed";
@@ -113,11 +116,12 @@ function progress(label: string) {
  * changes its copy); the dates are relative to the seeding instant, so a cache from another day is
  * not reused (its share of due licenses would have moved).
  */
+const CACHE_ROOT = join(tmpdir(), "keyward-scale-cache");
+const cacheKey = (n: number) => `${n}-${MIGRATIONS_HASH}-${new Date().toISOString().slice(0, 10)}`;
+
 async function sqliteDataset(n: number, o: Opts, label: string): Promise<Dataset> {
   const dataDir = tempDir("scale");
-  const day = new Date().toISOString().slice(0, 10);
-  const cacheRoot = join(tmpdir(), "keyward-scale-cache");
-  const cacheDir = join(cacheRoot, `${n}-${MIGRATIONS_HASH}-${day}`);
+  const cacheDir = join(CACHE_ROOT, `sqlite-${cacheKey(n)}`);
   const useCache = o.cache && n > 10_000;
   const dispose = async () => rmSync(dataDir, { recursive: true, force: true });
   if (useCache && existsSync(join(cacheDir, "seed.json"))) {
@@ -131,7 +135,8 @@ async function sqliteDataset(n: number, o: Opts, label: string): Promise<Dataset
   const env = keywardEnv(dataDir, freePort(), { RELEASE_KEY_ENCRYPTION_KEY: masterKey });
   const seed = await seedScale({ env, licenses: n, onProgress: progress(label) });
   if (useCache) {
-    rmSync(cacheRoot, { recursive: true, force: true }); // one cached dataset at a time (they are GBs)
+    // One cached SQLite dataset at a time (they are GBs).
+    if (existsSync(CACHE_ROOT)) for (const f of readdirSync(CACHE_ROOT)) if (f.startsWith("sqlite-")) rmSync(join(CACHE_ROOT, f), { recursive: true, force: true });
     mkdirSync(cacheDir, { recursive: true });
     copyFileSync(join(dataDir, "keyward.db"), join(cacheDir, "keyward.db"));
     writeFileSync(join(cacheDir, "seed.json"), JSON.stringify({ masterKey, seed }));
@@ -139,26 +144,70 @@ async function sqliteDataset(n: number, o: Opts, label: string): Promise<Dataset
   return { env, seed, dispose };
 }
 
-async function pgDataset(n: number, base: string, label: string): Promise<Dataset> {
+/**
+ * PostgreSQL: a scratch database with N licenses. With the cache on, the seeded database is kept
+ * on the server as `kwscale_cache_<N>_<migrations>_<day>` (its seed in
+ * $TMPDIR/keyward-scale-cache/pg-….json) and each run gets a copy (CREATE DATABASE … TEMPLATE).
+ */
+async function pgDataset(n: number, base: string, o: Opts, label: string): Promise<Dataset> {
+  const useCache = o.cache && n > 10_000;
+  const key = cacheKey(n);
+  const cacheName = `kwscale_cache_${key.replaceAll("-", "_")}`;
+  const metaFile = join(CACHE_ROOT, `pg-${key}.json`);
+  const scratch = (db: BenchDatabase, masterKey: string) =>
+    keywardEnv(tempDir("scale"), freePort(), { RELEASE_KEY_ENCRYPTION_KEY: masterKey, DATABASE_URL: db.url, DATABASE_POOL_SIZE: "10" });
+  const wrap = (db: BenchDatabase, env: Record<string, string>, seed: SeedResult): Dataset => ({
+    env,
+    seed,
+    async dispose() {
+      rmSync(env.DATA_DIR!, { recursive: true, force: true });
+      await db.drop();
+    },
+  });
+  if (useCache && existsSync(metaFile)) {
+    const meta = JSON.parse(readFileSync(metaFile, "utf8")) as { masterKey: string; seed: SeedResult; database: string };
+    const t0 = performance.now();
+    try {
+      const db = await createScratchDatabase(base, `kwbench_scale_${randomBytes(5).toString("hex")}`, meta.database);
+      log(`${label}: cached PostgreSQL dataset ${meta.database} (seeded in ${meta.seed.seconds.toFixed(0)} s), copied in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      return wrap(db, scratch(db, meta.masterKey), meta.seed);
+    } catch (e) {
+      log(`${label}: cached PostgreSQL dataset ${meta.database} unusable (${(e as Error).message}); seeding again`);
+    }
+  }
   const db: BenchDatabase = await freshBenchDatabase(base, `scale${n}`);
   try {
-    const env = keywardEnv(tempDir("scale"), freePort(), {
-      RELEASE_KEY_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
-      DATABASE_URL: db.url,
-      DATABASE_POOL_SIZE: "10",
-    });
+    const masterKey = randomBytes(32).toString("hex");
+    const env = scratch(db, masterKey);
     const seed = await seedScale({ env, licenses: n, onProgress: progress(label) });
-    return {
-      env,
-      seed,
-      async dispose() {
-        rmSync(env.DATA_DIR!, { recursive: true, force: true });
-        await db.drop();
-      },
-    };
+    if (useCache) {
+      // One cached database at a time: drop the others this cache knows of, then copy this one.
+      mkdirSync(CACHE_ROOT, { recursive: true });
+      for (const f of readdirSync(CACHE_ROOT)) {
+        if (!f.startsWith("pg-")) continue;
+        const old = JSON.parse(readFileSync(join(CACHE_ROOT, f), "utf8")) as { database: string };
+        await dropDatabase(base, old.database);
+        rmSync(join(CACHE_ROOT, f), { force: true });
+      }
+      await dropDatabase(base, cacheName);
+      await createScratchDatabase(base, cacheName, db.name);
+      writeFileSync(metaFile, JSON.stringify({ masterKey, seed, database: cacheName }));
+    }
+    return wrap(db, env, seed);
   } catch (e) {
     await db.drop();
     throw e;
+  }
+}
+
+async function dropDatabase(base: string, name: string): Promise<void> {
+  const url = new URL(base);
+  const { default: postgres } = await import("postgres");
+  const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await sql.end({ timeout: 5 });
   }
 }
 
@@ -289,7 +338,7 @@ async function engineRun(engine: "sqlite" | "pg", o: Opts, pgBase: string | null
     code = 1;
   };
   try {
-    const make = (n: number, label: string) => (engine === "pg" ? pgDataset(n, pgBase!, label) : sqliteDataset(n, o, label));
+    const make = (n: number, label: string) => (engine === "pg" ? pgDataset(n, pgBase!, o, label) : sqliteDataset(n, o, label));
     const t0 = performance.now();
     const big = await make(o.n, "large");
     datasets.push(big);
@@ -428,8 +477,21 @@ export async function main(): Promise<number> {
     cache: process.env.BENCH_SCALE_CACHE !== "0",
     compareEnv: compare ? Object.fromEntries(compare.split(/\s+/).map((kv) => kv.split("=", 2) as [string, string])) : null,
   };
-  await ensureWrk();
   const only = process.env.BENCH_SCALE_ENGINE ?? (process.argv.includes("--engine") ? process.argv[process.argv.indexOf("--engine") + 1] : null);
+  if (process.argv.includes("--seed-only")) {
+    // Fills the cache of each engine and exits: a dataset to profile a server on.
+    const pg = benchPgUrl();
+    const sets = [
+      ...(only !== "pg" ? [await sqliteDataset(o.n, { ...o, cache: true }, "sqlite")] : []),
+      ...(only !== "sqlite" && pg ? [await pgDataset(o.n, pg, { ...o, cache: true }, "pg")] : []),
+    ];
+    for (const ds of sets) {
+      log(`seeded: ${JSON.stringify({ ...ds.seed, verifyPool: ds.seed.verifyPool.length, samples: ds.seed.samples.length, products: undefined })}`);
+      await ds.dispose();
+    }
+    return 0;
+  }
+  await ensureWrk();
   let code = 0;
   if (only !== "pg") code |= await engineRun("sqlite", o, null);
   if (only !== "sqlite") {
