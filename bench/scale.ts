@@ -350,11 +350,23 @@ async function engineRun(engine: "sqlite" | "pg", o: Opts, pgBase: string | null
     const small = await make(o.small, "small");
     datasets.push(small);
 
+    // The compare server (BENCH_SCALE_COMPARE_ENV) reads its own copy of the SQLite file, so the two
+    // do not share a page cache, WAL or locks; on PostgreSQL it shares the database, as nodes do.
+    let compareExtra: Record<string, string> | null = null;
+    if (o.compareEnv) {
+      compareExtra = { ...o.compareEnv };
+      if (engine === "sqlite") {
+        const dir = tempDir("scale-compare");
+        copyFileSync(join(big.env.DATA_DIR!, "keyward.db"), join(dir, "keyward.db"));
+        datasets.push({ env: {}, seed: big.seed, dispose: async () => rmSync(dir, { recursive: true, force: true }) });
+        compareExtra.DATA_DIR = dir;
+      }
+    }
     const kBig = await start(big);
     servers.push(kBig);
     const kSmall = await start(small);
     servers.push(kSmall);
-    const kCompare = o.compareEnv ? await start(big, o.compareEnv) : null;
+    const kCompare = compareExtra ? await start(big, compareExtra) : null;
     if (kCompare) servers.push(kCompare);
     const missing = await kBig.client.missingRoutes(["verify", "adminLicenses"]);
     if (missing.length) {
