@@ -11,6 +11,8 @@
 //   scale-pass-idle[-pg]     the next pass, nothing due / 2 s, ≤ 1
 //   scale-verify-pass[-pg]   verify p99 during the pass / idle p99, ≤ 2
 //
+// `bun bench/scale.ts --verify-only` runs the verify comparison alone (with BENCH_ROUNDS=10
+// BENCH_SECONDS=3 on a busy machine).
 // `bun bench/scale.ts --seed-only` fills the caches (below) and exits (a dataset to profile a server on).
 //
 // Knobs: BENCH_SCALE_LICENSES [1000000] (10,000,000 works, given ~25 GB of disk and an hour or two),
@@ -84,6 +86,8 @@ interface Opts {
   listRequests: number;
   cache: boolean;
   compareEnv: Record<string, string> | null;
+  /** --verify-only: the verify comparison alone (many short rounds on a busy machine). */
+  verifyOnly: boolean;
 }
 
 /** A dataset on disk (SQLite DATA_DIR) or in a scratch database, with the server env that reads it. */
@@ -230,6 +234,12 @@ function verifyBodies(pool: SeedResult["verifyPool"], count: number): string[] {
   return pool.slice(0, count).map((p) => JSON.stringify(wire.verifyBody(p.key, p.identifier)));
 }
 
+/** Server CPU time (user + system, all threads) of a process so far, in µs (Linux /proc; USER_HZ 100). */
+function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+}
+
 const verifyRun = (k: KeywardProcess, bodies: string[], durationS: number, connections: number) =>
   runWrk({ url: `${k.url}${ROUTES.verify}`, threads: 1, connections, durationS, bodies });
 
@@ -279,8 +289,19 @@ function middleCursor(seed: SeedResult): string | null {
 /** The p99 of verify in consecutive 2-second wrk chunks until `until()`; median and max of the chunks. */
 async function verifyChunks(k: KeywardProcess, bodies: string[], o: Opts, until: () => boolean, minChunks = 1): Promise<{ p99s: number[]; runs: WrkResult[] }> {
   const runs: WrkResult[] = [];
-  while (runs.length < minChunks || !until()) runs.push(await verifyRun(k, bodies, 2, o.latencyConnections));
-  return { p99s: runs.map((r) => r.latencyMs.p99), runs };
+  while (runs.length < minChunks || !until()) {
+    try {
+      runs.push(await verifyRun(k, bodies, 2, o.latencyConnections));
+    } catch (e) {
+      // wrk could not even connect (the server did not accept within wrk's connect timeout): a chunk
+      // with no verify at all. Counted as such, once per failed run.
+      runs.push({ requests: 0, durationS: 2, rps: 0, sent: 0, latencyMs: { mean: NaN, p50: NaN, p90: NaN, p99: NaN, max: NaN }, errors: { connect: 1, read: 0, write: 0, status: 0, timeout: 0 }, statuses: {}, bodies: [] });
+      log(`verify chunk failed: ${(e as Error).message.split("\n").filter(Boolean).slice(-1)[0]}`);
+    }
+  }
+  // A chunk in which no verify completed (the event loop held by something else for the whole chunk)
+  // has no latency figures: its p99 is at least the chunk's length.
+  return { p99s: runs.map((r) => (r.requests === 0 || !Number.isFinite(r.latencyMs.p99) || r.latencyMs.p99 === 0 ? r.durationS * 1000 : r.latencyMs.p99)), runs };
 }
 
 /** POST run-expiry-checks: 200 with counts, or 202 with a job to poll until it has finished. */
@@ -379,9 +400,9 @@ async function engineRun(engine: "sqlite" | "pg", o: Opts, pgBase: string | null
     const bBig = verifyBodies(big.seed.verifyPool, poolSize);
     const bSmall = verifyBodies(small.seed.verifyPool, poolSize);
     const sides = [
-      { name: `${o.small}`, k: kSmall, bodies: bSmall, rps: [] as number[], runs: [] as WrkResult[] },
-      { name: `${o.n}`, k: kBig, bodies: bBig, rps: [] as number[], runs: [] as WrkResult[] },
-      ...(kCompare ? [{ name: `${o.n} ${Object.entries(o.compareEnv!).map(([a, b]) => `${a}=${b}`).join(" ")}`, k: kCompare, bodies: bBig, rps: [] as number[], runs: [] as WrkResult[] }] : []),
+      { name: `${o.small}`, k: kSmall, bodies: bSmall, rps: [] as number[], cpu: [] as number[], runs: [] as WrkResult[] },
+      { name: `${o.n}`, k: kBig, bodies: bBig, rps: [] as number[], cpu: [] as number[], runs: [] as WrkResult[] },
+      ...(kCompare ? [{ name: `${o.n} ${Object.entries(o.compareEnv!).map(([a, b]) => `${a}=${b}`).join(" ")}`, k: kCompare, bodies: bBig, rps: [] as number[], cpu: [] as number[], runs: [] as WrkResult[] }] : []),
     ];
     log(`verify: ${poolSize} distinct activated licenses per side, wrk 1 thread, ${o.connections} connections, ${o.rounds} rounds × ${o.seconds} s, order flipped every round`);
     for (const s of sides) await verifyRun(s.k, s.bodies, Math.max(2, o.seconds / 2), o.connections);
@@ -390,7 +411,9 @@ async function engineRun(engine: "sqlite" | "pg", o: Opts, pgBase: string | null
       const order = sides.map((_, i) => i);
       if (r % 2) order.reverse();
       for (const i of order) {
+        const before = cpuMicros(sides[i]!.k.pid);
         const run = await verifyRun(sides[i]!.k, sides[i]!.bodies, o.seconds, o.connections);
+        sides[i]!.cpu.push((cpuMicros(sides[i]!.k.pid) - before) / Math.max(1, run.requests));
         sides[i]!.rps.push(run.rps);
         sides[i]!.runs.push(run);
         log(describeRun(`${sides[i]!.name.padEnd(8)} #${r + 1}`, run));
@@ -398,7 +421,7 @@ async function engineRun(engine: "sqlite" | "pg", o: Opts, pgBase: string | null
       for (let i = 0; i < sides.length; i++) ratios[i]!.push(sides[i]!.rps[r]! / sides[0]!.rps[r]!);
     }
     for (let i = 0; i < sides.length; i++) {
-      log(`median ${sides[i]!.name}: ${median(sides[i]!.rps).toFixed(0)} req/s${i ? `, of the small dataset ${median(ratios[i]!).toFixed(3)} (rounds ${ratios[i]!.map((x) => x.toFixed(3)).join(", ")})` : ""}`);
+      log(`median ${sides[i]!.name}: ${median(sides[i]!.rps).toFixed(0)} req/s, server CPU ${median(sides[i]!.cpu).toFixed(1)} µs per verify${i ? `, of the small dataset ${median(ratios[i]!).toFixed(3)} (rounds ${ratios[i]!.map((x) => x.toFixed(3)).join(", ")})` : ""}`);
     }
     const bad = sides.flatMap((s) => s.runs).map((r) => unexpectedStatuses(r, [200])).filter((u) => Object.keys(u).length);
     if (bad.length) failed(`scale-verify${sfx}`, `non-200 verify responses: ${JSON.stringify(bad)}`);
@@ -407,6 +430,7 @@ async function engineRun(engine: "sqlite" | "pg", o: Opts, pgBase: string | null
       log(`(compare server: ${sides[2]!.name} — of the small dataset ${median(ratios[2]!).toFixed(3)}, of the default settings ${median(sides[2]!.rps.map((x, i) => x / sides[1]!.rps[i]!)).toFixed(3)})`);
     }
     for (const k of [kSmall, kCompare]) if (k) await k.stop();
+    if (o.verifyOnly) return code;
 
     // 2. admin list shapes at N.
     const ctx = ctxFrom(big.seed, middleCursor(big.seed));
@@ -487,6 +511,7 @@ export async function main(): Promise<number> {
     latencyConnections: knobs.int("BENCH_SCALE_LATENCY_CONNECTIONS", 8, 8),
     listRequests: knobs.int("BENCH_SCALE_LIST_REQUESTS", 25, 5),
     cache: process.env.BENCH_SCALE_CACHE !== "0",
+    verifyOnly: process.argv.includes("--verify-only"),
     compareEnv: compare ? Object.fromEntries(compare.split(/\s+/).map((kv) => kv.split("=", 2) as [string, string])) : null,
   };
   const only = process.env.BENCH_SCALE_ENGINE ?? (process.argv.includes("--engine") ? process.argv[process.argv.indexOf("--engine") + 1] : null);
@@ -505,10 +530,19 @@ export async function main(): Promise<number> {
   }
   await ensureWrk();
   let code = 0;
-  if (only !== "pg") code |= await engineRun("sqlite", o, null);
+  // An engine's run that throws prints FAILED and the next engine still runs.
+  const guarded = async (engine: "sqlite" | "pg", pg: string | null) => {
+    try {
+      return await engineRun(engine, o, pg);
+    } catch (e) {
+      printFailed(`scale${engine === "pg" ? "-pg" : ""}`, (e as Error).message.replaceAll("\n", " ").slice(0, 400));
+      return 1;
+    }
+  };
+  if (only !== "pg") code |= await guarded("sqlite", null);
   if (only !== "sqlite") {
     const pg = benchPgUrl();
-    if (pg) code |= await engineRun("pg", o, pg);
+    if (pg) code |= await guarded("pg", pg);
     else printSkipped(["scale-verify-pg"], pgSkipReason);
   }
   return code;
