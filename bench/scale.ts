@@ -245,7 +245,7 @@ const verifyRun = (k: KeywardProcess, bodies: string[], durationS: number, conne
 
 async function adminGet(k: KeywardProcess, path: string, timeoutMs = 120_000): Promise<{ status: number; ms: number; body: any }> {
   const t0 = performance.now();
-  const res = await fetch(`${k.url}${path}`, { headers: { authorization: `Bearer ${k.adminKey}` }, signal: AbortSignal.timeout(timeoutMs) });
+  const res = await fetch(`${k.url}${path}`, { headers: { authorization: `Bearer ${k.adminKey}` }, timeout: false, signal: AbortSignal.timeout(timeoutMs) } as RequestInit);
   const body = await res.json().catch(() => null);
   return { status: res.status, ms: performance.now() - t0, body };
 }
@@ -308,7 +308,9 @@ async function verifyChunks(k: KeywardProcess, bodies: string[], o: Opts, until:
 async function runPass(k: KeywardProcess): Promise<{ seconds: number; result: unknown }> {
   const t0 = performance.now();
   const auth = { authorization: `Bearer ${k.adminKey}` };
-  const res = await fetch(`${k.url}${API}/admin/system/run-expiry-checks`, { method: "POST", headers: auth, signal: AbortSignal.timeout(900_000) });
+  // No idle limit on this request (Bun's fetch gives up after 5 minutes without a byte): a pass that
+  // answers in one response may take longer than that at a million licenses.
+  const res = await fetch(`${k.url}${API}/admin/system/run-expiry-checks`, { method: "POST", headers: auth, timeout: false, signal: AbortSignal.timeout(3_600_000) } as RequestInit);
   const body = (await res.json().catch(() => null)) as any;
   if (res.status === 200) return { seconds: (performance.now() - t0) / 1000, result: body?.data ?? body };
   if (res.status !== 202) throw new Error(`run-expiry-checks: HTTP ${res.status} ${JSON.stringify(body)}`);
