@@ -310,7 +310,14 @@ async function runPass(k: KeywardProcess): Promise<{ seconds: number; result: un
   const auth = { authorization: `Bearer ${k.adminKey}` };
   // No idle limit on this request (Bun's fetch gives up after 5 minutes without a byte): a pass that
   // answers in one response may take longer than that at a million licenses.
-  const res = await fetch(`${k.url}${API}/admin/system/run-expiry-checks`, { method: "POST", headers: auth, timeout: false, signal: AbortSignal.timeout(3_600_000) } as RequestInit);
+  let res: Response;
+  try {
+    res = await fetch(`${k.url}${API}/admin/system/run-expiry-checks`, { method: "POST", headers: auth, timeout: false, signal: AbortSignal.timeout(3_600_000) } as RequestInit);
+  } catch (e) {
+    // Seen on PostgreSQL at 1M: the server closes a request that has sent nothing for 10 s (Bun.serve's
+    // idleTimeout) while the pass goes on; say after how long, so the cause is plain.
+    throw new Error(`run-expiry-checks: no answer, ${(e as Error).message} after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
   const body = (await res.json().catch(() => null)) as any;
   if (res.status === 200) return { seconds: (performance.now() - t0) / 1000, result: body?.data ?? body };
   if (res.status !== 202) throw new Error(`run-expiry-checks: HTTP ${res.status} ${JSON.stringify(body)}`);
