@@ -15,7 +15,8 @@
 // BENCH_SECONDS=3 on a busy machine).
 // `bun bench/scale.ts --seed-only` fills the caches (below) and exits (a dataset to profile a server on).
 //
-// Knobs: BENCH_SCALE_LICENSES [1000000] (10,000,000 works, given ~25 GB of disk and an hour or two),
+// Knobs: BENCH_SCALE_LICENSES [1000000] (10,000,000 is optional and untested: ~17 GB per SQLite copy,
+// three copies with the cache and the compare server, and about an hour of seeding per engine),
 // BENCH_SCALE_SMALL [1000], BENCH_SCALE_ENGINE [both: sqlite|pg], BENCH_SCALE_CACHE [1: keep the
 // seeded SQLite file under $TMPDIR/keyward-scale-cache, keyed by N, the migrations and the day],
 // BENCH_SCALE_COMPARE_ENV (e.g. `SQLITE_MMAP_SIZE=0`: a third server with these settings on the N
