@@ -38,9 +38,10 @@ export interface OpenOptions {
   /**
    * PRAGMA mmap_size: how many bytes of the file SQLite reads through a memory map (config
    * SQLITE_MMAP_SIZE). Reads of a page outside SQLite's own page cache are then memory accesses
-   * instead of a pread() system call each; at a million licenses a verify read 5-8 such pages
+   * instead of a pread() system call each; at a million licenses a verify read about 5 such pages
    * (docs/performance.md, "A million licenses"). 0: off (SQLite's default). Writes still go through
-   * the WAL; SQLite caps the value at its build limit (2 GiB in Bun's build).
+   * the WAL, whose pages are still read with pread(); SQLite caps the value at its build limit (2 GiB
+   * in Bun's build).
    */
   mmapSize?: number;
 }
