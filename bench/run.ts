@@ -78,7 +78,8 @@ async function main(): Promise<number> {
     const { lines, code, seconds } = await runOne(bench);
     times.push(`${bench} ${seconds.toFixed(0)} s`);
     all.push(...lines);
-    if (lines.length === 0 || (code !== 0 && !lines.some((l) => l.outcome === "FAILED"))) {
+    // A non-zero exit is a crash unless a FAILED or MISS line explains it (bench/scale.ts exits 1 on a miss).
+    if (lines.length === 0 || (code !== 0 && !lines.some((l) => l.outcome === "FAILED" || l.outcome === "MISS"))) {
       crashed.push(bench);
       all.push({ bench, name: bench, outcome: "FAILED", text: `${bench}: FAILED (exit code ${code}, no result line)` });
     }
