@@ -122,12 +122,14 @@ function progress(label: string) {
  * not reused (its share of due licenses would have moved).
  */
 const CACHE_ROOT = join(tmpdir(), "keyward-scale-cache");
+/** Smaller datasets seed in seconds; caching them would evict the expensive one (one is kept per engine). */
+const CACHE_MIN_LICENSES = 100_000;
 const cacheKey = (n: number) => `${n}-${MIGRATIONS_HASH}-${new Date().toISOString().slice(0, 10)}`;
 
 async function sqliteDataset(n: number, o: Opts, label: string): Promise<Dataset> {
   const dataDir = tempDir("scale");
   const cacheDir = join(CACHE_ROOT, `sqlite-${cacheKey(n)}`);
-  const useCache = o.cache && n > 10_000;
+  const useCache = o.cache && n >= CACHE_MIN_LICENSES;
   const dispose = async () => rmSync(dataDir, { recursive: true, force: true });
   if (useCache && existsSync(join(cacheDir, "seed.json"))) {
     const t0 = performance.now();
@@ -155,7 +157,7 @@ async function sqliteDataset(n: number, o: Opts, label: string): Promise<Dataset
  * $TMPDIR/keyward-scale-cache/pg-….json) and each run gets a copy (CREATE DATABASE … TEMPLATE).
  */
 async function pgDataset(n: number, base: string, o: Opts, label: string): Promise<Dataset> {
-  const useCache = o.cache && n > 10_000;
+  const useCache = o.cache && n >= CACHE_MIN_LICENSES;
   const key = cacheKey(n);
   const cacheName = `kwscale_cache_${key.replaceAll("-", "_")}`;
   const metaFile = join(CACHE_ROOT, `pg-${key}.json`);
