@@ -180,6 +180,11 @@ describe("DATABASE_URL selects PostgreSQL", () => {
     expect(loadConfig({ ...base, DATABASE_URL: "postgresql://db/keyward" }).databaseUrl).toBe("postgresql://db/keyward");
     expect(loadConfig({ ...base, DATABASE_POOL_SIZE: "25" }).databasePoolSize).toBe(25);
   });
+  test("SQLITE_MMAP_SIZE: SQLite's 2 GiB limit by default, 0 turns it off", () => {
+    expect(loadConfig(base).sqliteMmapSize).toBe(0x7fff0000);
+    expect(loadConfig({ ...base, SQLITE_MMAP_SIZE: "0" }).sqliteMmapSize).toBe(0);
+    expect(errorOf({ ...base, SQLITE_MMAP_SIZE: "-1" }).message).toContain("SQLITE_MMAP_SIZE");
+  });
   test("anything else is refused naming the variable, without echoing the value (it holds a password)", () => {
     for (const value of ["mysql://u:s3cret@db/keyward", "postgres://", "s3cret", "file:///tmp/x.db"]) {
       const e = errorOf({ ...base, DATABASE_URL: value });

@@ -10,6 +10,9 @@ export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 export const CRASH_POINTS = ["after-idempotent-effect"] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
+/** 2 GiB less 64 KiB: SQLite's build limit (SQLITE_MAX_MMAP_SIZE) for mmap_size; bench/scale.ts, docs/performance.md. */
+export const SQLITE_MMAP_SIZE_DEFAULT = 0x7fff0000;
+
 export interface Config {
   nodeEnv: "development" | "production" | "test";
   host: string;
@@ -21,6 +24,8 @@ export interface Config {
   databaseUrl: string | null;
   /** Connections per node in the PostgreSQL pool. */
   databasePoolSize: number;
+  /** SQLite: bytes of the database file read through a memory map instead of read() calls (PRAGMA mmap_size); 0: off. */
+  sqliteMmapSize: number;
   /**
    * PostgreSQL: how long a transaction waits for a row lock before it fails (503), and how long a
    * transaction may sit idle before the server ends it and frees its locks (a node that stalled or
@@ -285,6 +290,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     databasePath: resolve(dataDir, str(env, "DATABASE_FILE", "keyward.db")),
     databaseUrl: postgresUrl(env, "DATABASE_URL"),
     databasePoolSize: int(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
+    sqliteMmapSize: int(env, "SQLITE_MMAP_SIZE", SQLITE_MMAP_SIZE_DEFAULT, 0, 2 ** 40),
     databaseLockTimeoutMs: lockTimeoutMs,
     databaseIdleInTransactionTimeoutMs: int(env, "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS", 30_000, 1_000, 3_600_000),
     databaseStallTimeoutMs: stallTimeout(env, lockTimeoutMs),
