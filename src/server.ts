@@ -3,6 +3,7 @@
 import type { Deps } from "./deps";
 import { createApp } from "./app";
 import { serverMaxRequestBodySize } from "./http/body";
+import { stopBackgroundRuns } from "./jobs/runner";
 
 export interface RunningServer {
   url: string;
@@ -35,6 +36,9 @@ export function startServer(deps: Deps, opts: { onStop?: () => void | Promise<vo
         clearTimeout(timer);
         await server.stop(true);
         await opts.onStop?.();
+        // Passes started by a request in the background (POST /admin/system/run-expiry-checks) stop
+        // at their next page and record it, before the database closes under them.
+        await stopBackgroundRuns(deps);
         await deps.db.close();
       })();
       return stopping;

@@ -29,6 +29,9 @@ const SYNCHRONOUS = "NORMAL";
 /** How long a write waits for another process's write lock before SQLITE_BUSY (bun:sqlite waits synchronously). */
 export const BUSY_TIMEOUT_MS = 5000;
 
+/** Rows ANALYZE samples per index (PRAGMA analysis_limit); SQLite suggests a few hundred to 1000. */
+const ANALYSIS_LIMIT = 1000;
+
 /** Switches the connection to synchronous=FULL (`durable`) or back to SYNCHRONOUS. */
 export function setDurableCommits(sqlite: Database, durable: boolean): void {
   sqlite.exec(`PRAGMA synchronous = ${durable ? "FULL" : SYNCHRONOUS}`);
@@ -54,6 +57,13 @@ export function openDatabase(path: string, opts: OpenOptions = {}): DbHandle {
   sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   sqlite.exec("PRAGMA foreign_keys = ON");
   setDurableCommits(sqlite, false);
+  // Planner statistics: Keyward never ran ANALYZE, so every plan was chosen without them. SQLite's
+  // advice for a long-lived connection (sqlite.org/lang_analyze.html, "Recommended usage pattern"):
+  // PRAGMA optimize=0x10002 at open (also looks at tables this connection has not used yet), then
+  // PRAGMA optimize now and then (after each lifecycle pass: lifecycle/repo.sqlite.ts) and at close.
+  // analysis_limit bounds each ANALYZE to a sample, so none of them reads a million-row table whole.
+  sqlite.exec(`PRAGMA analysis_limit = ${ANALYSIS_LIMIT}`);
+  if (path !== ":memory:") sqlite.exec("PRAGMA optimize = 0x10002");
   const db = drizzle({ client: sqlite, schema }) as Db;
   let closed = false;
   const pingStmt = sqlite.query("SELECT 1");
@@ -67,6 +77,11 @@ export function openDatabase(path: string, opts: OpenOptions = {}): DbHandle {
     async close() {
       if (closed) return;
       closed = true;
+      try {
+        sqlite.exec("PRAGMA optimize");
+      } catch {
+        // Another process holds the write lock past busy_timeout: the statistics wait for next time.
+      }
       try {
         sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
       } catch {

@@ -1,3 +1,4 @@
+import type { TSchema } from "@sinclair/typebox";
 import { t } from "../http/schema";
 
 const Instant = t.Union([t.String({ format: "date-time" }), t.Null()]);
@@ -47,3 +48,28 @@ export const JobRunSchema = t.Object(
   },
   { title: "JobRun" },
 );
+
+export const JobRunParams = t.Object({
+  name: JobNameParams.properties.name,
+  fence: t.String({ pattern: "^[1-9][0-9]{0,15}$", description: "The run's fence (its number among the job's claims), from the 202 of the request that started or found it" }),
+});
+
+/** One run's state; `result` is the pass's counts (a job's own schema, or any counts). */
+export const jobRunStateSchema = <R extends TSchema>(result: R, title: string) =>
+  t.Object(
+  {
+    name: t.String(),
+    fence: t.Integer({ description: "The run's number among the job's claims; poll GET /admin/system/jobs/{name}/runs/{fence}" }),
+    status: t.Union([t.Literal("running"), t.Literal("ok"), t.Literal("error"), t.Literal("abandoned")], {
+      description: "running: holds its lease; ok / error: finished (the counts, or the message); abandoned: its lease expired unfinished (the node stopped or stalled), the next run starts over",
+    }),
+    started_at: Instant,
+    lease_until: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "While running: when its lease lapses" }),
+    finished_at: Instant,
+    result: t.Union([result, t.Null()], { description: "The pass's counts once it finished ok" }),
+    error: t.Union([t.String(), t.Null()]),
+  },
+  { title },
+);
+
+export const JobRunStateSchema = jobRunStateSchema(Counts, "JobRunState");

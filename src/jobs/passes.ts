@@ -14,7 +14,7 @@ import { runMeteredSyncJob } from "../modules/metering/service";
 import { pruneHistory } from "./prune-history";
 import { drain, PRUNE_LIMITS } from "../shared/batches";
 
-/** The lifecycle pass (expiries, reminders, dunning); also POST /admin/system/run-expiry-checks. */
+/** The lifecycle pass (expiries, reminders, dunning); also POST /admin/system/run-expiry-checks (in the background, 202). */
 export const LIFECYCLE = "lifecycle";
 import { deliverWebhooks } from "../modules/webhooks/deliver";
 
@@ -44,6 +44,8 @@ export interface JobContext {
   /** The scheduled slot; for an admin or nudged run, the moment it started. */
   slot: Date;
   trigger: JobTrigger;
+  /** Aborted when the node shuts down during a background run (runner.ts startPass); long passes stop between pages. */
+  signal?: AbortSignal;
 }
 
 /** What a pass reports: counts, stored as the job's last result and returned by the admin route. */
@@ -88,11 +90,11 @@ export const JOB_PASSES: readonly JobPass[] = [
   {
     name: LIFECYCLE,
     schedule: "7 * * * *",
-    // Pages of 500 licenses, one transaction each; far inside the hour before the next slot.
+    // Pages of 100 licenses, transactions of 10 actions; far inside the hour before the next slot.
     leaseMs: 50 * MINUTE,
     description:
       "Expires trials past valid_until, active/past_due licenses past valid_until + grace_days and past_due licenses unpaid for more than 30 days; sends expiry and support reminders, support-lapse notices and dunning emails, each once per license and end date.",
-    run: async (deps, { now }) => ({ ...(await runLifecycle(deps, now)) }),
+    run: async (deps, { now, signal }) => ({ ...(await runLifecycle(deps, now, { signal })) }),
   },
   {
     name: METERED_SYNC,

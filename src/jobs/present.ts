@@ -1,7 +1,7 @@
 // Domain → wire for the job admin routes.
 import { iso } from "../shared/clock";
 import { sortedKeys } from "../shared/json";
-import type { JobStatus } from "./service";
+import type { JobRunState, JobStatus } from "./service";
 import type { RunOutcome } from "./runner";
 import type { JobResult } from "./passes";
 
@@ -44,5 +44,18 @@ export function presentJobRun(o: RunOutcome) {
     result: o.result,
     error: o.error,
     recorded: o.recorded,
+  };
+}
+
+export function presentJobRunState(r: JobRunState) {
+  return {
+    name: r.name,
+    fence: r.fence,
+    status: r.status,
+    started_at: iso(r.startedAt),
+    lease_until: iso(r.leaseUntil),
+    finished_at: iso(r.finishedAt),
+    result: r.result ? (sortedKeys(r.result) as JobResult) : null,
+    error: r.error,
   };
 }

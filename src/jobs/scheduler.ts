@@ -24,13 +24,15 @@ export function startScheduler(
   const cron = opts.cron ?? createMinuteCron();
   const owner = opts.owner ?? NODE_ID;
   const running = new Set<Promise<void>>();
+  // Stops a long pass (lifecycle) between pages at shutdown instead of waiting for its end.
+  const abort = new AbortController();
   let stopped = false;
   const fire = (pass: JobPass) => async () => {
     if (stopped) return;
     const run = (async () => {
       try {
         const slot = slotOf(pass.schedule, deps.clock.now());
-        const outcome = await runPass(deps, pass.name, { trigger: "schedule", slot, owner, passes });
+        const outcome = await runPass(deps, pass.name, { trigger: "schedule", slot, owner, passes, signal: abort.signal });
         if (outcome) deps.logger.debug("job pass ran", { job: pass.name, status: outcome.status, result: outcome.result });
       } catch (e) {
         // The claim or the finish could not reach the database: log it and let the next slot try
@@ -52,6 +54,7 @@ export function startScheduler(
     async stop() {
       stopped = true;
       for (const h of handles) h.stop();
+      abort.abort(new Error("the node is shutting down"));
       if (worker) {
         await deps.outboxNudge.stop();
         await worker.stop();

@@ -20,6 +20,7 @@ import type { Engine } from "../../src/db/store";
 import postgres from "postgres";
 import { test } from "bun:test";
 import { freshPgDatabase } from "./pg";
+import { stopBackgroundRuns } from "../../src/jobs/runner";
 
 export interface TestResponse<T = any> {
   status: number;
@@ -198,6 +199,7 @@ export async function createTestApp(
     },
     async close() {
       for (const s of servers) await s.stop().catch(() => undefined);
+      await stopBackgroundRuns(deps);
       await deps.db.close();
       await pgPool?.end({ timeout: 5 });
       await pgDb?.drop();

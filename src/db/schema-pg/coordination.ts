@@ -30,3 +30,15 @@ export const generations = pgTable("generations", {
   name: text("name").primaryKey(),
   value: bigint("value", { mode: "number" }).notNull().default(0),
 });
+
+/**
+ * The lifecycle pass's watermark (modules/lifecycle/service.ts): the `now` of the last pass that
+ * completed, and the settings it ran with. A later pass with the same settings reads only the dates
+ * that crossed a threshold since then, plus the licenses changed since then.
+ */
+export const lifecycleWatermark = pgTable("lifecycle_watermark", {
+  name: text("name").primaryKey(),
+  passedAt: ts("passed_at").notNull(),
+  /** The reminder settings of that pass (JSON); another value means a full pass. */
+  basis: text("basis").notNull(),
+});

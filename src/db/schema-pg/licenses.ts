@@ -63,11 +63,18 @@ export const licenses = pgTable(
     index("licenses_status_valid_until_idx").on(t.status, t.validUntil, idC(t.id)),
     index("licenses_product_valid_until_idx").on(t.productId, t.validUntil, idC(t.id)),
     index("licenses_product_status_valid_until_idx").on(t.productId, t.status, t.validUntil, idC(t.id)),
-    // The lifecycle pass walks due licenses in keyset order over these (modules/lifecycle); the
-    // valid_until one also serves the admin list's expiring_before order. Both order ids bytewise.
+    // expiring_before alone (valid_until, id): soonest first.
     index("licenses_valid_until_idx").on(t.validUntil, idC(t.id)),
-    index("licenses_support_until_idx").on(t.supportUntil, t.id),
-    index("licenses_past_due_since_idx").on(t.pastDueSince, t.id),
+    // The lifecycle pass walks one status at a time over these, in (date, id) keyset order: each page
+    // is one index range scan with no sort (modules/lifecycle/repo.pg.ts). The id is in COLLATE "C",
+    // the order the walk uses (SQLite's byte order): an index in the default collation cannot give
+    // that order, and the plan would sort. (licenses_status_valid_until_idx above is the first of them.)
+    index("licenses_status_support_until_idx").on(t.status, t.supportUntil, idC(t.id)),
+    index("licenses_status_past_due_since_idx").on(t.status, t.pastDueSince, idC(t.id)),
+    // The lifecycle pass's catch-up walk: usable licenses changed since its last completed pass, one
+    // status at a time (the licenses a pass itself expires leave the range, so the next pass does not
+    // read them again).
+    index("licenses_status_updated_idx").on(t.status, t.updatedAt, idC(t.id)),
   ],
 );
 

@@ -1,4 +1,5 @@
 import { pgTable, text, integer, bigint, timestamp, index, uniqueIndex } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
 import { licenses } from "./licenses";
 import { idC } from "./collate";
 
@@ -40,6 +41,9 @@ export const billingLinks = pgTable(
     uniqueIndex("billing_links_subscription_uq").on(t.stripeSubscriptionId),
     uniqueIndex("billing_links_checkout_uq").on(t.stripeCheckoutSessionId),
     index("billing_links_customer_idx").on(t.stripeCustomerId),
+    // The lifecycle pass's catch-up walk: a subscription status changed since its last pass (a
+    // license that no longer renews by itself is due its expiry reminder).
+    index("billing_links_updated_idx").on(t.updatedAt, sql`${t.licenseId} COLLATE "C"`),
   ],
 );
 

@@ -59,14 +59,20 @@ export const licenses = sqliteTable(
     index("licenses_email_domain_idx").on(sql`lower(substr(${t.email}, instr(${t.email}, '@') + 1))`, t.createdAt, t.id),
     index("licenses_ext_customer_idx").on(t.externalCustomerId, t.createdAt, t.id),
     index("licenses_ext_workspace_idx").on(t.externalWorkspaceId, t.createdAt, t.id),
-    // expiring_before reads soonest first (valid_until, id), by product and/or status (listing.ts).
-    index("licenses_status_valid_until_idx").on(t.status, t.validUntil, t.id),
+    // expiring_before reads soonest first (valid_until, id): alone, by product and/or status (listing.ts).
+    index("licenses_valid_until_idx").on(t.validUntil, t.id),
     index("licenses_product_valid_until_idx").on(t.productId, t.validUntil, t.id),
     index("licenses_product_status_valid_until_idx").on(t.productId, t.status, t.validUntil, t.id),
-    // The lifecycle pass walks due licenses in keyset order over these (modules/lifecycle).
-    index("licenses_valid_until_idx").on(t.validUntil, t.id),
-    index("licenses_support_until_idx").on(t.supportUntil, t.id),
-    index("licenses_past_due_since_idx").on(t.pastDueSince, t.id),
+    // The lifecycle pass walks one status at a time over these, in (date, id) keyset order: each page
+    // is one index range scan with no sort (modules/lifecycle/repo.sqlite.ts). The valid_until one
+    // also serves the admin list's expiring_before with a status.
+    index("licenses_status_valid_until_idx").on(t.status, t.validUntil, t.id),
+    index("licenses_status_support_until_idx").on(t.status, t.supportUntil, t.id),
+    index("licenses_status_past_due_since_idx").on(t.status, t.pastDueSince, t.id),
+    // The lifecycle pass's catch-up walk: usable licenses changed since its last completed pass, one
+    // status at a time (the licenses a pass itself expires leave the range, so the next pass does not
+    // read them again).
+    index("licenses_status_updated_idx").on(t.status, t.updatedAt, t.id),
   ],
 );
 

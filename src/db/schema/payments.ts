@@ -39,6 +39,9 @@ export const billingLinks = sqliteTable(
     uniqueIndex("billing_links_subscription_uq").on(t.stripeSubscriptionId),
     uniqueIndex("billing_links_checkout_uq").on(t.stripeCheckoutSessionId),
     index("billing_links_customer_idx").on(t.stripeCustomerId),
+    // The lifecycle pass's catch-up walk: a subscription status changed since its last pass (a
+    // license that no longer renews by itself is due its expiry reminder).
+    index("billing_links_updated_idx").on(t.updatedAt, t.licenseId),
   ],
 );
 

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { DAY, HOUR } from "../../shared/clock";
-import { dueDunningDay, dueReminder, expiryJudgedAt, expiryReason } from "./domain";
+import { dueDunningDay, dueReminder, expiryJudgedAt, expiryReason, mergeRanges, passRanges, WATERMARK_OVERLAP_MS } from "./domain";
+import { SETTING_DEFAULTS } from "../settings/domain";
 
 const T = new Date("2026-11-21T08:00:00.000Z");
 const at = (ms: number) => new Date(T.getTime() + ms);
@@ -44,4 +45,53 @@ describe("expiryJudgedAt", () => {
     expect(expiryJudgedAt(now, "trialing").toISOString()).toBe("2026-11-21T12:00:00.000Z");
     for (const status of [null, "past_due", "canceled", "unpaid", "incomplete"]) expect(expiryJudgedAt(now, status)).toEqual(now);
   });
+});
+
+describe("passRanges: the dates a pass reads", () => {
+  const now = T.getTime();
+  const settings = { ...SETTING_DEFAULTS, expiry_reminder_days: [7, 3, 1], support_reminder_days: [30, 7], reminders_enabled: true };
+  const r = (from: number | null, to: number | null) => ({ from: from === null ? null : now + from, to: to === null ? null : now + to });
+
+  test("without a watermark: the full windows", () => {
+    expect(passRanges(now, settings, null)).toEqual({
+      validUntil: [r(null, 7 * DAY)],
+      pastDueSince: [r(null, 0)],
+      supportUntil: [r(-30 * DAY, 30 * DAY)],
+    });
+  });
+
+  test("an hour after the last pass: expiry and past_due in full, reminders and lapses only where a threshold was crossed", () => {
+    const since = now - HOUR - WATERMARK_OVERLAP_MS;
+    const back = -HOUR - WATERMARK_OVERLAP_MS;
+    expect(passRanges(now, settings, since)).toEqual({
+      validUntil: [r(null, 0), r(DAY + back, DAY), r(3 * DAY + back, 3 * DAY), r(7 * DAY + back, 7 * DAY)],
+      pastDueSince: [r(null, 0)],
+      supportUntil: [r(back, 0), r(7 * DAY + back, 7 * DAY), r(30 * DAY + back, 30 * DAY)],
+    });
+  });
+
+  test("after downtime longer than the gaps between leads, the ranges join, and stay inside the full windows", () => {
+    const since = now - 10 * DAY;
+    expect(passRanges(now, settings, since)).toEqual({
+      validUntil: [r(null, 7 * DAY)],
+      pastDueSince: [r(null, 0)],
+      // Ends in (7, 20] days had crossed their 30-day threshold before the last pass, which sent it.
+      supportUntil: [r(-10 * DAY, 7 * DAY), r(20 * DAY, 30 * DAY)],
+    });
+    expect(passRanges(now, settings, now - 40 * DAY).supportUntil).toEqual([r(-30 * DAY, 30 * DAY)]);
+  });
+
+  test("reminders off: no reminder ranges, lapse notices still read", () => {
+    const off = { ...settings, reminders_enabled: false };
+    expect(passRanges(now, off, null)).toEqual({ validUntil: [r(null, 0)], pastDueSince: [r(null, 0)], supportUntil: [r(-30 * DAY, 0)] });
+    expect(passRanges(now, off, now - HOUR)).toEqual({ validUntil: [r(null, 0)], pastDueSince: [r(null, 0)], supportUntil: [r(-HOUR, 0)] });
+  });
+});
+
+test("mergeRanges joins overlapping and touching ranges and drops empty ones", () => {
+  expect(mergeRanges([{ from: 5, to: 9 }, null, { from: null, to: 1 }, { from: 1, to: 3 }, { from: 8, to: 12 }, { from: 20, to: null }])).toEqual([
+    { from: null, to: 3 },
+    { from: 5, to: 12 },
+    { from: 20, to: null },
+  ]);
 });

@@ -12,7 +12,7 @@ export const LifecycleCountsSchema = t.Object(
     support_reminders: n("Support reminder emails written"),
     support_ended: n("Support-lapse notices (event license.support_ended and email) written"),
     dunning_emails: n("Dunning emails written (day 1, 7, 14 of a past_due episode)"),
-    batches: n("Transactions run to apply actions, at most 500 licenses each"),
+    batches: n("Transactions run to apply actions, at most 10 actions each"),
   },
   { title: "LifecycleRun" },
 );

@@ -9,6 +9,7 @@ import { makeLicense, makePlan, makeProduct } from "../../support/factories";
 import { DAY, HOUR, MINUTE } from "../../../src/shared/clock";
 import { runLifecycle } from "../../../src/modules/lifecycle/service";
 import { runPass } from "../../../src/jobs/runner";
+import { pollRun, runExpiryChecks } from "../../support/expiry-checks";
 import type { Plan } from "../../../src/modules/plans/repo";
 import type { LicensePatch } from "../../../src/modules/licenses/repo";
 
@@ -34,11 +35,8 @@ async function smtpServer(): Promise<TestSmtpServer> {
   return s;
 }
 
-async function run(t: TestApp): Promise<Record<string, number>> {
-  const res = await t.request("POST", `${V1}/admin/system/run-expiry-checks`);
-  expect(res.status).toBe(200);
-  return res.body.data;
-}
+/** The pass through POST /admin/system/run-expiry-checks (202), polled until its counts are in. */
+const run = (t: TestApp): Promise<Record<string, number>> => runExpiryChecks(t);
 
 async function license(t: TestApp, plan: Partial<Plan>, input: { validUntil?: Date | null; supportUntil?: Date | null } = {}) {
   const product = await makeProduct(t.deps, { name: "Acme Editor" });
@@ -263,6 +261,63 @@ describe("reminders and notices", () => {
     for (const id of ids) expect(await templates(t, id)).toEqual(["expiry_reminder:5"]);
     const again = await runLifecycle(t.deps, t.clock.now(), { batchSize: 2 });
     expect(again).toMatchObject({ expiry_reminders: 0, trials_expired: 0, batches: 0 });
+  });
+});
+
+describe("POST /admin/system/run-expiry-checks: 202 and a run to poll", () => {
+  const runsOf = (fence: number) => `${V1}/admin/system/jobs/lifecycle/runs/${fence}`;
+
+  test("answers 202 with the running run and its Location; the poll shows its counts once finished", async () => {
+    const t = await app();
+    await license(t, { licenseType: "trial" }, { validUntil: at(-HOUR) });
+    const res = await t.request("POST", `${V1}/admin/system/run-expiry-checks`);
+    expect(res.status).toBe(202);
+    expect(res.body.data).toMatchObject({ name: "lifecycle", status: "running", started_at: T0.toISOString(), finished_at: null, result: null, error: null });
+    const fence = res.body.data.fence;
+    expect(res.headers.get("location")).toBe(runsOf(fence));
+    const done = await pollRun(t, runsOf(fence));
+    expect(done).toMatchObject({ name: "lifecycle", fence, status: "ok", lease_until: null, finished_at: T0.toISOString() });
+    expect(done.result).toMatchObject({ trials_expired: 1, scanned: 1 });
+    // The job's status shows the same run as its last result.
+    const jobs = await t.request("GET", `${V1}/admin/system/jobs`);
+    expect(jobs.body.data.items.find((j: { name: string }) => j.name === "lifecycle")).toMatchObject({ fence, running: false, last_result: { trigger: "admin", status: "ok" } });
+  });
+
+  test("while a run holds the lease (another node's, or the scheduled one) a POST returns that run, and starts none", async () => {
+    const t = await app();
+    const l = await license(t, { licenseType: "trial" }, { validUntil: at(-HOUR) });
+    // Another node runs the pass: it holds the lease.
+    const other = await t.deps.repos.jobLeases.claimNow("lifecycle", "node-b", at(50 * MINUTE), T0);
+    expect(other).not.toBeNull();
+    for (let i = 0; i < 2; i++) {
+      const res = await t.request("POST", `${V1}/admin/system/run-expiry-checks`);
+      expect(res.status).toBe(202);
+      expect(res.body.data).toMatchObject({ fence: other!.fence, status: "running", lease_until: at(50 * MINUTE).toISOString() });
+      expect(res.headers.get("location")).toBe(runsOf(other!.fence));
+    }
+    expect(await status(t, l.id)).toBe("trialing");
+    expect((await t.request("GET", runsOf(other!.fence))).body.data).toMatchObject({ status: "running" });
+    // Its lease lapses unfinished (the node died): the run shows as abandoned, and a POST starts a new one.
+    t.clock.set(at(51 * MINUTE));
+    expect((await t.request("GET", runsOf(other!.fence))).body.data).toMatchObject({ status: "abandoned", finished_at: null });
+    const counts = await runExpiryChecks(t);
+    expect(counts.trials_expired).toBe(1);
+    expect(await status(t, l.id)).toBe("expired");
+    // Only the latest run is on record; fences not (yet) claimed are 404 as well.
+    expect((await t.request("GET", runsOf(other!.fence))).status).toBe(404);
+    expect((await t.request("GET", runsOf(other!.fence + 5))).status).toBe(404);
+    expect((await t.request("GET", `${V1}/admin/system/jobs/nope/runs/1`)).status).toBe(404);
+  });
+
+  test("a retry right after the first POST gets the same run while it is still running", async () => {
+    const t = await app();
+    for (let i = 0; i < 40; i++) await license(t, {}, { validUntil: at(5 * DAY + i * MINUTE) });
+    const [a, b] = await Promise.all([t.request("POST", `${V1}/admin/system/run-expiry-checks`), t.request("POST", `${V1}/admin/system/run-expiry-checks`)]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    expect(b.body.data.fence).toBe(a.body.data.fence);
+    const done = await pollRun(t, runsOf(a.body.data.fence));
+    expect(done.result).toMatchObject({ expiry_reminders: 40 });
+    expect((await emails(t)).filter((e) => e.template === "expiry_reminder")).toHaveLength(40);
   });
 });
 

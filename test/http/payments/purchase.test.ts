@@ -10,6 +10,7 @@ import { makePlan, makeProduct } from "../../support/factories";
 import type { Plan } from "../../../src/modules/plans/repo";
 import type { Product } from "../../../src/modules/products/repo";
 import { newId } from "../../../src/shared/ids";
+import { runExpiryChecks } from "../../support/expiry-checks";
 
 const V1 = "/api/v1";
 const DAY_S = 86_400;
@@ -502,7 +503,7 @@ describe("lifecycle pass and subscriptions", () => {
     expect(manual.status).toBe(201);
     const manualId = manual.body.data.id;
 
-    expect((await t.request("POST", `${V1}/admin/system/run-expiry-checks`)).status).toBe(200);
+    await runExpiryChecks(t);
     const reminders = (await t.exec<{ payload: unknown }>("SELECT payload FROM outbox WHERE kind = 'email' AND topic = 'expiry_reminder'")).map(
       (r) => ((typeof r.payload === "string" ? JSON.parse(r.payload) : r.payload) as { data: { license_id: string } }).data.license_id,
     );
@@ -521,7 +522,7 @@ describe("lifecycle pass and a live subscription past its end", () => {
     const s = newSub(plan);
     const start = t.clock.nowMs();
     const trialEnd = Math.floor(start / 1000) + 14 * DAY_S;
-    const runPass = async () => expect((await t.request("POST", `${V1}/admin/system/run-expiry-checks`)).status).toBe(200);
+    const runPass = () => runExpiryChecks(t);
     try {
       await deliver("checkout.session.completed", subscriptionSession(s, { payment_status: "no_payment_required", amount_total: 0 }));
       await deliver("customer.subscription.created", subscriptionObject(s, "trialing", trialEnd, { trial_end: trialEnd }));
