@@ -86,8 +86,12 @@ function candidates(db: Db) {
     db
       .select({ license: licenses, graceDays: plans.graceDays, productName: products.name, planName: plans.name, subscriptionStatus: billingLinks.subscriptionStatus })
       .from(licenses)
-      .innerJoin(plans, eq(plans.id, licenses.planId))
-      .innerJoin(products, eq(products.id, licenses.productId))
+      // `+` keeps the licenses side of each join off the indexes: with a million licenses' statistics
+      // SQLite otherwise drove from products (or plans) into licenses_product_status_valid_until_idx,
+      // one range per product, and sorted every page (0.9 s a page); licenses must be the outer loop,
+      // read in its walk's index order.
+      .innerJoin(plans, sql`${plans.id} = +${licenses.planId}`)
+      .innerJoin(products, sql`${products.id} = +${licenses.productId}`)
       // One row per license at most (billing_links is keyed by license_id).
       .leftJoin(billingLinks, eq(billingLinks.licenseId, licenses.id))
       .$dynamic()
