@@ -76,10 +76,12 @@ describe("GET /api/v1/docs in headless Chromium, offline", () => {
         };
         await collect();
         for (let step = 0; step < 2_000 && seen.size < expected.length; step++) {
+          // (The page's own window: this file is type-checked without the DOM library.)
           const atBottom = await page.evaluate(() => {
-            const before = window.scrollY;
-            window.scrollBy(0, Math.max(200, Math.floor(window.innerHeight / 2)));
-            return window.scrollY === before;
+            const w = globalThis as unknown as { scrollY: number; innerHeight: number; scrollBy(x: number, y: number): void };
+            const before = w.scrollY;
+            w.scrollBy(0, Math.max(200, Math.floor(w.innerHeight / 2)));
+            return w.scrollY === before;
           });
           await page.waitForTimeout(50);
           await collect();
