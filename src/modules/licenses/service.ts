@@ -239,10 +239,13 @@ export async function listLicenses(deps: Deps, actor: Actor, q: ListLicensesInpu
     page = await deps.repos.licenses.list({ ...filter, cursor });
     if (page.items.length) break;
   }
-  const planNames = new Map<string, string>();
-  const planName = async (planId: string) => {
-    if (!planNames.has(planId)) planNames.set(planId, (await deps.repos.plans.findById(planId))?.name ?? "");
-    return planNames.get(planId)!;
+  // One read per distinct plan on the page (a page of 50 usually holds a few plans): the lookups
+  // below start together, so the map holds the read itself, not its result.
+  const planNames = new Map<string, Promise<string>>();
+  const planName = (planId: string) => {
+    let name = planNames.get(planId);
+    if (!name) planNames.set(planId, (name = deps.repos.plans.findById(planId).then((p) => p?.name ?? "")));
+    return name;
   };
   const last = page.items[page.items.length - 1];
   const order = licenseListOrder(filter);
