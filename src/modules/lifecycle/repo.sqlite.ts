@@ -1,5 +1,5 @@
-import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, sql, type SQL } from "drizzle-orm";
-import { immediate, type Db, type DbHandle } from "../../db/client";
+import { and, asc, eq, gt, inArray, isNotNull, lte, sql, type SQL } from "drizzle-orm";
+import { immediate, lazyStatement, type Db, type DbHandle } from "../../db/client";
 import { billingLinks, licenses, lifecycleNotices, lifecycleWatermark, plans, products } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { License } from "../licenses/repo";
@@ -7,7 +7,6 @@ import { LIFECYCLE_APPLY_SIZE } from "./domain";
 import { noticeKey, type LifecycleColumn, type LifecycleCandidate, type LifecycleCursor, type LifecycleRepo, type LifecycleScan } from "./repo";
 
 const COLUMNS = { validUntil: licenses.validUntil, supportUntil: licenses.supportUntil, pastDueSince: licenses.pastDueSince } as const;
-const sameInstant = (col: (typeof COLUMNS)[LifecycleColumn], v: Date | null): SQL => (v === null ? isNull(col) : eq(col, v));
 const WATERMARK = "lifecycle";
 
 /**
@@ -111,6 +110,36 @@ const toCandidate = (r: Row, position: LifecycleCursor): LifecycleCandidate => (
 
 export function createLifecycleRepo(handle: DbHandle): LifecycleRepo {
   const { db } = handle;
+  // apply's statements, prepared on first use and reused (a pass runs them once per action; building
+  // each through the query builder cost more than running it). Instants are bound as epoch ms, the
+  // columns' storage; `IS` compares NULL with NULL, so one statement serves a date that is unset.
+  const statements = lazyStatement(() => {
+    const p = (name: string) => sql`${sql.placeholder(name)}`;
+    const guard = (column: LifecycleColumn) =>
+      db.select({ status: licenses.status, at: COLUMNS[column] }).from(licenses).where(eq(licenses.id, p("id"))).prepare();
+    return {
+      expire: db
+        .update(licenses)
+        .set({ status: "expired", priorStatus: null, pastDueSince: null, updatedAt: p("at") })
+        .where(
+          and(
+            eq(licenses.id, p("id")),
+            eq(licenses.status, p("status")),
+            sql`${licenses.validUntil} IS ${p("validUntil")}`,
+            sql`${licenses.pastDueSince} IS ${p("pastDueSince")}`,
+          ),
+        )
+        .returning()
+        .prepare(),
+      guard: { validUntil: guard("validUntil"), supportUntil: guard("supportUntil"), pastDueSince: guard("pastDueSince") },
+      notice: db
+        .insert(lifecycleNotices)
+        .values({ licenseId: p("licenseId"), kind: p("kind"), dueFor: p("dueFor"), createdAt: p("at") })
+        .onConflictDoNothing()
+        .returning({ id: lifecycleNotices.licenseId })
+        .prepare(),
+    };
+  });
   return {
     applyBatch: LIFECYCLE_APPLY_SIZE,
     async scan(s, cursor, limit) {
@@ -132,38 +161,24 @@ export function createLifecycleRepo(handle: DbHandle): LifecycleRepo {
       return { items, next: items.length === limit ? items[items.length - 1]!.position : null };
     },
     async apply(ops, at) {
+      const st = statements();
       return immediate(handle, () =>
         ops.map((op) => {
           if (op.type === "expire") {
-            const [row] = db
-              .update(licenses)
-              .set({ status: "expired", priorStatus: null, pastDueSince: null, updatedAt: at })
-              .where(
-                and(
-                  eq(licenses.id, op.licenseId),
-                  eq(licenses.status, op.expect.status),
-                  sameInstant(licenses.validUntil, op.expect.validUntil),
-                  sameInstant(licenses.pastDueSince, op.expect.pastDueSince),
-                ),
-              )
-              .returning()
-              .all();
+            const [row] = st.expire.all({
+              id: op.licenseId,
+              status: op.expect.status,
+              validUntil: op.expect.validUntil?.getTime() ?? null,
+              pastDueSince: op.expect.pastDueSince?.getTime() ?? null,
+              at: at.getTime(),
+            });
             if (!row) return false;
             writeEffects(db, op.effects({ ...row } as License));
             return true;
           }
-          const current = db
-            .select({ status: licenses.status, at: COLUMNS[op.guardColumn] })
-            .from(licenses)
-            .where(eq(licenses.id, op.licenseId))
-            .get();
+          const current = st.guard[op.guardColumn].get({ id: op.licenseId });
           if (!current || !op.statuses.includes(current.status) || current.at?.getTime() !== op.dueFor.getTime()) return false;
-          const inserted = db
-            .insert(lifecycleNotices)
-            .values({ licenseId: op.licenseId, kind: op.kind, dueFor: op.dueFor, createdAt: at })
-            .onConflictDoNothing()
-            .returning({ id: lifecycleNotices.licenseId })
-            .all();
+          const inserted = st.notice.all({ licenseId: op.licenseId, kind: op.kind, dueFor: op.dueFor.getTime(), at: at.getTime() });
           if (inserted.length === 0) return false;
           writeEffects(db, op.effects);
           return true;
