@@ -82,6 +82,11 @@ export async function deliverOutbox(
     // One batch in parallel: handlers wait on the network, not on this process.
     await Promise.all(claimed.map(deliverOne));
     if (claimed.length < batchSize) break;
+    // Requests run between batches: a handler that needs no network (an email written to the log,
+    // an event fanned out into webhook rows) settles without one, and on SQLite every statement is
+    // synchronous, so without this a pass of MAX_BATCHES batches held the event loop from start to
+    // end (seen as verify p99 ~60 ms while a lifecycle pass queued 100k emails).
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return counts;
 }

@@ -8,7 +8,7 @@ import { sealedEmail } from "../../../src/modules/email/outbox";
 import { createEmailHandler } from "../../../src/modules/email/handler";
 import { maySignIn } from "../../../src/modules/sign-in/service";
 import { emailMessage } from "../../../src/modules/outbox/effects";
-import { deliverOutbox } from "../../../src/modules/outbox/service";
+import { BATCH_SIZE, deliverOutbox } from "../../../src/modules/outbox/service";
 import { createLogger } from "../../../src/shared/logger";
 import { HOUR } from "../../../src/shared/clock";
 
@@ -211,6 +211,20 @@ describe("sign-in codes for addresses that cannot sign in (issue 25 point 4)", (
     expect(JSON.stringify(lines)).not.toContain(CODE);
     const byId = new Map((await emails(t)).map((e) => [e.id, e.status]));
     expect([byId.get(dropped.id), byId.get(sent.id)]).toEqual(["logged", "sent"]);
+  });
+});
+
+describe("a long delivery pass", () => {
+  test("lets the event loop run between batches: a timer set when it starts fires before it ends", async () => {
+    const t = await app();
+    // Logged emails (no SMTP_URL) settle without any I/O: three batches' worth.
+    for (let i = 0; i < BATCH_SIZE * 2 + 5; i++) await invite(t, `user${i}@example.com`);
+    const order: string[] = [];
+    setTimeout(() => order.push("timer"), 0);
+    const counts = await deliverOutbox(t.deps);
+    order.push("pass");
+    expect(counts.logged).toBe(BATCH_SIZE * 2 + 5);
+    expect(order).toEqual(["timer", "pass"]);
   });
 });
 
