@@ -1,5 +1,5 @@
 import { asc, eq } from "drizzle-orm";
-import { immediate, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { emailTemplates } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { EmailTemplateOverride, EmailTemplateRepo } from "./repo";
@@ -7,9 +7,11 @@ import type { EmailTemplateOverride, EmailTemplateRepo } from "./repo";
 export function createEmailTemplateRepo(handle: DbHandle): EmailTemplateRepo {
   const { db } = handle;
   const get = (name: string): EmailTemplateOverride | null => db.select().from(emailTemplates).where(eq(emailTemplates.name, name)).get() ?? null;
+  // Read for every email delivered (email/context.ts): prepared once.
+  const listAll = lazyStatement(() => db.select().from(emailTemplates).orderBy(asc(emailTemplates.name)).prepare());
   return {
     async list() {
-      return db.select().from(emailTemplates).orderBy(asc(emailTemplates.name)).all();
+      return listAll().all();
     },
     async put(o, effects) {
       return immediate(handle, () => {

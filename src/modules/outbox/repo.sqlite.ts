@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gte, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
-import { immediate, lift, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, lift, type DbHandle } from "../../db/client";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema";
 import { FINISHED_OUTBOX_STATUSES, type EmailFilter, type EventFilter, type OutboxMessage, type OutboxRepo } from "./repo";
@@ -46,6 +46,17 @@ export function eventListQuery(db: DbHandle["db"], f: EventFilter) {
 
 export function createOutboxRepo(handle: DbHandle): OutboxRepo {
   const { db } = handle;
+  // Run once per message delivered: prepared once. Instants are bound as epoch ms (the columns'
+  // storage; bare placeholders skip drizzle's encoders).
+  const p = (name: string) => sql`${sql.placeholder(name)}`;
+  const sentStmt = lazyStatement(() =>
+    db
+      .update(outbox)
+      .set({ status: p("status") as never, sentAt: p("now") })
+      .where(and(eq(outbox.id, p("id")), eq(outbox.status, "pending"), eq(outbox.nextAttemptAt, p("claim"))))
+      .returning({ id: outbox.id })
+      .prepare(),
+  );
   return {
     enqueue: lift((m) => writeOutbox(db, m)),
     get: lift((id: string) => (db.select().from(outbox).where(eq(outbox.id, id)).get() as OutboxMessage | undefined) ?? null),
@@ -80,13 +91,7 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       return async () => off();
     },
     async markSent(id, claim, now, status = "sent") {
-      const done = db
-        .update(outbox)
-        .set({ status, sentAt: now })
-        .where(and(eq(outbox.id, id), eq(outbox.status, "pending"), eq(outbox.nextAttemptAt, claim)))
-        .returning({ id: outbox.id })
-        .all();
-      return done.length === 1;
+      return sentStmt().all({ id, claim: claim.getTime(), now: now.getTime(), status }).length === 1;
     },
     async markFailed(id, claim, error, nextAttemptAt) {
       const done = db

@@ -1,12 +1,14 @@
 import { eq } from "drizzle-orm";
-import { lift, immediate, type DbHandle } from "../../db/client";
+import { lift, immediate, lazyStatement, type DbHandle } from "../../db/client";
 import { settings } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { SettingsRepo } from "./repo";
 
 export function createSettingsRepo(handle: DbHandle): SettingsRepo {
   const { db } = handle;
-  const all = () => Object.fromEntries(db.select().from(settings).all().map((r) => [r.key, r.value as unknown]));
+  // Read for every email delivered and every lifecycle pass: prepared once.
+  const allRows = lazyStatement(() => db.select().from(settings).prepare());
+  const all = () => Object.fromEntries(allRows().all().map((r) => [r.key, r.value as unknown]));
   return {
     all: lift(all),
     async update(changes, at, effects) {

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
-import { immediate, lift, type DbHandle } from "../../db/client";
+import { immediate, lazyStatement, lift, type DbHandle } from "../../db/client";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { ringDeliveryBell } from "../outbox/bell";
@@ -40,6 +40,10 @@ export function deliveryListQuery(db: DbHandle["db"], f: DeliveryFilter) {
 
 export function createWebhookRepo(handle: DbHandle): WebhookRepo {
   const { db } = handle;
+  // Read for every event fanned out (webhooks/handler.ts): prepared once.
+  const enabledEndpoints = lazyStatement(() =>
+    db.select().from(webhookEndpoints).where(eq(webhookEndpoints.enabled, true)).orderBy(asc(webhookEndpoints.id)).prepare(),
+  );
   const getEndpoint = (id: string) => {
     const r = db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)).get();
     return r ? toEndpoint(r) : null;
@@ -72,7 +76,7 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
       return keysetPage(rows, f.limit);
     },
     async listEnabledEndpoints() {
-      return db.select().from(webhookEndpoints).where(eq(webhookEndpoints.enabled, true)).orderBy(asc(webhookEndpoints.id)).all().map(toEndpoint);
+      return enabledEndpoints().all().map(toEndpoint);
     },
     async updateEndpoint(id, changes, effects) {
       return immediate(handle, () => {
