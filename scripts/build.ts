@@ -62,6 +62,9 @@ export function buildBinary(opts: BuildOptions = {}): string {
     ...SPLITTING,
     ...BUNDLED_DRIVER,
     join(root, "src/main.ts"),
+    // Worker threads are entry points of their own inside the executable (new Worker(new URL(…,
+    // import.meta.url)) finds them there): the SQLite checkpoint thread (src/db/checkpointer.ts).
+    join(root, "src/db/checkpoint.worker.ts"),
     "--outfile",
     outfile,
     ...(opts.target ? ["--target", opts.target] : []),

@@ -7,6 +7,7 @@ import { dirname } from "node:path";
 import * as schema from "./schema";
 import type { DataStore } from "./store";
 import { isSqliteBusyCode } from "./errors";
+import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "./checkpointer";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
@@ -15,6 +16,8 @@ export interface DbHandle extends Pick<DataStore, "ping" | "close"> {
   readonly engine: "sqlite";
   db: Db;
   sqlite: Database;
+  /** The WAL checkpoint thread, when openDatabase was asked for it (db/checkpointer.ts). */
+  checkpointer: Checkpointer | null;
   /** Closes at once (synchronously); the returned promise is already settled. */
   close(): Promise<void>;
 }
@@ -47,6 +50,12 @@ export interface OpenOptions {
    * in Bun's build).
    */
   mmapSize?: number;
+  /**
+   * Checkpoint the WAL on a thread of its own instead of in the commit that fills it (a serving
+   * node: db/checkpointer.ts). One-shot commands (migrate, copy, backup) keep SQLite's automatic
+   * checkpoints.
+   */
+  checkpointThread?: boolean | CheckpointerOptions;
 }
 
 export function openDatabase(path: string, opts: OpenOptions = {}): DbHandle {
@@ -65,18 +74,22 @@ export function openDatabase(path: string, opts: OpenOptions = {}): DbHandle {
   sqlite.exec(`PRAGMA analysis_limit = ${ANALYSIS_LIMIT}`);
   if (path !== ":memory:") sqlite.exec("PRAGMA optimize = 0x10002");
   const db = drizzle({ client: sqlite, schema }) as Db;
+  const checkpointer =
+    opts.checkpointThread && path !== ":memory:" ? startCheckpointer(sqlite, path, opts.checkpointThread === true ? {} : opts.checkpointThread) : null;
   let closed = false;
   const pingStmt = sqlite.query("SELECT 1");
   return {
     engine: "sqlite",
     db,
     sqlite,
+    checkpointer,
     async ping() {
       pingStmt.get();
     },
     async close() {
       if (closed) return;
       closed = true;
+      checkpointer?.stop();
       try {
         sqlite.exec("PRAGMA optimize");
       } catch {
