@@ -4,6 +4,8 @@
 // after a fixed number of batches; a larger backlog is worked off by the next runs. Used by every
 // pruning pass (prune-history, prune-sessions, prune-abuse, prune-idempotency, expire-floating).
 
+import { yieldToEventLoop } from "./slices";
+
 /** Rows per delete statement. */
 export const PRUNE_BATCH = 1000;
 /** Batches per table and run: at most PRUNE_BATCH × PRUNE_MAX_BATCHES rows of each table per run. */
@@ -27,7 +29,7 @@ export async function drain(limits: PruneLimits, prune: (limit: number) => Promi
     deleted += n;
     if (n < limits.batch) return { deleted, capped: false };
     // bun:sqlite runs a statement synchronously: let this node's requests in between batches.
-    await new Promise((resolve) => setImmediate(resolve));
+    await yieldToEventLoop();
   }
   return { deleted, capped: true };
 }

@@ -26,6 +26,7 @@ import type { License, LicenseStatus } from "../licenses/repo";
 import type { Effects } from "../outbox/effects";
 import { isoOrNull } from "../outbox/events";
 import { resolveSettings, type Settings } from "../settings/domain";
+import { yieldToEventLoop } from "../../shared/slices";
 import {
   daysLeft,
   dueDunningDay,
@@ -198,8 +199,6 @@ const remindersOn = (s: Settings) => s.reminders_enabled;
 
 type Planned = { op: LifecycleOp; count: keyof LifecycleCounts };
 
-/** bun:sqlite runs a statement synchronously: requests of this node run between pages. */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Walks one scan page by page; each page's ops are applied in transactions of the repository's applyBatch at most. */
 async function walk(

@@ -226,6 +226,17 @@ describe("a long delivery pass", () => {
     expect(counts.logged).toBe(BATCH_SIZE * 2 + 5);
     expect(order).toEqual(["timer", "pass"]);
   });
+
+  test("lets the event loop run within a batch too: a timer set when it starts fires before its one batch ends", async () => {
+    const t = await app();
+    for (let i = 0; i < 60; i++) await invite(t, `user${i}@example.com`);
+    const order: string[] = [];
+    setTimeout(() => order.push("timer"), 0);
+    const counts = await deliverOutbox(t.deps, { batchSize: 1000, maxBatches: 1 });
+    order.push("pass");
+    expect(counts.logged).toBe(60);
+    expect(order).toEqual(["timer", "pass"]);
+  });
 });
 
 describe("without SMTP_URL (development)", () => {
