@@ -6,12 +6,13 @@
 // reader or writer waits on. It never makes the WAL start over, though: that needs a moment when
 // every frame is copied, and under steady writes new frames land while it copies, so the file would
 // grow without end. Once the WAL is past restartFrames, this thread asks the serving thread to hold
-// its background writers ("pause": the lifecycle pass, outbox delivery; requests go on), repeats
-// PASSIVE until one finds little left (it took at most DRAINED_MS) or DRAIN_LIMIT_MS has passed, then
-// runs a RESTART checkpoint: it holds the write lock while it copies that little and waits for reads
+// its background writers ("pause": the lifecycle pass, outbox delivery; requests go on), and once
+// they are held (answer "held": the serving thread is one thread, so no background write is under
+// way when it answers) and a PASSIVE checkpoint finds little left (it took at most DRAINED_MS) or
+// DRAIN_LIMIT_MS has passed, runs a RESTART checkpoint: it holds the write lock while it copies that little and waits for reads
 // of old frames, and the next writer starts the WAL from its beginning. Then "resume".
 //
-// Messages in: { path, intervalMs, restartFrames } to start; "stop" to close the connection (answered
+// Messages in: { path, intervalMs, restartFrames } to start; "held"; "stop" to close the connection (answered
 // "closed"; the serving thread then ends this one).
 // Messages out: { checkpoints, walFrames } after a checkpoint that copied frames (stats); "pause",
 // "resume"; { error } when the connection cannot be opened or a checkpoint fails other than busy.
@@ -32,8 +33,9 @@ let intervalMs = 200;
 let restartFrames = Infinity;
 let checkpoints = 0;
 let lastCopied = -1;
-/** When background writers were asked to pause (null: not paused). */
+/** When background writers were asked to pause (null: not paused), and whether they are held now. */
 let pausedAt: number | null = null;
+let held = false;
 
 const checkpoint = (mode: "PASSIVE" | "RESTART") => db!.query(`PRAGMA wal_checkpoint(${mode})`).get() as Result;
 
@@ -50,6 +52,7 @@ function note(r: Result) {
 function resume() {
   if (pausedAt === null) return;
   pausedAt = null;
+  held = false;
   postMessage("resume");
 }
 
@@ -67,7 +70,7 @@ function tick(): void {
         pausedAt = performance.now();
         postMessage("pause");
         again = true;
-      } else if (took <= DRAINED_MS || performance.now() - pausedAt >= DRAIN_LIMIT_MS) {
+      } else if (held && (took <= DRAINED_MS || performance.now() - pausedAt >= DRAIN_LIMIT_MS)) {
         note(checkpoint("RESTART"));
         resume();
       } else again = true;
@@ -83,7 +86,11 @@ function tick(): void {
 }
 
 self.onmessage = (event: MessageEvent) => {
-  const msg = event.data as { path: string; intervalMs: number; restartFrames: number } | "stop";
+  const msg = event.data as { path: string; intervalMs: number; restartFrames: number } | "held" | "stop";
+  if (msg === "held") {
+    held = pausedAt !== null;
+    return;
+  }
   if (msg === "stop") {
     if (timer) clearTimeout(timer);
     timer = null;

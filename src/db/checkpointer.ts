@@ -53,6 +53,16 @@ export interface CheckpointerOptions {
   intervalMs?: number;
 }
 
+/**
+ * The thread's entry point. Inside the executable every chunk sits at the root of its embedded file
+ * system and the worker, an entry point of its own (scripts/build.ts), below it at the path it has
+ * under src/; run from source it is this file's neighbour. (test/process/binary.test.ts starts it.)
+ */
+function workerUrl(): URL {
+  const embedded = import.meta.url.includes("/$bunfs/");
+  return new URL(embedded ? "./db/checkpoint.worker.ts" : "./checkpoint.worker.ts", import.meta.url);
+}
+
 export function startCheckpointer(sqlite: Database, path: string, opts: CheckpointerOptions = {}): Checkpointer {
   const pageSize = (sqlite.query("PRAGMA page_size").get() as { page_size: number }).page_size;
   const threshold = opts.thresholdBytes ?? AUTOCHECKPOINT_PAGES * pageSize;
@@ -102,7 +112,7 @@ export function startCheckpointer(sqlite: Database, path: string, opts: Checkpoi
 
   const start = () => {
     try {
-      worker = new Worker(new URL("./checkpoint.worker.ts", import.meta.url), { smol: true } as WorkerOptions);
+      worker = new Worker(workerUrl(), { smol: true } as WorkerOptions);
     } catch (e) {
       fallBack((e as Error).message);
       return;
@@ -111,7 +121,11 @@ export function startCheckpointer(sqlite: Database, path: string, opts: Checkpoi
     stats.running = true;
     worker.onmessage = (event: MessageEvent) => {
       const msg = event.data as { checkpoints: number; walFrames: number } | { error: string } | "pause" | "resume" | "closed";
-      if (msg === "pause") pause();
+      if (msg === "pause") {
+        pause();
+        // Answered between two tasks of this thread: every background write after this awaits the gate.
+        worker?.postMessage("held");
+      }
       else if (msg === "resume") resume();
       else if (msg === "closed") {
         worker?.terminate();

@@ -123,6 +123,40 @@ describe("compiled binary", () => {
     }
   }, 120_000);
 
+  // The SQLite checkpoint thread (src/db/checkpointer.ts) is an entry point of its own inside the
+  // executable (scripts/build.ts): a thread it could not start would log a warning and fall back.
+  test("starts the SQLite checkpoint thread from inside itself: no fallback to automatic checkpoints", async () => {
+    const dataDir = tempDir();
+    const created = runKeyward(["api-key", "create", "--scopes", "admin"], { cmd: [binary], env: { DATA_DIR: dataDir } });
+    expect(created.exitCode).toBe(0);
+    const running = await startKeyward({ cmd: [binary], env: { DATA_DIR: dataDir, JOBS: "off" } });
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${running.url}/api/v1${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${created.stdout.trim()}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as { data: any } };
+    };
+    try {
+      const product = await post("/admin/products", { name: "WAL", slug: "wal" });
+      const plan = await post("/admin/plans", { product_id: product.body.data.id, name: "Pro", license_type: "perpetual", max_activations: 3 });
+      expect(plan.status).toBe(201);
+      // Each issued license writes tens of WAL pages (the row, its indexes, its audit row): 200 of them
+      // take the WAL past the 1,000 pages at which the thread starts; the node looks every second.
+      for (let i = 0; i < 200; i++) {
+        expect((await post("/admin/licenses", { product_id: product.body.data.id, plan_id: plan.body.data.id, email: `wal${i}@example.com` })).status).toBe(201);
+      }
+      expect(Bun.file(join(dataDir, "keyward.db-wal")).size).toBeGreaterThan(4096 * 1000);
+      await Bun.sleep(2500);
+      expect((await fetch(`${running.url}/api/v1/health`)).status).toBe(200);
+    } finally {
+      expect(await running.stop()).toBe(0);
+    }
+    const out = running.output();
+    expect((out.stdout + out.stderr).split("\n").filter((l) => l.includes("checkpoint thread"))).toEqual([]);
+  }, 120_000);
+
   describe.skipIf(!pgTestUrl())("on PostgreSQL (DATABASE_URL)", () => {
     let database: ScratchDatabase;
     beforeAll(async () => {

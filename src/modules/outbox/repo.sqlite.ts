@@ -93,9 +93,11 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       return async () => off();
     },
     async markSent(id, claim, now, status = "sent") {
+      await handle.checkpointer?.backgroundWrite();
       return sentStmt().all({ id, claim: claim.getTime(), now: now.getTime(), status }).length === 1;
     },
     async markFailed(id, claim, error, nextAttemptAt) {
+      await handle.checkpointer?.backgroundWrite();
       const done = db
         .update(outbox)
         .set({
