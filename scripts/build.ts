@@ -63,8 +63,8 @@ export function buildBinary(opts: BuildOptions = {}): string {
     ...BUNDLED_DRIVER,
     join(root, "src/main.ts"),
     // Worker threads are entry points of their own inside the executable (new Worker(new URL(…,
-    // import.meta.url)) finds them there): the SQLite checkpoint thread (src/db/checkpointer.ts).
-    join(root, "src/db/checkpoint.worker.ts"),
+    // import.meta.url)) finds them there): the SQLite checkpoint thread (src/db/checkpointer.sqlite.ts).
+    join(root, "src/db/checkpoint-worker.sqlite.ts"),
     "--outfile",
     outfile,
     ...(opts.target ? ["--target", opts.target] : []),

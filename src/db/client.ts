@@ -7,7 +7,7 @@ import { dirname } from "node:path";
 import * as schema from "./schema";
 import type { DataStore } from "./store";
 import { isSqliteBusyCode } from "./errors";
-import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "./checkpointer";
+import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "./checkpointer.sqlite";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
@@ -16,7 +16,7 @@ export interface DbHandle extends Pick<DataStore, "ping" | "close"> {
   readonly engine: "sqlite";
   db: Db;
   sqlite: Database;
-  /** The WAL checkpoint thread, when openDatabase was asked for it (db/checkpointer.ts). */
+  /** The WAL checkpoint thread, when openDatabase was asked for it (db/checkpointer.sqlite.ts). */
   checkpointer: Checkpointer | null;
   /** Closes at once (synchronously); the returned promise is already settled. */
   close(): Promise<void>;
@@ -52,7 +52,7 @@ export interface OpenOptions {
   mmapSize?: number;
   /**
    * Checkpoint the WAL on a thread of its own instead of in the commit that fills it (a serving
-   * node: db/checkpointer.ts). One-shot commands (migrate, copy, backup) keep SQLite's automatic
+   * node: db/checkpointer.sqlite.ts). One-shot commands (migrate, copy, backup) keep SQLite's automatic
    * checkpoints.
    */
   checkpointThread?: boolean | CheckpointerOptions;

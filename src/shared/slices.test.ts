@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { timeSlicer } from "./slices";
+import { systemClock } from "./clock";
 
 const busy = (ms: number) => {
   const end = performance.now() + ms;
@@ -7,7 +8,7 @@ const busy = (ms: number) => {
 };
 
 test("a slice settles without yielding until its budget is spent, then lets queued callbacks run first", async () => {
-  const slice = timeSlicer(5);
+  const slice = timeSlicer(5, systemClock);
   const order: string[] = [];
   setImmediate(() => order.push("immediate"));
   await slice();

@@ -1,4 +1,4 @@
-// WAL checkpoints on a thread of their own (src/db/checkpointer.ts, checkpoint.worker.ts): a serving
+// WAL checkpoints on a thread of their own (src/db/checkpointer.sqlite.ts, checkpoint-worker.sqlite.ts): a serving
 // connection never checkpoints inside its commits, yet the WAL file stays bounded under a steady
 // stream of writes, nothing written is lost, and when the thread cannot run the connection goes back
 // to SQLite's automatic checkpoints. Real files; the thresholds are shrunk so a test writes MBs, not GBs.
@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { openDatabase, type DbHandle } from "../../src/db/client";
-import { AUTOCHECKPOINT_PAGES } from "../../src/db/checkpointer";
+import { AUTOCHECKPOINT_PAGES } from "../../src/db/checkpointer.sqlite";
 import { createLogger } from "../../src/shared/logger";
 
 const dirs: string[] = [];

@@ -123,7 +123,7 @@ describe("compiled binary", () => {
     }
   }, 120_000);
 
-  // The SQLite checkpoint thread (src/db/checkpointer.ts) is an entry point of its own inside the
+  // The SQLite checkpoint thread (src/db/checkpointer.sqlite.ts) is an entry point of its own inside the
   // executable (scripts/build.ts): a thread it could not start would log a warning and fall back.
   test("starts the SQLite checkpoint thread from inside itself: no fallback to automatic checkpoints", async () => {
     const dataDir = tempDir();

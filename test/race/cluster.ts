@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Engine } from "../../src/db/store";
 import { createTestApp, type TestApp } from "../support/app";
+import { fixedClock } from "../../src/shared/clock";
 import { freshPgDatabase } from "../support/pg";
 import { startKeyward, type RunningKeyward } from "../process/support";
 import { startPgBouncer, type PgBouncer } from "../support/pgbouncer";
@@ -32,7 +33,9 @@ export async function startCluster(engine: Engine, size: number, env: Record<str
   const dataDir = mkdtempSync(join(tmpdir(), "keyward-cluster-"));
   const pgDb = engine === "postgres" ? await freshPgDatabase("cluster") : null;
   const dbEnv: Record<string, string> = pgDb ? { DATABASE_URL: pgDb.url } : {};
-  const t = await createTestApp({ dataDir, engine, env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey, ...dbEnv } });
+  // The nodes run on the system clock, so the inspecting app writes at today's time too: a session it
+  // signs in (7 days of idle life) was dead on the nodes once the default fixed clock was a week old.
+  const t = await createTestApp({ dataDir, engine, clock: fixedClock(Date.now()), env: { RELEASE_KEY_ENCRYPTION_KEY: masterKey, ...dbEnv } });
   let pooler: PgBouncer | null = null;
   if (opts.pooler && pgDb) {
     const direct = new URL(pgDb.url);

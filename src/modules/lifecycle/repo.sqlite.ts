@@ -161,7 +161,7 @@ export function createLifecycleRepo(handle: DbHandle): LifecycleRepo {
       return { items, next: items.length === limit ? items[items.length - 1]!.position : null };
     },
     async apply(ops, at) {
-      // A background writer: held while the checkpoint thread starts the WAL over (db/checkpointer.ts).
+      // A background writer: held while the checkpoint thread starts the WAL over (db/checkpointer.sqlite.ts).
       await handle.checkpointer?.backgroundWrite();
       const st = statements();
       return immediate(handle, () =>

@@ -62,7 +62,7 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
     get: lift((id: string) => (db.select().from(outbox).where(eq(outbox.id, id)).get() as OutboxMessage | undefined) ?? null),
     async claimDue({ now, limit, leaseUntil, kinds }) {
       if (kinds.length === 0 || limit <= 0) return [];
-      // A background writer: held while the checkpoint thread starts the WAL over (db/checkpointer.ts).
+      // A background writer: held while the checkpoint thread starts the WAL over (db/checkpointer.sqlite.ts).
       await handle.checkpointer?.backgroundWrite();
       // IMMEDIATE: the write lock is taken before the read, so two processes on one file never pick
       // the same rows.

@@ -83,7 +83,7 @@ export async function deliverOutbox(
     else counts.lost += 1;
   };
 
-  const slice = timeSlicer(SLICE_MS);
+  const slice = timeSlicer(SLICE_MS, deps.clock);
   for (let batch = 0; batch < maxBatches; batch++) {
     const claimed = await deps.repos.outbox.claimDue({ now: start, limit: batchSize, leaseUntil: new Date(deps.clock.nowMs() + CLAIM_LEASE_MS), kinds });
     counts.claimed += claimed.length;

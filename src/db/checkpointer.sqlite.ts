@@ -5,7 +5,7 @@
 //
 // A serving node turns the automatic checkpoint off on its connection (PRAGMA wal_autocheckpoint=0)
 // and, once the WAL file has grown past that same size, starts one worker thread
-// (checkpoint.worker.ts) whose own connection checkpoints every CHECKPOINT_INTERVAL_MS. To start
+// (checkpoint-worker.sqlite.ts) whose own connection checkpoints every CHECKPOINT_INTERVAL_MS. To start
 // the WAL over (so the file stays a few MB) the thread briefly holds the node's background writers
 // (backgroundWrite(): the lifecycle pass and outbox delivery await it before each transaction);
 // requests are never held. A node that never writes that much (most idle ones) never starts the
@@ -60,7 +60,7 @@ export interface CheckpointerOptions {
  */
 function workerUrl(): URL {
   const embedded = import.meta.url.includes("/$bunfs/");
-  return new URL(embedded ? "./db/checkpoint.worker.ts" : "./checkpoint.worker.ts", import.meta.url);
+  return new URL(embedded ? "./db/checkpoint-worker.sqlite.ts" : "./checkpoint-worker.sqlite.ts", import.meta.url);
 }
 
 export function startCheckpointer(sqlite: Database, path: string, opts: CheckpointerOptions = {}): Checkpointer {

@@ -1,4 +1,4 @@
-// The checkpointer's thread (db/checkpointer.ts): its own connection to the SQLite file runs the WAL
+// The checkpointer's thread (db/checkpointer.sqlite.ts): its own connection to the SQLite file runs the WAL
 // checkpoints, so copying the WAL back into the database and the fsyncs that go with it do not run
 // on the event loop that serves requests.
 //
@@ -17,6 +17,7 @@
 // Messages out: { checkpoints, walFrames } after a checkpoint that copied frames (stats); "pause",
 // "resume"; { error } when the connection cannot be opened or a checkpoint fails other than busy.
 import { Database } from "bun:sqlite";
+import { systemClock } from "../shared/clock";
 
 declare const self: Worker;
 
@@ -61,16 +62,16 @@ function tick(): void {
   if (!db) return;
   let again = false;
   try {
-    const t0 = performance.now();
+    const t0 = systemClock.monotonicMs();
     const r = checkpoint("PASSIVE");
-    const took = performance.now() - t0;
+    const took = systemClock.monotonicMs() - t0;
     note(r);
     if (r && r.busy === 0 && r.log >= restartFrames) {
       if (pausedAt === null) {
-        pausedAt = performance.now();
+        pausedAt = systemClock.monotonicMs();
         postMessage("pause");
         again = true;
-      } else if (held && (took <= DRAINED_MS || performance.now() - pausedAt >= DRAIN_LIMIT_MS)) {
+      } else if (held && (took <= DRAINED_MS || systemClock.monotonicMs() - pausedAt >= DRAIN_LIMIT_MS)) {
         note(checkpoint("RESTART"));
         resume();
       } else again = true;
