@@ -37,7 +37,9 @@ let doc: {
 };
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // The documented client checks a token's exp against the machine's clock, so the server issues
+  // them at today's time (with the default fixed clock, 2026-11-21, every token had expired a week on).
+  t = await createTestApp({ clock: fixedClock(Date.now()) });
   s = t.listen();
   const blocks = docBlocks();
   expect(Object.keys(blocks).sort()).toEqual(["client.ts", "verify-pem.ts", "verify-token.ts"]);
