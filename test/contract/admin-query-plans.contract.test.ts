@@ -26,8 +26,8 @@ import { userListQuery } from "../../src/modules/users/repo.sqlite";
 import { userListQueryPg } from "../../src/modules/users/repo.pg";
 import { activationsOfLicenseQuery } from "../../src/modules/activations/repo.sqlite";
 import { activationsOfLicenseQueryPg } from "../../src/modules/activations/repo.pg";
-import { acceptedSeatsQuery, seatsOfLicenseQuery } from "../../src/modules/seats/repo.sqlite";
-import { acceptedSeatsQueryPg, seatsOfLicenseQueryPg } from "../../src/modules/seats/repo.pg";
+import { acceptedSeatsQuery, licensesOwnedQuery, seatsOfLicenseQuery } from "../../src/modules/seats/repo.sqlite";
+import { acceptedSeatsQueryPg, licensesOwnedQueryPg, seatsOfLicenseQueryPg } from "../../src/modules/seats/repo.pg";
 import { offlineActivationsOfLicenseQuery } from "../../src/modules/offline/repo.sqlite";
 import { offlineActivationsOfLicenseQueryPg } from "../../src/modules/offline/repo.pg";
 import { paymentsOfLicenseQuery } from "../../src/modules/payments/repo.sqlite";
@@ -215,6 +215,22 @@ const CASES: PlanCase[] = [
     index: "seats_user_idx",
     tables: ["seats"],
   },
+  {
+    name: "GET /portal/licenses, a later page: the user's accepted seats after the cursor",
+    sqlite: (db) => acceptedSeatsQuery(db, PRODUCT, { after: { at: new Date(SINCE), id: PRODUCT }, limit: 51 }),
+    pg: (db) => acceptedSeatsQueryPg(db, PRODUCT, { after: { at: new Date(SINCE), id: PRODUCT }, limit: 51 }),
+    index: "seats_user_idx",
+    tables: ["seats"],
+  },
+  ...[false, true].map(
+    (later): PlanCase => ({
+      name: `GET /portal/licenses: the licenses the user owns${later ? ", a later page" : ""}`,
+      sqlite: (db) => licensesOwnedQuery(db, "owner@example.com", { after: later ? { at: new Date(SINCE), id: PRODUCT } : undefined, limit: 51 }),
+      pg: (db) => licensesOwnedQueryPg(db, "owner@example.com", { after: later ? { at: new Date(SINCE), id: PRODUCT } : undefined, limit: 51 }),
+      index: "licenses_email_lower_idx",
+      tables: ["licenses"],
+    }),
+  ),
   {
     name: "GET /admin/licenses/:id/offline-activations",
     sqlite: (db) => offlineActivationsOfLicenseQuery(db, PRODUCT),

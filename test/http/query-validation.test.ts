@@ -62,6 +62,10 @@ function badValues(s: Schema): string[] {
   return out;
 }
 
+/** Portal routes answer a signed-in user (a cookie session); the rest take the admin key. */
+let portalCookie: string | null = null;
+const auth = async (path: string) => (path.includes("/portal/") ? { cookie: (portalCookie ??= await t.signIn("query-validation@example.com")) } : {});
+
 const concretePath = (path: string) => path.replace(/:slug/g, "x").replace(/:[a-z_]+/g, "00000000-0000-4000-8000-000000000000").replace(/\*$/, "a");
 
 test("the route table has query schemas, including the feed and list limits", () => {
@@ -81,7 +85,7 @@ for (const route of routes) {
           const params = new URLSearchParams();
           for (const name of required) if (name !== field) params.set(name, goodValue(props[name]!));
           params.set(field, bad);
-          const res = await t.request(route.method, `${concretePath(route.path)}?${params}`, { body: route.method === "GET" ? undefined : "", raw: true });
+          const res = await t.request(route.method, `${concretePath(route.path)}?${params}`, { body: route.method === "GET" ? undefined : "", raw: true, ...(await auth(route.path)) });
           const got = { status: res.status, code: res.body?.error?.code, fields: Object.keys(res.body?.error?.details?.fields ?? {}) };
           expect(got).toEqual({ status: 400, code: "VALIDATION_ERROR", fields: [field] });
         }, 30_000);
@@ -123,7 +127,7 @@ for (const route of routes.filter((r) => "cursor" in (r.query.properties as Reco
       const params = new URLSearchParams();
       for (const name of route.query.required ?? []) params.set(name, goodValue(props[name]!));
       params.set("cursor", cursor);
-      const res = await t.request(route.method, `${path}?${params}`);
+      const res = await t.request(route.method, `${path}?${params}`, await auth(route.path));
       const got = { cursor: Buffer.from(cursor, "base64url").toString("utf8"), status: res.status, fields: Object.keys(res.body?.error?.details?.fields ?? {}) };
       expect(got).toEqual({ ...got, status: 400, fields: ["cursor"] });
     }

@@ -5,7 +5,7 @@ import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { callerOf, type SessionAuth } from "../seats";
 import { deactivateMine, myActivations, myLicenses } from "./service";
-import { ActivationsBody, ActivationsResponse, DeactivateBody, MyLicensesResponse, PortalActivationSchema } from "./model";
+import { ActivationsBody, ActivationsResponse, DeactivateBody, MyLicensesQuery, MyLicensesResponse, PortalActivationSchema } from "./model";
 import { presentMyLicense, presentPortalActivation } from "./present";
 
 const portal = (summary: string, description: string) => ({ tags: ["Portal"], summary, description });
@@ -13,14 +13,22 @@ const portal = (summary: string, description: string) => ({ tags: ["Portal"], su
 export function portalRoutes(deps: Deps, session: SessionAuth) {
   return new Elysia({ name: "keyward/portal" })
     .use(session)
-    .get("/portal/licenses", async ({ signedIn, request }) => ok({ items: (await myLicenses(deps, callerOf(signedIn, request))).map(presentMyLicense) }), {
-      signedIn: true,
-      response: { 200: Envelope(MyLicensesResponse), ...errors(401) },
-      detail: portal(
-        "Your licenses",
-        "Licenses whose owner email is yours (role owner), then those you hold an accepted seat on (role admin or member), with the key, product, plan, status, expiry, support window and seat counts.",
-      ),
-    })
+    .get(
+      "/portal/licenses",
+      async ({ signedIn, request, query }) => {
+        const page = await myLicenses(deps, callerOf(signedIn, request), { cursor: query.cursor, limit: query.limit });
+        return ok({ items: page.items.map(presentMyLicense), next_cursor: page.nextCursor });
+      },
+      {
+        signedIn: true,
+        query: MyLicensesQuery,
+        response: { 200: Envelope(MyLicensesResponse), ...errors(400, 401) },
+        detail: portal(
+          "Your licenses",
+          "Licenses whose owner email is yours (role owner), newest first, then those you hold an accepted seat on (role admin or member), in acceptance order, with the key, product, plan, status, expiry, support window and seat counts. In pages of `limit` (default 50): follow `next_cursor` until it is null.",
+        ),
+      },
+    )
     .post(
       "/portal/activations",
       async ({ body, signedIn, request }) => {

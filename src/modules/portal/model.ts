@@ -23,7 +23,21 @@ export const MyLicenseSchema = t.Object(
   { title: "PortalLicense" },
 );
 
-export const MyLicensesResponse = t.Object({ items: t.Array(MyLicenseSchema) });
+export const MyLicensesResponse = t.Object({
+  items: t.Array(MyLicenseSchema),
+  next_cursor: t.Union([t.String(), t.Null()], { description: "Pass as `cursor` for the next page; null on the last page" }),
+});
+
+export const MyLicensesQuery = t.Object(
+  {
+    cursor: t.Optional(t.String({ maxLength: 1024, description: "next_cursor of the previous page" })),
+    limit: t.Optional(t.QueryInteger({ minimum: 1, maximum: 100, default: 50 })),
+  },
+  {
+    additionalProperties: false,
+    description: "Owned licenses newest first, then seated ones in acceptance order; a page may hold fewer than `limit` items (follow next_cursor until null)",
+  },
+);
 
 export const PortalActivationSchema = t.Object(
   {

@@ -7,6 +7,9 @@ import type { Activation } from "../activations/repo";
 import { removeActivation } from "../activations/service";
 import { portalActor, portalLicense, type PortalCaller } from "../seats/service";
 import type { PortalRole } from "../seats/domain";
+import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { validationError } from "../../shared/errors";
+import { asciiLower } from "../../shared/ascii";
 
 export interface MyLicense {
   license: License;
@@ -19,21 +22,71 @@ export interface MyLicense {
   usedSeats: number;
 }
 
+/** Where a page of GET /portal/licenses ends: in the owned part (o) or the seated part (s), after this row. */
+interface MyLicensesCursor {
+  part: "o" | "s";
+  at: Date;
+  id: string;
+}
+
+function encodeMyCursor(c: MyLicensesCursor): string {
+  return `${c.part}.${encodeCursor({ t: c.at.getTime(), id: c.id })}`;
+}
+
+function decodeMyCursor(raw: string): MyLicensesCursor {
+  const part = raw.slice(0, 2);
+  if (part !== "o." && part !== "s.") throw validationError({ cursor: "invalid cursor" });
+  const c = decodeCursor(raw.slice(2));
+  return { part: part[0] as "o" | "s", at: new Date(c.t), id: c.id };
+}
+
+export interface MyLicensesPage {
+  items: MyLicense[];
+  nextCursor: string | null;
+}
+
 /**
  * GET /portal/licenses: licenses whose owner email is the caller's (case-insensitively), newest
  * first, then licenses the caller holds an accepted seat on, in acceptance order. A license both
- * owned and seated is listed once, as owner.
+ * owned and seated is listed once, as owner. In keyset pages of `limit`: each page reads at most
+ * limit + 1 rows of each part (by licenses_email_lower_idx and seats_user_idx) and decrypts only its
+ * own keys, so an owner of 10,000 licenses costs a page, not 10,000 decryptions. A page may hold
+ * fewer items than `limit` (seats on licenses the caller also owns are skipped there).
  */
-export async function myLicenses(deps: Deps, caller: PortalCaller): Promise<MyLicense[]> {
-  const owned = await deps.repos.seats.licensesOwnedBy(caller.user.email);
-  const seen = new Set(owned.map((l) => l.id));
-  const rows: { license: License; role: PortalRole }[] = owned.map((license) => ({ license, role: "owner" }));
-  for (const seat of await deps.repos.seats.acceptedSeatsOf(caller.user.id)) {
-    if (seen.has(seat.licenseId)) continue;
-    const license = await deps.repos.licenses.findById(seat.licenseId);
-    if (!license) continue;
-    seen.add(license.id);
-    rows.push({ license, role: seat.role });
+export async function myLicenses(deps: Deps, caller: PortalCaller, q: { cursor?: string; limit?: number } = {}): Promise<MyLicensesPage> {
+  const limit = q.limit ?? 50;
+  const cursor = q.cursor ? decodeMyCursor(q.cursor) : null;
+  const rows: { license: License; role: PortalRole }[] = [];
+  let next: MyLicensesCursor | null = null;
+  if (!cursor || cursor.part === "o") {
+    const owned = await deps.repos.seats.licensesOwnedBy(caller.user.email, { after: cursor ? { at: cursor.at, id: cursor.id } : undefined, limit: limit + 1 });
+    for (const license of owned.slice(0, limit)) rows.push({ license, role: "owner" });
+    if (owned.length > limit) {
+      const last = rows[rows.length - 1]!.license;
+      next = { part: "o", at: last.createdAt, id: last.id };
+    }
+  }
+  const room = limit - rows.length;
+  if (!next && room > 0) {
+    const after = cursor?.part === "s" ? { at: cursor.at, id: cursor.id } : undefined;
+    const seated = await deps.repos.seats.acceptedSeatsOf(caller.user.id, { after, limit: room + 1 });
+    const email = asciiLower(caller.user.email);
+    for (const seat of seated.slice(0, room)) {
+      const license = await deps.repos.licenses.findById(seat.licenseId);
+      // Owned licenses were listed in the owned part.
+      if (!license || asciiLower(license.email) === email) continue;
+      rows.push({ license, role: seat.role });
+    }
+    if (seated.length > room) {
+      const last = seated[room - 1]!;
+      next = { part: "s", at: last.acceptedAt!, id: last.id };
+    }
+  } else if (!next && room === 0) {
+    // The owned part filled the page exactly: the seated part starts on the next one, if it has any.
+    if ((await deps.repos.seats.acceptedSeatsOf(caller.user.id, { limit: 1 })).length > 0) {
+      const last = rows[rows.length - 1]!.license;
+      next = { part: "o", at: last.createdAt, id: last.id };
+    }
   }
   const counts = await deps.repos.seats.countActive(rows.map((r) => r.license.id));
   const plans = new Map<string, { name: string; maxSeats: number | null }>();
@@ -56,7 +109,7 @@ export async function myLicenses(deps: Deps, caller: PortalCaller): Promise<MyLi
       usedSeats: counts.get(license.id) ?? 0,
     });
   }
-  return out;
+  return { items: out, nextCursor: next ? encodeMyCursor(next) : null };
 }
 
 /** POST /portal/activations: the owner and every accepted seat may see a license's activations. */

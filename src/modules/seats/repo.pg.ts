@@ -1,10 +1,11 @@
-import { and, asc, count, desc, eq, inArray, isNull, isNotNull, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, inArray, isNull, isNotNull, or, sql } from "drizzle-orm";
 import type { PgExecutor, PgHandle } from "../../db/pg";
 import { licenses, plans, seats } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import { newId } from "../../shared/ids";
 import type { License } from "../licenses/repo";
-import type { Seat, SeatAddKind, SeatAddOutcome, SeatRepo } from "./repo";
+import { afterCursor } from "../../db/cursor";
+import type { Seat, SeatAddKind, SeatAddOutcome, SeatRepo, SeatsPage } from "./repo";
 
 const toSeat = (r: typeof seats.$inferSelect): Seat => {
   const { inviteTokenHash: _hash, ...seat } = r;
@@ -34,12 +35,39 @@ export const seatsOfLicenseQueryPg = (db: PgHandle["db"], licenseId: string, inc
     .orderBy(asc(seats.createdAt), asc(idC));
 
 /** A user's accepted seats (GET /portal/licenses), oldest acceptance first: one range of seats_user_idx (exported for the query-plan test). */
-export const acceptedSeatsQueryPg = (db: PgHandle["db"], userId: string) =>
-  db
+export const acceptedSeatsQueryPg = (db: PgHandle["db"], userId: string, page?: SeatsPage) => {
+  const q = db
     .select()
     .from(seats)
-    .where(and(eq(seats.userId, userId), isNull(seats.removedAt), isNotNull(seats.acceptedAt)))
+    .where(
+      and(
+        eq(seats.userId, userId),
+        isNull(seats.removedAt),
+        isNotNull(seats.acceptedAt),
+        // accepted_at >= t first, so the range of seats_user_idx starts at the cursor.
+        page?.after ? and(gte(seats.acceptedAt, page.after.at), or(gt(seats.acceptedAt, page.after.at), sql`${idC} > ${page.after.id}`)) : undefined,
+      ),
+    )
     .orderBy(asc(seats.acceptedAt), asc(idC));
+  return page ? q.limit(page.limit) : q;
+};
+
+/** GET /portal/licenses' owned part: one range of licenses_email_lower_idx (exported for the query-plan test). */
+export const licensesOwnedQueryPg = (db: PgHandle["db"], email: string, page?: SeatsPage) => {
+  const licenseIdC = sql`${licenses.id} COLLATE "C"`;
+  const q = db
+    .select()
+    .from(licenses)
+    .where(
+      and(
+        // The same expression as licenses_email_lower_idx; under "C", lower() folds ASCII only, as SQLite's does.
+        sql`lower(${licenses.email} COLLATE "C") = lower(${email}::text COLLATE "C")`,
+        page?.after ? afterCursor(licenses.createdAt, licenseIdC, { t: page.after.at.getTime(), id: page.after.id }) : undefined,
+      ),
+    )
+    .orderBy(desc(licenses.createdAt), desc(licenseIdC));
+  return page ? q.limit(page.limit) : q;
+};
 
 export function createSeatRepoPg(handle: PgHandle): SeatRepo {
   const { db } = handle;
@@ -125,17 +153,12 @@ export function createSeatRepoPg(handle: PgHandle): SeatRepo {
       const [r] = await db.select().from(seats).where(and(active(licenseId), eq(seats.userId, userId), isNotNull(seats.acceptedAt)));
       return r ? toSeat(r) : null;
     },
-    async acceptedSeatsOf(userId) {
-      const rows = await acceptedSeatsQueryPg(db, userId);
+    async acceptedSeatsOf(userId, page) {
+      const rows = await acceptedSeatsQueryPg(db, userId, page);
       return rows.map(toSeat);
     },
-    async licensesOwnedBy(email) {
-      // The same expression as licenses_email_lower_idx; under "C", lower() folds ASCII only, as SQLite's does.
-      const rows = await db
-        .select()
-        .from(licenses)
-        .where(sql`lower(${licenses.email} COLLATE "C") = lower(${email}::text COLLATE "C")`)
-        .orderBy(desc(licenses.createdAt), desc(sql`${licenses.id} COLLATE "C"`));
+    async licensesOwnedBy(email, page) {
+      const rows = await licensesOwnedQueryPg(db, email, page);
       return rows.map((r) => ({ ...r }));
     },
     async claimInvite(tokenHash, at) {

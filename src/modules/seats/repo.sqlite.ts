@@ -1,10 +1,11 @@
-import { and, asc, count, desc, eq, inArray, isNull, isNotNull, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, inArray, isNull, isNotNull, or, sql } from "drizzle-orm";
 import { immediate, lift, type DbHandle } from "../../db/client";
 import { licenses, plans, seats } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import { newId } from "../../shared/ids";
 import type { License } from "../licenses/repo";
-import type { Seat, SeatAddKind, SeatAddOutcome, SeatRepo } from "./repo";
+import { afterCursor } from "../../db/cursor";
+import type { Seat, SeatAddKind, SeatAddOutcome, SeatRepo, SeatsPage } from "./repo";
 
 const toSeat = (r: typeof seats.$inferSelect): Seat => {
   const { inviteTokenHash: _hash, ...seat } = r;
@@ -22,12 +23,40 @@ export const seatsOfLicenseQuery = (db: DbHandle["db"], licenseId: string, inclu
     .orderBy(asc(seats.createdAt), asc(seats.id));
 
 /** A user's accepted seats (GET /portal/licenses), oldest acceptance first: one range of seats_user_idx (exported for the query-plan test). */
-export const acceptedSeatsQuery = (db: DbHandle["db"], userId: string) =>
-  db
+export const acceptedSeatsQuery = (db: DbHandle["db"], userId: string, page?: SeatsPage) => {
+  const q = db
     .select()
     .from(seats)
-    .where(and(eq(seats.userId, userId), isNull(seats.removedAt), isNotNull(seats.acceptedAt)))
+    .where(
+      and(
+        eq(seats.userId, userId),
+        isNull(seats.removedAt),
+        isNotNull(seats.acceptedAt),
+        // accepted_at >= t first, so the range of seats_user_idx starts at the cursor.
+        page?.after
+          ? and(gte(seats.acceptedAt, page.after.at), or(gt(seats.acceptedAt, page.after.at), gt(seats.id, page.after.id)))
+          : undefined,
+      ),
+    )
     .orderBy(asc(seats.acceptedAt), asc(seats.id));
+  return page ? q.limit(page.limit) : q;
+};
+
+/** GET /portal/licenses' owned part: one range of licenses_email_lower_idx (exported for the query-plan test). */
+export const licensesOwnedQuery = (db: DbHandle["db"], email: string, page?: SeatsPage) => {
+  const q = db
+    .select()
+    .from(licenses)
+    .where(
+      and(
+        // lower(email) matches the licenses_email_lower_idx expression index.
+        sql`lower(${licenses.email}) = lower(${email})`,
+        page?.after ? afterCursor(licenses.createdAt, licenses.id, { t: page.after.at.getTime(), id: page.after.id }) : undefined,
+      ),
+    )
+    .orderBy(desc(licenses.createdAt), desc(licenses.id));
+  return page ? q.limit(page.limit) : q;
+};
 
 export function createSeatRepo(handle: DbHandle): SeatRepo {
   const { db } = handle;
@@ -125,16 +154,11 @@ export function createSeatRepo(handle: DbHandle): SeatRepo {
         .get();
       return r ? toSeat(r) : null;
     },
-    async acceptedSeatsOf(userId) {
-      return acceptedSeatsQuery(db, userId).all().map(toSeat);
+    async acceptedSeatsOf(userId, page) {
+      return acceptedSeatsQuery(db, userId, page).all().map(toSeat);
     },
-    async licensesOwnedBy(email) {
-      // lower(email) matches the licenses_email_lower_idx expression index.
-      return db
-        .select()
-        .from(licenses)
-        .where(sql`lower(${licenses.email}) = lower(${email})`)
-        .orderBy(desc(licenses.createdAt), desc(licenses.id))
+    async licensesOwnedBy(email, page) {
+      return licensesOwnedQuery(db, email, page)
         .all()
         .map((r) => ({ ...r }));
     },

@@ -54,6 +54,12 @@ export interface NewSeatInvite {
 export type SeatAddKind = "invited" | "reinvited" | "restored" | "existing";
 export type SeatAddOutcome = { kind: SeatAddKind; seat: Seat; license: License } | { kind: "limit"; max: number; used: number };
 
+/** A keyset page of the portal's lists: `after` is the last row of the previous page. */
+export interface SeatsPage {
+  after?: { at: Date; id: string };
+  limit: number;
+}
+
 export interface SeatRepo {
   /**
    * Atomic (spec: Seat state table, "under max_seats"): inside one write transaction, re-reads the
@@ -77,10 +83,16 @@ export interface SeatRepo {
   countActive(licenseIds: readonly string[]): Promise<Map<string, number>>;
   /** The user's accepted, not removed seat on the license, or null. */
   acceptedSeatOf(licenseId: string, userId: string): Promise<Seat | null>;
-  /** Accepted, not removed seats bound to the user, on any license. */
-  acceptedSeatsOf(userId: string): Promise<Seat[]>;
-  /** Licenses whose owner email equals `email` (ASCII case-insensitively), newest first. */
-  licensesOwnedBy(email: string): Promise<License[]>;
+  /**
+   * Accepted, not removed seats bound to the user, on any license, oldest acceptance first: all of
+   * them, or with `page` at most `limit` after the seat at `after` (its accepted_at and id).
+   */
+  acceptedSeatsOf(userId: string, page?: SeatsPage): Promise<Seat[]>;
+  /**
+   * Licenses whose owner email equals `email` (ASCII case-insensitively), newest first: all of them,
+   * or with `page` at most `limit` after the license at `after` (its created_at and id).
+   */
+  licensesOwnedBy(email: string, page?: SeatsPage): Promise<License[]>;
   /**
    * Consumes an invite token (spec: "cleared once consumed"): clears the hash of the pending, not
    * removed seat that holds it and returns the seat as it was (its invite expiry included, so the

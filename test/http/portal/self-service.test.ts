@@ -56,7 +56,52 @@ describe("GET /portal/licenses", () => {
   test("401 signed out; an empty list for a user with nothing", async () => {
     expect((await portalGet(t, null, "/portal/licenses")).status).toBe(401);
     const res = await portalGet(t, await signIn(t, uniqueEmail("nobody")), "/portal/licenses");
-    expect(res.body).toEqual({ success: true, data: { items: [] } });
+    expect(res.body).toEqual({ success: true, data: { items: [], next_cursor: null } });
+  });
+
+  test("pages: owned newest first, then seated in acceptance order, each license once; a license owned and seated is listed as owned", async () => {
+    const me = uniqueEmail("pager");
+    const product = await makeProduct(t.deps);
+    const plan = await makePlan(t.deps, product.id);
+    const owned: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      owned.unshift((await makeLicense(t.deps, { productId: product.id, planId: plan.id, email: me })).license.id);
+      t.clock.advance(1000);
+    }
+    const cookie = await signIn(t, me);
+    const seated: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const tm = await team(t, { maxSeats: 3 });
+      await portalPost(t, tm.owner.cookie, "/portal/seats/add", { license_key: tm.key, email: me });
+      expect((await accept(t, await lastToken(t, me))).status).toBe(200);
+      seated.push(tm.licenseId);
+      t.clock.advance(1000);
+    }
+    // The second seated license is then handed to me as its owner: listed once, with the owned ones
+    // (made after them, so first).
+    await t.exec("UPDATE licenses SET email = $1 WHERE id = $2", [me, seated[1]]);
+    const expected = [seated[1]!, ...owned, seated[0]!, seated[2]!, seated[3]!];
+    for (const limit of [1, 2, 3, 5, 6, 50]) {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (let pages = 0; pages < 20; pages++) {
+        const res: { status: number; body: any } = await portalGet(t, cookie, `/portal/licenses?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        expect(res.status).toBe(200);
+        expect(res.body.data.items.length).toBeLessThanOrEqual(limit);
+        seen.push(...res.body.data.items.map((l: { license_id: string }) => l.license_id));
+        cursor = res.body.data.next_cursor;
+        if (!cursor) break;
+      }
+      expect({ limit, seen }).toEqual({ limit, seen: expected });
+    }
+  });
+
+  test("a bad cursor or limit is 400", async () => {
+    const cookie = await signIn(t, uniqueEmail("badpage"));
+    for (const q of ["cursor=x.abc", "cursor=o.bm90LWpzb24", "limit=0", "limit=101", "limit=abc"]) {
+      const res = await portalGet(t, cookie, `/portal/licenses?${q}`);
+      expect({ q, status: res.status, code: res.body.error?.code }).toEqual({ q, status: 400, code: "VALIDATION_ERROR" });
+    }
   });
 });
 
