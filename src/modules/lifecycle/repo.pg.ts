@@ -1,10 +1,10 @@
-import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNotNull, lte, sql, type SQL } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { isRetryableConflict } from "../../db/serializable.pg";
 import { billingLinks, licenses, lifecycleNotices, lifecycleWatermark, plans, products } from "../../db/schema-pg";
-import { writeEffectsPg } from "../outbox/write.pg";
+import { writeEffectsManyPg } from "../outbox/write.pg";
 import type { License } from "../licenses/repo";
-import { noticeKey, type LifecycleColumn, type LifecycleCandidate, type LifecycleCursor, type LifecycleRepo, type LifecycleScan } from "./repo";
+import { noticeKey, type LifecycleColumn, type LifecycleCandidate, type LifecycleCursor, type LifecycleOp, type LifecycleRepo, type LifecycleScan } from "./repo";
 
 type PgDb = PgHandle["db"];
 type PgTx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
@@ -22,7 +22,6 @@ type PgTx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
 export const WALK_PLANNER_SETTINGS = "SET LOCAL enable_sort = off; SET LOCAL enable_incremental_sort = off";
 
 const COLUMNS = { validUntil: licenses.validUntil, supportUntil: licenses.supportUntil, pastDueSince: licenses.pastDueSince } as const;
-const sameInstant = (col: (typeof COLUMNS)[LifecycleColumn], v: Date | null): SQL => (v === null ? isNull(col) : eq(col, v));
 const WATERMARK = "lifecycle";
 
 /**
@@ -124,6 +123,67 @@ const toCandidate = (r: Row, position: LifecycleCursor): LifecycleCandidate => (
   position,
 });
 
+/**
+ * One apply transaction as a few set-based statements (not three or four per action: building and
+ * sending those cost ~1 ms of this process's CPU per action, measured in process, and at a million
+ * licenses the pass took 804 s):
+ * 1. every license of the batch, locked FOR UPDATE in id order (so two runs, or two nodes, over the
+ *    same licenses queue instead of deadlocking), with the columns the guards compare;
+ * 2. the guards decided here, in op order, on those rows as each earlier op leaves them (an expiry
+ *    before a notice of the same license: the notice's guard sees it expired);
+ * 3. one UPDATE of the expiries that passed (RETURNING the rows their effects describe), one INSERT of
+ *    the notices that passed (ON CONFLICT DO NOTHING is still the guard against a notice recorded
+ *    meanwhile: only those RETURNING took effect), and one INSERT each of their audit and outbox rows.
+ */
+async function applySetBased(tx: PgTx, ops: readonly LifecycleOp[], at: Date): Promise<boolean[]> {
+  if (ops.length === 0) return [];
+  const ids = [...new Set(ops.map((op) => op.licenseId))];
+  const locked = await tx
+    .select({ id: licenses.id, status: licenses.status, validUntil: licenses.validUntil, supportUntil: licenses.supportUntil, pastDueSince: licenses.pastDueSince })
+    .from(licenses)
+    .where(inArray(licenses.id, ids))
+    .orderBy(asc(sql`${licenses.id} COLLATE "C"`))
+    .for("update");
+  const current = new Map(locked.map((r) => [r.id, { ...r }]));
+  const same = (a: Date | null, b: Date | null) => (a === null ? b === null : b !== null && a.getTime() === b.getTime());
+  const passed = ops.map((op) => {
+    const row = current.get(op.licenseId);
+    if (!row) return false;
+    if (op.type === "expire") {
+      if (row.status !== op.expect.status || !same(row.validUntil, op.expect.validUntil) || !same(row.pastDueSince, op.expect.pastDueSince)) return false;
+      row.status = "expired";
+      row.pastDueSince = null;
+      return true;
+    }
+    return op.statuses.includes(row.status) && same(row[op.guardColumn], op.dueFor);
+  });
+  const expireIds = ops.flatMap((op, i) => (op.type === "expire" && passed[i] ? [op.licenseId] : []));
+  const notices = ops.flatMap((op, i) => (op.type === "notice" && passed[i] ? [op] : []));
+  const [expired, inserted] = await Promise.all([
+    expireIds.length
+      ? tx.update(licenses).set({ status: "expired", priorStatus: null, pastDueSince: null, updatedAt: at }).where(inArray(licenses.id, expireIds)).returning()
+      : [],
+    notices.length
+      ? tx
+          .insert(lifecycleNotices)
+          .values(notices.map((op) => ({ licenseId: op.licenseId, kind: op.kind, dueFor: op.dueFor, createdAt: at })))
+          .onConflictDoNothing()
+          .returning({ licenseId: lifecycleNotices.licenseId, kind: lifecycleNotices.kind, dueFor: lifecycleNotices.dueFor })
+      : [],
+  ]);
+  const expiredRows = new Map(expired.map((r) => [r.id, r]));
+  // A notice inserted takes effect once: the first op of its key claims it (the same notice twice in
+  // a batch is one row, ON CONFLICT DO NOTHING within the statement).
+  const insertedKeys = new Set(inserted.map((r) => noticeKey(r.licenseId, r.kind, r.dueFor)));
+  const claim = (key: string) => insertedKeys.delete(key);
+  const done = ops.map((op, i) => (op.type === "expire" ? passed[i]! && expiredRows.has(op.licenseId) : passed[i]! && claim(noticeKey(op.licenseId, op.kind, op.dueFor))));
+  await writeEffectsManyPg(
+    tx,
+    ops.flatMap((op, i) => (done[i] ? [op.type === "expire" ? op.effects({ ...expiredRows.get(op.licenseId)! } as License) : op.effects] : [])),
+  );
+  return done;
+}
+
 export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
   const { db } = handle;
   return {
@@ -153,65 +213,7 @@ export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
       return { items, next: items.length === limit ? items[items.length - 1]!.position : null };
     },
     async apply(ops, at) {
-      const once = () =>
-        db.transaction(async (tx) => {
-          // Three phases, each sent at once: postgres.js pipelines the statements issued on the
-          // transaction's connection before an answer is awaited, and PostgreSQL runs them in issue
-          // order. So a batch costs three or four round trips instead of three per action (on a
-          // local server that saved little; across a network a round trip outweighs the statement),
-          // and a later action still sees an earlier one's write (an expiry before a notice of the
-          // same license: the notice's guard reads it expired).
-          // 1. The guards. An expiry is a conditional update; under READ COMMITTED a racing run's
-          //    update of the same row makes it wait, then re-check against the committed row and
-          //    update nothing. A notice reads the license FOR SHARE: a renewal or status change
-          //    committing between this read and the commit waits for it (or this waits for it), so a
-          //    notice is never sent for a date just replaced.
-          const guards = await Promise.all(
-            ops.map((op) =>
-              op.type === "expire"
-                ? tx
-                    .update(licenses)
-                    .set({ status: "expired", priorStatus: null, pastDueSince: null, updatedAt: at })
-                    .where(
-                      and(
-                        eq(licenses.id, op.licenseId),
-                        eq(licenses.status, op.expect.status),
-                        sameInstant(licenses.validUntil, op.expect.validUntil),
-                        sameInstant(licenses.pastDueSince, op.expect.pastDueSince),
-                      ),
-                    )
-                    .returning()
-                : tx
-                    .select({ status: licenses.status, at: COLUMNS[op.guardColumn] })
-                    .from(licenses)
-                    .where(eq(licenses.id, op.licenseId))
-                    .for("share"),
-            ),
-          );
-          // 2. The notices whose license still matches: the insert is the guard (a racing run's
-          //    uncommitted row makes it wait, and then do nothing once that run commits).
-          const inserted = await Promise.all(
-            ops.map((op, i) => {
-              if (op.type !== "notice") return null;
-              const current = guards[i]![0] as { status: License["status"]; at: Date | null } | undefined;
-              if (!current || !op.statuses.includes(current.status) || current.at?.getTime() !== op.dueFor.getTime()) return null;
-              return tx
-                .insert(lifecycleNotices)
-                .values({ licenseId: op.licenseId, kind: op.kind, dueFor: op.dueFor, createdAt: at })
-                .onConflictDoNothing()
-                .returning({ id: lifecycleNotices.licenseId });
-            }),
-          );
-          // 3. The effects of what took effect, in the same transaction.
-          const done = ops.map((op, i) => (op.type === "expire" ? guards[i]!.length > 0 : (inserted[i]?.length ?? 0) > 0));
-          await Promise.all(
-            ops.map((op, i) => {
-              if (!done[i]) return null;
-              return writeEffectsPg(tx, op.type === "expire" ? op.effects({ ...(guards[i]![0] as object) } as License) : op.effects);
-            }),
-          );
-          return done;
-        });
+      const once = () => db.transaction((tx) => applySetBased(tx, ops, at));
       // Inside DataStore.transaction a retry is impossible (the outer transaction is aborted).
       if (handle.inTransaction) return once();
       for (let attempt = 1; ; attempt++) {

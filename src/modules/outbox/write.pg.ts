@@ -15,6 +15,20 @@ export async function writeEffectsPg(tx: PgExecutor, effects: Effects): Promise<
 }
 
 /**
+ * The effects of several changes in one transaction, as one multi-row insert per table (a batch of
+ * the lifecycle pass): the same rows, in the same order, as writeEffectsPg on each in turn.
+ */
+export async function writeEffectsManyPg(tx: PgExecutor, list: readonly Effects[]): Promise<void> {
+  const audits = list.flatMap((e) => (e.audit ? [auditRow(e.audit)] : []));
+  const rows = list.flatMap((e) => outboxMessages(e).map(outboxRow));
+  await Promise.all([
+    audits.length > 0 ? tx.insert(auditLog).values(audits) : null,
+    rows.length > 0 ? tx.insert(outbox).values(rows) : null,
+    rows.length > 0 ? notifyDelivery(tx) : null,
+  ]);
+}
+
+/**
  * The channel every node's delivery worker LISTENs on (jobs/delivery-worker.ts). NOTIFY inside the
  * writing transaction is delivered at its commit (never for a rollback), to every listening session,
  * this node's own included. Several in one transaction are folded into one by PostgreSQL.
