@@ -60,12 +60,13 @@ describe("passRanges: the dates a pass reads", () => {
     });
   });
 
-  test("an hour after the last pass: expiry and past_due in full, reminders and lapses only where a threshold was crossed", () => {
+  test("an hour after the last pass: expiry in full, reminders, lapses and dunning days only where a threshold was crossed", () => {
     const since = now - HOUR - WATERMARK_OVERLAP_MS;
     const back = -HOUR - WATERMARK_OVERLAP_MS;
     expect(passRanges(now, settings, since)).toEqual({
       validUntil: [r(null, 0), r(DAY + back, DAY), r(3 * DAY + back, 3 * DAY), r(7 * DAY + back, 7 * DAY)],
-      pastDueSince: [r(null, 0)],
+      // The 30-day limit in full; dunning day 14, 7 and 1 for the episodes whose day began since.
+      pastDueSince: [r(null, -30 * DAY), r(-13 * DAY + back, -13 * DAY), r(-6 * DAY + back, -6 * DAY), r(back, 0)],
       supportUntil: [r(back, 0), r(7 * DAY + back, 7 * DAY), r(30 * DAY + back, 30 * DAY)],
     });
   });
@@ -74,7 +75,8 @@ describe("passRanges: the dates a pass reads", () => {
     const since = now - 10 * DAY;
     expect(passRanges(now, settings, since)).toEqual({
       validUntil: [r(null, 7 * DAY)],
-      pastDueSince: [r(null, 0)],
+      // Days 14, 7 and 1 begun in those 10 days: episodes begun 23 to 0 days ago.
+      pastDueSince: [r(null, -30 * DAY), r(-23 * DAY, 0)],
       // Ends in (7, 20] days had crossed their 30-day threshold before the last pass, which sent it.
       supportUntil: [r(-10 * DAY, 7 * DAY), r(20 * DAY, 30 * DAY)],
     });
@@ -84,7 +86,12 @@ describe("passRanges: the dates a pass reads", () => {
   test("reminders off: no reminder ranges, lapse notices still read", () => {
     const off = { ...settings, reminders_enabled: false };
     expect(passRanges(now, off, null)).toEqual({ validUntil: [r(null, 0)], pastDueSince: [r(null, 0)], supportUntil: [r(-30 * DAY, 0)] });
-    expect(passRanges(now, off, now - HOUR)).toEqual({ validUntil: [r(null, 0)], pastDueSince: [r(null, 0)], supportUntil: [r(-HOUR, 0)] });
+    // Dunning emails are not reminders: still sent.
+    expect(passRanges(now, off, now - HOUR)).toEqual({
+      validUntil: [r(null, 0)],
+      pastDueSince: [r(null, -30 * DAY), r(-13 * DAY - HOUR, -13 * DAY), r(-6 * DAY - HOUR, -6 * DAY), r(-HOUR, 0)],
+      supportUntil: [r(-HOUR, 0)],
+    });
   });
 });
 

@@ -175,10 +175,11 @@ export function fullWindows(now: number, s: Settings): { validUntil: Range; past
  *
  * With a watermark, a reminder for lead d is due for an end in (since + d, now + d]: ends further
  * out had not reached d days when the previous pass ran and the ones before were handled by it; the
- * support-lapse notice for an end in (since, now]. Expiry (valid_until up to now) and the past_due
- * walk (expiry and dunning) keep their full ranges: they hold only licenses due or still inside
- * their grace, settlement or 30-day episode (expired ones leave the walked statuses), and a license
- * whose grace ended while no pass ran is still found. Licenses whose dates or billing changed since
+ * support-lapse notice for an end in (since, now]; dunning day d for an episode that began in
+ * (since − (d − 1) days, now − (d − 1) days]. Expiry keeps its full ranges: valid_until up to now, and
+ * past_due_since up to now − 30 days; they hold only licenses due or still inside their grace or
+ * settlement (expired ones leave the walked statuses), so a license whose grace ended while no pass
+ * ran is still found. (A past_due license's grace is judged by the valid_until walk.) Licenses whose dates or billing changed since
  * then are read by the catch-up walks (service.ts), which judge them over the full windows.
  */
 export function passRanges(now: number, s: Settings, since: number | null): { validUntil: Range[]; pastDueSince: Range[]; supportUntil: Range[] } {
@@ -188,7 +189,14 @@ export function passRanges(now: number, s: Settings, since: number | null): { va
   const clip = (w: Range) => (r: Range) => intersect(r, w);
   return {
     validUntil: mergeRanges([{ from: null, to: now }, ...ahead(s.expiry_reminder_days)].map(clip(full.validUntil))),
-    pastDueSince: [full.pastDueSince],
+    // The 30-day limit: every episode that began more than PAST_DUE_LIMIT_DAYS ago (expired ones
+    // leave the status, so this holds only those due or waiting out a renewal's settlement); dunning
+    // day d: the episodes whose day d began since (past_due_since + (d - 1) days in (since, now]).
+    pastDueSince: mergeRanges(
+      [{ from: null, to: now - PAST_DUE_LIMIT_DAYS * DAY }, ...DUNNING_DAYS.map((d) => ({ from: since - (d - 1) * DAY, to: now - (d - 1) * DAY }))].map(
+        clip(full.pastDueSince),
+      ),
+    ),
     supportUntil: mergeRanges([{ from: since, to: now }, ...ahead(s.support_reminder_days)].map(clip(full.supportUntil))),
   };
 }
