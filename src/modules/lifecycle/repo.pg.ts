@@ -20,6 +20,10 @@ type PgTx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
  * the plan whatever the estimate. The contract test EXPLAINs every walk under these settings.
  */
 export const WALK_PLANNER_SETTINGS = "SET LOCAL enable_sort = off; SET LOCAL enable_incremental_sort = off";
+// The settings and the page's query are sent together: postgres.js pipelines what is issued on the
+// transaction's connection before an answer is awaited, and PostgreSQL runs it in issue order, so
+// the query is planned under the settings and a page costs one round trip less (a pass with nothing
+// due is ~37 walks of one page each).
 
 const COLUMNS = { validUntil: licenses.validUntil, supportUntil: licenses.supportUntil, pastDueSince: licenses.pastDueSince } as const;
 const WATERMARK = "lifecycle";
@@ -191,8 +195,8 @@ export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
     async scan(s, cursor, limit) {
       if (s.column === "updatedAt" || s.column === "billingUpdatedAt") {
         const keys = await db.transaction(async (tx) => {
-          await tx.execute(sql.raw(WALK_PLANNER_SETTINGS));
-          return lifecycleChangesQueryPg(tx, s, cursor, limit);
+          const [, page] = await Promise.all([tx.execute(sql.raw(WALK_PLANNER_SETTINGS)), lifecycleChangesQueryPg(tx, s, cursor, limit)]);
+          return page;
         });
         const next = keys.length === limit ? { at: keys[keys.length - 1]!.at as Date, id: keys[keys.length - 1]!.id } : null;
         if (keys.length === 0) return { items: [], next };
@@ -206,8 +210,8 @@ export function createLifecycleRepoPg(handle: PgHandle): LifecycleRepo {
       }
       const column = s.column;
       const rows = await db.transaction(async (tx) => {
-        await tx.execute(sql.raw(WALK_PLANNER_SETTINGS));
-        return lifecycleScanQueryPg(tx, { ...s, column }, cursor, limit);
+        const [, page] = await Promise.all([tx.execute(sql.raw(WALK_PLANNER_SETTINGS)), lifecycleScanQueryPg(tx, { ...s, column }, cursor, limit)]);
+        return page;
       });
       const items = rows.map((r) => toCandidate(r, { at: r.license[column] as Date, id: r.license.id }));
       return { items, next: items.length === limit ? items[items.length - 1]!.position : null };
