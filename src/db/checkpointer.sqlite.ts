@@ -90,7 +90,8 @@ export function startCheckpointer(sqlite: Database, path: string, opts: Checkpoi
   // PAUSE_LIMIT_MS (a thread that never answers must not stop them).
   let gate: { promise: Promise<void>; open: () => void } | null = null;
   const pause = () => {
-    if (gate) return;
+    // After stop() a late "pause" from the thread must not hold the writers of a closing node.
+    if (gate || stopped) return;
     let open!: () => void;
     const promise = new Promise<void>((resolve) => (open = resolve));
     const limit = setTimeout(() => resume(), PAUSE_LIMIT_MS);
@@ -124,9 +125,8 @@ export function startCheckpointer(sqlite: Database, path: string, opts: Checkpoi
       if (msg === "pause") {
         pause();
         // Answered between two tasks of this thread: every background write after this awaits the gate.
-        worker?.postMessage("held");
-      }
-      else if (msg === "resume") resume();
+        if (gate) worker?.postMessage("held");
+      } else if (msg === "resume") resume();
       else if (msg === "closed") {
         worker?.terminate();
         worker = null;
