@@ -63,8 +63,10 @@ export function buildBinary(opts: BuildOptions = {}): string {
     ...BUNDLED_DRIVER,
     join(root, "src/main.ts"),
     // Worker threads are entry points of their own inside the executable (new Worker(new URL(…,
-    // import.meta.url)) finds them there): the SQLite checkpoint thread (src/db/checkpointer.sqlite.ts).
+    // import.meta.url)) finds them there): the SQLite checkpoint thread (src/db/checkpointer.sqlite.ts)
+    // and the lifecycle pass's thread (src/jobs/pass-thread.ts).
     join(root, "src/db/checkpoint-worker.sqlite.ts"),
+    join(root, "src/jobs/pass-thread-worker.ts"),
     "--outfile",
     outfile,
     ...(opts.target ? ["--target", opts.target] : []),

@@ -6,10 +6,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { configFromProcessEnv, ConfigError, type Config } from "./config";
 import { hostsOf, parsePgUrl } from "./db/pg-url";
-import { createDeps } from "./container";
+import { createDeps, sqliteHandleOf } from "./container";
 import type { Deps } from "./deps";
 import { isDatabaseFailure, isDatabaseUnavailable } from "./db/errors";
 import { startServer, type RunningServer } from "./server";
+import { createPassThreads } from "./jobs/pass-thread";
+import { runLifecycle } from "./modules/lifecycle/service";
 import { startScheduler, type Scheduler } from "./jobs/scheduler";
 import { warnIfEmailIsOnlyLogged } from "./modules/email/handler";
 import { systemClock } from "./shared/clock";
@@ -290,6 +292,14 @@ async function serve(config: Readonly<Config>, logger: Logger): Promise<number |
   logUnhandledRejections(logger);
   const deps = await depsWhenDatabaseAnswers(config, logger);
   if (!deps) return 1;
+  // The lifecycle pass runs on a thread of its own, off the event loop that serves requests.
+  deps.passThreads = createPassThreads({
+    config,
+    logger: deps.logger,
+    checkpointer: sqliteHandleOf(deps.db)?.checkpointer ?? null,
+    nudge: () => deps.outboxNudge.nudge(),
+    inProcess: (now, signal) => runLifecycle(deps, now, { signal }),
+  });
   let server: RunningServer;
   // Background job passes (JOBS): stopped by server.stop() after in-flight requests, before the
   // database closes.

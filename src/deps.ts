@@ -38,6 +38,7 @@ import type { WebhookRepo } from "./modules/webhooks/repo";
 import type { HostResolver } from "./modules/webhooks/ssrf";
 import type { StripeClient } from "./modules/payments/stripe";
 import type { PaymentRepo } from "./modules/payments/repo";
+import type { PassThreads } from "./jobs/pass-thread";
 import type { MeterQueueRepo } from "./modules/metering/repo";
 
 /** Repository interfaces: every method returns a promise; one implementation set per engine. */
@@ -102,4 +103,9 @@ export interface Deps {
   resolveHost: HostResolver;
   /** The Stripe SDK client (STRIPE_SECRET_KEY); null when payments are not configured (docs/payments.md). */
   stripe: StripeClient | null;
+  /**
+   * Where a serving node runs its long passes: the lifecycle pass on a thread of its own
+   * (jobs/pass-thread.ts, set by `serve`). Absent (tests, one-shot commands): on the calling thread.
+   */
+  passThreads?: PassThreads;
 }

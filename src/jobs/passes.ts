@@ -94,7 +94,7 @@ export const JOB_PASSES: readonly JobPass[] = [
     leaseMs: 50 * MINUTE,
     description:
       "Expires trials past valid_until, active/past_due licenses past valid_until + grace_days and past_due licenses unpaid for more than 30 days; sends expiry and support reminders, support-lapse notices and dunning emails, each once per license and end date.",
-    run: async (deps, { now, signal }) => ({ ...(await runLifecycle(deps, now, { signal })) }),
+    run: async (deps, { now, signal }) => ({ ...(await (deps.passThreads ? deps.passThreads.lifecycle(now, signal) : runLifecycle(deps, now, { signal }))) }),
   },
   {
     name: METERED_SYNC,

@@ -18,6 +18,21 @@ beforeAll(() => {
 }, 300_000); // bun build --compile: minutes on a loaded 2-core machine
 afterAll(removeTempDirs);
 
+/** POST run-expiry-checks (202) and poll the run it names until it has finished; its record. */
+async function expiryChecks(url: string, key: string): Promise<Record<string, unknown>> {
+  const headers = { authorization: `Bearer ${key}` };
+  const res = await fetch(`${url}/api/v1/admin/system/run-expiry-checks`, { method: "POST", headers });
+  expect(res.status).toBe(202);
+  const location = res.headers.get("location")!;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const run = ((await (await fetch(`${url}${location}`, { headers })).json()) as { data: Record<string, unknown> }).data;
+    if (run.status !== "running") return run;
+    if (Date.now() > deadline) throw new Error("the lifecycle pass is still running after 30 s");
+    await Bun.sleep(20);
+  }
+}
+
 describe("compiled binary", () => {
   test("--help works", () => {
     const r = runKeyward(["--help"], { cmd: [binary] });
@@ -150,11 +165,13 @@ describe("compiled binary", () => {
       expect(Bun.file(join(dataDir, "keyward.db-wal")).size).toBeGreaterThan(4096 * 1000);
       await Bun.sleep(2500);
       expect((await fetch(`${running.url}/api/v1/health`)).status).toBe(200);
+      // The lifecycle pass's thread, also an entry point of its own (src/jobs/pass-thread.ts).
+      expect(await expiryChecks(running.url, created.stdout.trim())).toMatchObject({ status: "ok", result: { scanned: 0 } });
     } finally {
       expect(await running.stop()).toBe(0);
     }
     const out = running.output();
-    expect((out.stdout + out.stderr).split("\n").filter((l) => l.includes("checkpoint thread"))).toEqual([]);
+    expect((out.stdout + out.stderr).split("\n").filter((l) => /checkpoint thread|lifecycle thread/.test(l))).toEqual([]);
   }, 120_000);
 
   describe.skipIf(!pgTestUrl())("on PostgreSQL (DATABASE_URL)", () => {
@@ -181,9 +198,13 @@ describe("compiled binary", () => {
           body: JSON.stringify({ name: "Binary on PostgreSQL", slug: "binary-pg" }),
         });
         expect(res.status).toBe(201);
+        // The lifecycle pass's thread loads the PostgreSQL driver inside the executable too.
+        expect(await expiryChecks(running.url, created.stdout.trim())).toMatchObject({ status: "ok", result: { scanned: 0 } });
       } finally {
         expect(await running.stop()).toBe(0);
       }
+      const out = running.output();
+      expect((out.stdout + out.stderr).split("\n").filter((l) => l.includes("lifecycle thread"))).toEqual([]);
       // The rows are in PostgreSQL, not in a SQLite file in DATA_DIR.
       const sql = (await import("postgres")).default(database.url, { max: 1, onnotice: () => {} });
       try {

@@ -47,7 +47,7 @@ export function masterKeySource(config: Pick<Config, "masterKeyHex" | "dataDir">
  * RELEASE_KEY_ENCRYPTION_KEY, or outside production a key generated into DATA_DIR (mode 0600) with a
  * warning, so the first local start works (DECISIONS: Keys and secrets). Production refuses this in config.
  */
-export function loadMasterKey(config: Config, logger: Logger): Uint8Array {
+export function loadMasterKey(config: Pick<Config, "masterKeyHex" | "dataDir">, logger: Logger): Uint8Array {
   if (config.masterKeyHex) return new Uint8Array(Buffer.from(config.masterKeyHex, "hex"));
   const path = join(config.dataDir, GENERATED_MASTER_KEY_FILE);
   if (existsSync(path)) {
