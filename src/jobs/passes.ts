@@ -58,6 +58,11 @@ export interface JobPass {
   /** The lease a run takes; the pass must finish within it (nothing renews it). */
   leaseMs: number;
   description: string;
+  /**
+   * Runs longer than a request may stay open (minutes at a million licenses): POST
+   * /admin/system/jobs/{name}/run starts it in the background and answers 202 with the run to poll.
+   */
+  background?: boolean;
   run(deps: Deps, ctx: JobContext): Promise<JobResult>;
 }
 
@@ -92,6 +97,7 @@ export const JOB_PASSES: readonly JobPass[] = [
     schedule: "7 * * * *",
     // Pages of 100 licenses, transactions of 10 actions; far inside the hour before the next slot.
     leaseMs: 50 * MINUTE,
+    background: true,
     description:
       "Expires trials past valid_until, active/past_due licenses past valid_until + grace_days and past_due licenses unpaid for more than 30 days; sends expiry and support reminders, support-lapse notices and dunning emails, each once per license and end date.",
     run: async (deps, { now, signal }) => ({ ...(await (deps.passThreads ? deps.passThreads.lifecycle(now, signal) : runLifecycle(deps, now, { signal }))) }),

@@ -1,5 +1,6 @@
 // GET /admin/system/jobs and POST /admin/system/jobs/{name}/run (the auth matrix covers callers).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { pollRun } from "../../support/expiry-checks";
 import { createTestApp, type TestApp } from "../../support/app";
 import { catalog, post } from "../../support/license-api";
 import { V1, expectError } from "./helpers";
@@ -87,6 +88,23 @@ describe("job passes", () => {
       expect(delivered).toEqual(["license.revoked"]);
     } finally {
       t.deps.outboxHandlers.event = fanOut;
+    }
+  });
+
+  test("a long pass (lifecycle) run from the jobs route starts in the background: 202, a Location, the run's counts when polled", async () => {
+    const u = await createTestApp();
+    try {
+      const res = await u.request("POST", `${V1}/admin/system/jobs/lifecycle/run`);
+      expect(res.status).toBe(202);
+      expect(res.body.data).toMatchObject({ name: "lifecycle", status: "running", finished_at: null, result: null });
+      const location = res.headers.get("location");
+      expect(location).toBe(`${V1}/admin/system/jobs/lifecycle/runs/${res.body.data.fence}`);
+      const run = await pollRun(u, location!);
+      expect(run).toMatchObject({ name: "lifecycle", fence: res.body.data.fence, status: "ok", result: { scanned: 0, trials_expired: 0 } });
+      // A short pass still answers with its result.
+      expect((await u.request("POST", `${V1}/admin/system/jobs/prune-idempotency/run`)).status).toBe(200);
+    } finally {
+      await u.close();
     }
   });
 
