@@ -1,5 +1,5 @@
 // Opaque keyset-pagination cursors: base64url JSON of the last row's sort key.
-import { and, eq, lt, lte, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, gt, gte, lt, lte, or, sql, type Column, type SQL } from "drizzle-orm";
 import { AppError } from "../shared/errors";
 import { isStorableInstant } from "../shared/clock";
 
@@ -52,4 +52,10 @@ export function afterCursor(createdAt: Column, id: Column | SQL, cursor: Cursor)
   // `created_at <= t` says the same as the disjunction, but it is what lets either engine start the
   // index range at the cursor: without it a deep page walks every newer row of the index first.
   return and(lte(createdAt, at), or(lt(createdAt, at), and(eq(createdAt, at), sql`${id} < ${cursor.id}`)))!;
+}
+
+/** The rows after `cursor` in an oldest-first (created_at, id) listing: afterCursor's mirror. */
+export function afterCursorAsc(createdAt: Column, id: Column | SQL, cursor: Cursor): SQL {
+  const at = new Date(cursor.t);
+  return and(gte(createdAt, at), or(gt(createdAt, at), and(eq(createdAt, at), sql`${id} > ${cursor.id}`)))!;
 }

@@ -192,13 +192,15 @@ const CASES: PlanCase[] = [
     }),
   ),
   // A license's own rows (no LIMIT: as many as its plan allows), each one index range in the order shown.
-  {
-    name: "GET /admin/licenses/:id, POST /portal/activations: the license's activations",
-    sqlite: (db) => activationsOfLicenseQuery(db, PRODUCT),
-    pg: (db) => activationsOfLicenseQueryPg(db, PRODUCT),
-    index: "activations_license_created_idx",
-    tables: ["activations"],
-  },
+  ...[null, { t: Date.UTC(2026, 10, 21), id: "0193a000-0000-7000-8000-000000000000" }].map(
+    (cursor): PlanCase => ({
+      name: `GET /admin/licenses/:id(/activations), POST /portal/activations: a page of the license's activations${cursor ? ", after a cursor" : ""}`,
+      sqlite: (db) => activationsOfLicenseQuery(db, PRODUCT, { limit: 101, cursor }),
+      pg: (db) => activationsOfLicenseQueryPg(db, PRODUCT, { limit: 101, cursor }),
+      index: "activations_license_created_idx",
+      tables: ["activations"],
+    }),
+  ),
   ...[false, true].map(
     (removed): PlanCase => ({
       name: `GET /admin/licenses/:id/seats, POST /portal/seats: the license's seats${removed ? ", removed ones too" : ""}`,

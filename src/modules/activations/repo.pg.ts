@@ -14,8 +14,9 @@ import { storeOutcomePg } from "../idempotency/repo.pg";
 import type { FeatureGrant } from "../entitlements/repo";
 import { newId } from "../../shared/ids";
 import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
-import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationLookup, ActivationRepo, NewActivation, VerifyLookup } from "./repo";
+import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationLookup, ActivationPage, ActivationRepo, NewActivation, VerifyLookup } from "./repo";
 import { decideOnRead, reactivated } from "./domain";
+import { afterCursorAsc } from "../../db/cursor";
 
 /** Lock-free rounds of activate() before it falls back to the license row lock (a license changing under it each time). */
 const LOCK_FREE_ATTEMPTS = 3;
@@ -47,12 +48,15 @@ const ms = msDate;
 const licenseOf = rawLicense;
 
 /** A license's activations, oldest first: one range of activations_license_created_idx (exported for the query-plan test). */
-export const activationsOfLicenseQueryPg = (db: PgHandle["db"], licenseId: string) =>
-  db
+export const activationsOfLicenseQueryPg = (db: PgHandle["db"], licenseId: string, page?: ActivationPage) => {
+  const id = sql`${activations.id} COLLATE "C"`;
+  const q = db
     .select()
     .from(activations)
-    .where(eq(activations.licenseId, licenseId))
-    .orderBy(asc(activations.createdAt), sql`${activations.id} COLLATE "C"`);
+    .where(and(eq(activations.licenseId, licenseId), page?.cursor ? afterCursorAsc(activations.createdAt, id, page.cursor) : undefined))
+    .orderBy(asc(activations.createdAt), id);
+  return page ? q.limit(page.limit) : q;
+};
 
 export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
   const { db } = handle;
@@ -324,8 +328,8 @@ export function createActivationRepoPg(handle: PgHandle): ActivationRepo {
         return true;
       });
     },
-    async listByLicense(licenseId) {
-      return activationsOfLicenseQueryPg(db, licenseId);
+    async listByLicense(licenseId, page) {
+      return activationsOfLicenseQueryPg(db, licenseId, page);
     },
     async remove(licenseId, activationId, effects) {
       return db.transaction(async (tx) => {

@@ -9,14 +9,21 @@ import type { QuotaPeriod } from "../plans/repo";
 import { storeOutcome } from "../idempotency/repo.sqlite";
 import { newId } from "../../shared/ids";
 import { CATALOG_GENERATION, cachedPlan, createCatalogCache, type CachedPlan } from "./catalog-cache";
-import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationRepo, VerifyLookup } from "./repo";
+import type { ActivatedOutcome, ActivateOutcome, Activation, ActivationPage, ActivationRepo, VerifyLookup } from "./repo";
 import { msDate, rawLicense, type RawLicenseRow } from "../license-api/raw-rows";
 import { lookedUpActivation, type RawLookupActivation } from "./raw-rows";
 import { decideOnRead, reactivated } from "./domain";
+import { afterCursorAsc } from "../../db/cursor";
 
 /** A license's activations, oldest first: one range of activations_license_created_idx (exported for the query-plan test). */
-export const activationsOfLicenseQuery = (db: DbHandle["db"], licenseId: string) =>
-  db.select().from(activations).where(eq(activations.licenseId, licenseId)).orderBy(asc(activations.createdAt), asc(activations.id));
+export const activationsOfLicenseQuery = (db: DbHandle["db"], licenseId: string, page?: ActivationPage) => {
+  const q = db
+    .select()
+    .from(activations)
+    .where(and(eq(activations.licenseId, licenseId), page?.cursor ? afterCursorAsc(activations.createdAt, activations.id, page.cursor) : undefined))
+    .orderBy(asc(activations.createdAt), asc(activations.id));
+  return page ? q.limit(page.limit) : q;
+};
 
 export function createActivationRepo(handle: DbHandle): ActivationRepo {
   const { db } = handle;
@@ -201,8 +208,8 @@ export function createActivationRepo(handle: DbHandle): ActivationRepo {
         return true;
       });
     },
-    async listByLicense(licenseId) {
-      return activationsOfLicenseQuery(db, licenseId).all();
+    async listByLicense(licenseId, page) {
+      return activationsOfLicenseQuery(db, licenseId, page).all();
     },
     async remove(licenseId, activationId, effects) {
       return immediate(handle, () => {

@@ -1,3 +1,4 @@
+import type { Cursor } from "../../db/cursor";
 import type { Recorder } from "../idempotency/repo";
 import type { Effects } from "../outbox/effects";
 import type { FeatureGrant } from "../entitlements/repo";
@@ -89,7 +90,18 @@ export interface ActivationRepo {
   touch(activationId: string, at: Date, notSeenSince: Date): Promise<void>;
   /** Frees the slot, with the side effects of `effects` in the same transaction; false when the identifier was not activated. */
   deactivate(licenseId: string, identifier: string, effects?: (removed: Activation) => Effects): Promise<boolean>;
-  listByLicense(licenseId: string): Promise<Activation[]>;
+  /**
+   * A license's activations, oldest first: all of them, or (`page`) at most `limit` after `cursor`.
+   * Routes always page (a plan without max_activations has no bound); tests read them all.
+   */
+  listByLicense(licenseId: string, page?: ActivationPage): Promise<Activation[]>;
   /** Admin removal with its audit row in the same transaction; null when not found on this license. */
   remove(licenseId: string, activationId: string, effects: (removed: Activation) => Effects): Promise<Activation | null>;
+}
+
+/** One page of a license's activations in (created_at, id) order. */
+export interface ActivationPage {
+  limit: number;
+  /** The last row of the previous page; absent for the first. */
+  cursor?: Cursor | null;
 }

@@ -4,6 +4,8 @@ import type { Deps } from "../../deps";
 import type { AdminGuard } from "../../http/auth";
 import { Envelope, errors, ok } from "../../http/envelope";
 import {
+  ActivationPageQuery,
+  ActivationPageSchema,
   AttachAddonBody,
   ChangePlanBody,
   CreateLicenseBody,
@@ -20,7 +22,8 @@ import { toInstant } from "../../http/common-schemas";
 import { presentLicenseDetail, presentRefundedLicense } from "./present";
 import { refundLicense } from "../payments/refund";
 import { presentLicenseSummary } from "../licenses/present";
-import { createLicense, detailOf, getLicenseDetail } from "./service";
+import { createLicense, detailOf, getLicenseActivations, getLicenseDetail } from "./service";
+import { presentActivation } from "../activations/present";
 import {
   applyLicenseAction,
   attachLicenseAddon,
@@ -103,6 +106,20 @@ export function licenseAdminRoutes(deps: Deps, guard: AdminGuard) {
       response: { 200: One, ...errors(401, 403, 404) },
       detail: detail("Fetch a license with its key, add-ons, effective features and activations"),
     })
+    .get(
+      "/admin/licenses/:id/activations",
+      async ({ actor, params, query }) => {
+        const page = await getLicenseActivations(deps, actor, params.id, { limit: query.limit, cursor: query.cursor });
+        return ok({ items: page.items.map(presentActivation), next_cursor: page.nextCursor });
+      },
+      {
+        scopes: WRITE,
+        params: LicenseIdParams,
+        query: ActivationPageQuery,
+        response: { 200: Envelope(ActivationPageSchema), ...errors(401, 403, 404) },
+        detail: detail("A license's activations, oldest first, with cursor pagination (the license view holds the first 100)"),
+      },
+    )
     // Lifecycle actions (DECISIONS: License states); anything outside the table is 409 INVALID_TRANSITION.
     .post("/admin/licenses/:id/revoke", async ({ actor, params }) => ok(presentLicenseDetail(await detailOf(deps, await applyLicenseAction(deps, actor, params.id, "revoke")))), {
       scopes: WRITE,

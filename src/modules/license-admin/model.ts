@@ -142,7 +142,10 @@ export const LicenseDetailSchema = t.Object(
     grace_days: t.Integer({ description: "From the plan: days the license stays usable after valid_until" }),
     addons: t.Array(AddonSchema),
     features: t.Array(EffectiveFeatureSchema, { description: "Plan features with add-ons merged (see docs/admin-api.md)" }),
-    activations: t.Array(ActivationSchema),
+    activations: t.Array(ActivationSchema, { description: "The license's first 100 activations, oldest first" }),
+    activations_next_cursor: Nullable(
+      t.String({ description: "null when `activations` holds them all; otherwise the `cursor` for GET /admin/licenses/{id}/activations, which pages the rest" }),
+    ),
     floating_sessions: t.Array(FloatingSessionSchema, { description: "Live floating sessions (expired ones never count)" }),
   },
   { title: "License" },
@@ -170,3 +173,16 @@ export const RefundSchema = t.Object(
 );
 
 export const RefundedLicenseSchema = t.Object({ ...LicenseDetailSchema.properties, refund: RefundSchema }, { title: "RefundedLicense" });
+
+export const ActivationPageQuery = t.Object(
+  {
+    cursor: t.Optional(t.String({ maxLength: 1024, description: "next_cursor of the previous page (or the license's activations_next_cursor)" })),
+    limit: t.Optional(t.QueryInteger({ minimum: 1, maximum: 100, default: 50 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ActivationPageSchema = t.Object({
+  items: t.Array(ActivationSchema),
+  next_cursor: Nullable(t.String({ description: "Pass as `cursor` for the next page; null on the last page" })),
+});

@@ -21,6 +21,7 @@ export function presentLicenseDetail(d: LicenseDetail) {
     addons: d.addons.map(presentAddon),
     features: d.features.map(presentFeature),
     activations: d.activations.map(presentActivation),
+    activations_next_cursor: d.activationsNextCursor,
     floating_sessions: d.floatingSessions.map(presentFloatingSession),
   };
 }

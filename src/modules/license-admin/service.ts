@@ -10,6 +10,7 @@ import type { Activation } from "../activations/repo";
 import type { FloatingSession } from "../floating/repo";
 import type { License } from "../licenses/repo";
 import { getLicense, issueLicense, revealLicenseKey, type IssueLicenseInput } from "../licenses/service";
+import { ACTIVATION_PAGE, activationCursor, activationPage } from "../activations/service";
 
 /** Everything the admin view of one license shows. */
 export interface LicenseDetail {
@@ -18,7 +19,9 @@ export interface LicenseDetail {
   plan: Plan;
   addons: Addon[];
   features: EffectiveFeature[];
+  /** The first page of activations (ACTIVATION_PAGE.max, oldest first); the rest through activationsNextCursor. */
   activations: Activation[];
+  activationsNextCursor: string | null;
   /** Live (unexpired) floating sessions. */
   floatingSessions: FloatingSession[];
 }
@@ -26,13 +29,15 @@ export interface LicenseDetail {
 export async function detailOf(deps: Deps, license: License, key?: string): Promise<LicenseDetail> {
   const plan = (await deps.repos.plans.findById(license.planId))!; // licenses → plans is ON DELETE RESTRICT
   const addons = await deps.repos.addons.forLicense(license.id);
+  const activations = await activationPage(deps, license.id, { limit: ACTIVATION_PAGE.max });
   return {
     license,
     key: key ?? revealLicenseKey(deps, license),
     plan,
     addons,
     features: mergeFeatures(plan.quotaPeriod, await deps.repos.plans.features(plan.id), addons),
-    activations: await deps.repos.activations.listByLicense(license.id),
+    activations: activations.items,
+    activationsNextCursor: activations.nextCursor,
     floatingSessions: await deps.repos.floating.listActive(license.id, deps.clock.now()),
   };
 }
@@ -41,6 +46,18 @@ export async function detailOf(deps: Deps, license: License, key?: string): Prom
 export async function createLicense(deps: Deps, actor: Actor, input: IssueLicenseInput): Promise<LicenseDetail> {
   const { license, key } = await issueLicense(deps, actor, input);
   return await detailOf(deps, license, key);
+}
+
+/** GET /admin/licenses/{id}/activations: a page of the license's activations, oldest first. */
+export async function getLicenseActivations(
+  deps: Deps,
+  actor: Actor,
+  id: string,
+  opts: { limit?: number; cursor?: string | null },
+): Promise<{ items: Activation[]; nextCursor: string | null }> {
+  const cursor = activationCursor(opts.cursor);
+  const license = await getLicense(deps, actor, id);
+  return await activationPage(deps, license.id, { limit: opts.limit, cursor });
 }
 
 export async function getLicenseDetail(deps: Deps, actor: Actor, id: string): Promise<LicenseDetail> {

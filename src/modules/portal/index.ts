@@ -32,8 +32,8 @@ export function portalRoutes(deps: Deps, session: SessionAuth) {
     .post(
       "/portal/activations",
       async ({ body, signedIn, request }) => {
-        const r = await myActivations(deps, callerOf(signedIn, request), body.license_key);
-        return ok({ license_id: r.license.id, items: r.activations.map(presentPortalActivation) });
+        const r = await myActivations(deps, callerOf(signedIn, request), body.license_key, { limit: body.limit, cursor: body.cursor });
+        return ok({ license_id: r.license.id, items: r.activations.map(presentPortalActivation), next_cursor: r.nextCursor });
       },
       {
         signedIn: true,

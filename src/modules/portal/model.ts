@@ -51,6 +51,14 @@ export const PortalActivationSchema = t.Object(
   { title: "PortalActivation" },
 );
 
-export const ActivationsBody = t.Object({ license_key: LicenseKeyField });
-export const ActivationsResponse = t.Object({ license_id: Uuid, items: t.Array(PortalActivationSchema) });
+export const ActivationsBody = t.Object({
+  license_key: LicenseKeyField,
+  cursor: t.Optional(t.String({ maxLength: 1024, description: "next_cursor of the previous page" })),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),
+});
+export const ActivationsResponse = t.Object({
+  license_id: Uuid,
+  items: t.Array(PortalActivationSchema, { description: "Oldest first" }),
+  next_cursor: t.Union([t.String(), t.Null()], { description: "Pass as `cursor` for the next page; null on the last page" }),
+});
 export const DeactivateBody = t.Object({ license_key: LicenseKeyField, activation_id: t.String({ description: "An activation of this license" }) });

@@ -4,7 +4,7 @@ import type { Deps } from "../../deps";
 import type { License } from "../licenses/repo";
 import { revealLicenseKey } from "../licenses/service";
 import type { Activation } from "../activations/repo";
-import { removeActivation } from "../activations/service";
+import { activationCursor, activationPage, removeActivation } from "../activations/service";
 import { portalActor, portalLicense, type PortalCaller } from "../seats/service";
 import type { PortalRole } from "../seats/domain";
 import { decodeCursor, encodeCursor } from "../../db/cursor";
@@ -113,9 +113,16 @@ export async function myLicenses(deps: Deps, caller: PortalCaller, q: { cursor?:
 }
 
 /** POST /portal/activations: the owner and every accepted seat may see a license's activations. */
-export async function myActivations(deps: Deps, caller: PortalCaller, licenseKey: string): Promise<{ license: License; activations: Activation[] }> {
+export async function myActivations(
+  deps: Deps,
+  caller: PortalCaller,
+  licenseKey: string,
+  page: { limit?: number; cursor?: string | null } = {},
+): Promise<{ license: License; activations: Activation[]; nextCursor: string | null }> {
+  const cursor = activationCursor(page.cursor);
   const { license } = await portalLicense(deps, caller, licenseKey, "view");
-  return { license, activations: await deps.repos.activations.listByLicense(license.id) };
+  const { items, nextCursor } = await activationPage(deps, license.id, { limit: page.limit, cursor });
+  return { license, activations: items, nextCursor };
 }
 
 /**

@@ -3,7 +3,6 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { catalog, feature, post, quota } from "../../support/license-api";
 import fixtures from "../../support/route-fixtures/license-api";
 import { listActiveFloatingSessions } from "../../../src/modules/floating/service";
-import { listActivations } from "../../../src/modules/activations/service";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -88,7 +87,7 @@ describe("DELETE /admin/licenses/:id/activations/:activation_id", () => {
     const { license, key } = await catalog(t, { maxActivations: 1 });
     await post(t, "/license/activate", { license_key: key, identifier: "lost-laptop" });
     expect((await post(t, "/license/activate", { license_key: key, identifier: "new-laptop" })).status).toBe(409);
-    const [a] = await listActivations(t.deps, license.id);
+    const [a] = await t.deps.repos.activations.listByLicense(license.id);
     const res = await t.request("DELETE", `/api/v1/admin/licenses/${license.id}/activations/${a!.id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, data: {} });
@@ -105,9 +104,9 @@ describe("DELETE /admin/licenses/:id/activations/:activation_id", () => {
     const a = await catalog(t);
     const b = await catalog(t);
     await post(t, "/license/activate", { license_key: a.key, identifier: "d" });
-    const [act] = await listActivations(t.deps, a.license.id);
+    const [act] = await t.deps.repos.activations.listByLicense(a.license.id);
     expect((await t.request("DELETE", `/api/v1/admin/licenses/${b.license.id}/activations/${act!.id}`)).status).toBe(404);
-    expect(await listActivations(t.deps, a.license.id)).toHaveLength(1);
+    expect(await t.deps.repos.activations.listByLicense(a.license.id)).toHaveLength(1);
   });
 });
 
@@ -139,5 +138,65 @@ describe("auth on these admin routes", () => {
       .map((r) => `${r.method} ${r.path}`)
       .filter((r) => /\/admin\/licenses\/:id\/(usage|floating-sessions|activations)/.test(r));
     expect(mine.sort()).toEqual(Object.keys(fixtures).sort());
+  });
+});
+
+describe("a license's activations page (GET /admin/licenses/:id/activations; the license view holds the first 100)", () => {
+  test("a plan without max_activations: the view holds 100 and a cursor, the route pages the rest oldest first, ties at one instant in id order", async () => {
+    const { license, key } = await catalog(t, { maxActivations: null });
+    // 103 devices: three at each instant, so pages split ties (same created_at, ordered by id).
+    const made: string[] = [];
+    for (let i = 0; i < 103; i++) {
+      if (i % 3 === 0) t.clock.advance(1000);
+      const res = await post(t, "/license/activate", { license_key: key, identifier: `device-${String(i).padStart(3, "0")}` });
+      expect(res.status).toBe(200);
+      made.push(`device-${String(i).padStart(3, "0")}`);
+    }
+    const all = await t.deps.repos.activations.listByLicense(license.id);
+    expect(all).toHaveLength(103);
+    const order = all.map((a) => a.identifier);
+
+    const view = (await t.request("GET", `/api/v1/admin/licenses/${license.id}`)).body.data;
+    expect(view.activations.map((a: any) => a.identifier)).toEqual(order.slice(0, 100));
+    expect(typeof view.activations_next_cursor).toBe("string");
+    const rest = await t.request("GET", `/api/v1/admin/licenses/${license.id}/activations?cursor=${view.activations_next_cursor}`);
+    expect(rest.status).toBe(200);
+    expect(rest.body.data).toEqual({ items: all.slice(100).map((a) => expect.objectContaining({ id: a.id, identifier: a.identifier })), next_cursor: null });
+
+    // Pages of 2 walk every activation once, in (created_at, id) order.
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let n = 0; n < 100; n++) {
+      const res: { status: number; body: any } = await t.request("GET", `/api/v1/admin/licenses/${license.id}/activations?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(res.status).toBe(200);
+      expect(res.body.data.items.length).toBeLessThanOrEqual(2);
+      seen.push(...res.body.data.items.map((a: any) => a.identifier));
+      cursor = res.body.data.next_cursor;
+      if (!cursor) break;
+    }
+    expect(seen).toEqual(order);
+    expect([...seen].sort()).toEqual([...made].sort());
+    const sorted = [...all].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    expect(order).toEqual(sorted.map((a) => a.identifier));
+  });
+
+  test("a license with few activations: the view holds them all and no cursor; bad paging input is 400; another product's key is 403; unknown license 404", async () => {
+    const { license, key, product } = await catalog(t, { maxActivations: 3 });
+    await post(t, "/license/activate", { license_key: key, identifier: "only-one" });
+    const view = (await t.request("GET", `/api/v1/admin/licenses/${license.id}`)).body.data;
+    expect(view.activations.map((a: any) => a.identifier)).toEqual(["only-one"]);
+    expect(view.activations_next_cursor).toBeNull();
+    expect((await t.request("GET", `/api/v1/admin/licenses/${license.id}/activations`)).body.data).toEqual({
+      items: [expect.objectContaining({ identifier: "only-one", identifier_type: "device" })],
+      next_cursor: null,
+    });
+    for (const q of ["limit=0", "limit=101", "cursor=not-a-cursor", "extra=1"]) {
+      const res = await t.request("GET", `/api/v1/admin/licenses/${license.id}/activations?${q}`);
+      expect([q, res.status, res.body.error?.code]).toEqual([q, 400, "VALIDATION_ERROR"]);
+    }
+    const other = await catalog(t);
+    const bound = await t.apiKey(["licenses:write"], other.product.id);
+    expect((await t.request("GET", `/api/v1/admin/licenses/${license.id}/activations`, { key: bound })).status).toBe(403);
+    expect((await t.request("GET", `/api/v1/admin/licenses/${product.id}/activations`)).status).toBe(404);
   });
 });

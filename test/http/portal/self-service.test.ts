@@ -106,6 +106,31 @@ describe("GET /portal/licenses", () => {
 });
 
 describe("activations", () => {
+  test("pages: `limit` and `cursor` walk every activation once, oldest first; bad paging input is 400", async () => {
+    const tm = await team(t, { maxActivations: null });
+    for (let i = 0; i < 5; i++) expect((await post(t, "/license/activate", { license_key: tm.key, identifier: `m-${i}` })).status).toBe(200);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res: { status: number; body: any } = await portalPost(t, tm.member.cookie, "/portal/activations", { license_key: tm.key, limit: 2, ...(cursor ? { cursor } : {}) });
+      expect(res.status).toBe(200);
+      expect(res.body.data.items.length).toBeLessThanOrEqual(2);
+      seen.push(...res.body.data.items.map((a: { identifier: string }) => a.identifier));
+      cursor = res.body.data.next_cursor;
+      pages++;
+    } while (cursor && pages < 10);
+    expect(seen).toEqual(["m-0", "m-1", "m-2", "m-3", "m-4"]);
+    expect(pages).toBe(3);
+    const all = await portalPost(t, tm.member.cookie, "/portal/activations", { license_key: tm.key });
+    expect(all.body.data.next_cursor).toBeNull();
+    expect(all.body.data.items).toHaveLength(5);
+    for (const bad of [{ limit: 0 }, { limit: 101 }, { cursor: "nope" }, { limit: "2" }]) {
+      const res = await portalPost(t, tm.member.cookie, "/portal/activations", { license_key: tm.key, ...bad });
+      expect({ bad, status: res.status, code: res.body.error?.code }).toEqual({ bad, status: 400, code: "VALIDATION_ERROR" });
+    }
+  });
+
   test("list, then deactivate a lost machine: the slot is free at once, audited and evented like the admin removal", async () => {
     const tm = await team(t, { maxActivations: 2 });
     for (const id of ["laptop", "desktop"]) expect((await post(t, "/license/activate", { license_key: tm.key, identifier: id, label: id })).status).toBe(200);

@@ -24,6 +24,10 @@ const fixtures: RouteFixtures = {
     scopes: ["licenses:write"],
     build: async (ctx) => ({ params: { id: (await licenseWithQuota(ctx)).license.id } }),
   },
+  "GET /api/v1/admin/licenses/:id/activations": {
+    scopes: ["licenses:write"],
+    build: async (ctx) => ({ params: { id: (await licenseWithQuota(ctx)).license.id } }),
+  },
   "DELETE /api/v1/admin/licenses/:id/activations/:activation_id": {
     scopes: ["licenses:write"],
     build: async (ctx) => {
