@@ -296,7 +296,8 @@ async function serve(config: Readonly<Config>, logger: Logger): Promise<number |
   deps.passThreads = createPassThreads({
     config,
     logger: deps.logger,
-    checkpointer: sqliteHandleOf(deps.db)?.checkpointer ?? null,
+    gate: sqliteHandleOf(deps.db)?.backgroundGate ?? null,
+    checkpointThread: sqliteHandleOf(deps.db)?.checkpointer != null,
     nudge: () => deps.outboxNudge.nudge(),
     inProcess: (now, signal) => runLifecycle(deps, now, { signal }),
   });

@@ -8,6 +8,7 @@ import * as schema from "./schema";
 import type { DataStore } from "./store";
 import { isSqliteBusyCode } from "./errors";
 import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "./checkpointer.sqlite";
+import { createBackgroundGate, type BackgroundGate } from "./background-gate.sqlite";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
@@ -18,6 +19,8 @@ export interface DbHandle extends Pick<DataStore, "ping" | "close"> {
   sqlite: Database;
   /** The WAL checkpoint thread, when openDatabase was asked for it (db/checkpointer.sqlite.ts). */
   checkpointer: Checkpointer | null;
+  /** Turns for background writers (outbox delivery, the lifecycle pass): db/background-gate.sqlite.ts. */
+  backgroundGate: BackgroundGate;
   /** Closes at once (synchronously); the returned promise is already settled. */
   close(): Promise<void>;
 }
@@ -78,11 +81,12 @@ export function openDatabase(path: string, opts: OpenOptions = {}): DbHandle {
     opts.checkpointThread && path !== ":memory:" ? startCheckpointer(sqlite, path, opts.checkpointThread === true ? {} : opts.checkpointThread) : null;
   let closed = false;
   const pingStmt = sqlite.query("SELECT 1");
-  return {
+  const handle: DbHandle = {
     engine: "sqlite",
     db,
     sqlite,
     checkpointer,
+    backgroundGate: createBackgroundGate(() => handle.checkpointer),
     async ping() {
       pingStmt.get();
     },
@@ -103,6 +107,7 @@ export function openDatabase(path: string, opts: OpenOptions = {}): DbHandle {
       sqlite.close();
     },
   };
+  return handle;
 }
 
 /**

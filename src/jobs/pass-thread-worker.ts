@@ -2,7 +2,7 @@
 // the serving thread's rules and reports its counts, then closes the connection. The protocol is
 // described in pass-thread.ts.
 import { openDatabase, type DbHandle } from "../db/client";
-import type { Checkpointer } from "../db/checkpointer.sqlite";
+import type { BackgroundGate } from "../db/background-gate.sqlite";
 import { createLogger } from "../shared/logger";
 import { loadMasterKey, secretsFromMaster } from "../modules/keys/secrets";
 import { createLifecycleRepo } from "../modules/lifecycle/repo.sqlite";
@@ -19,15 +19,23 @@ const abort = new AbortController();
 /** Transactions waiting for the serving thread's "go" (it answers in order). */
 const waiting: (() => void)[] = [];
 
-/** Asks the serving thread before each SQLite transaction (its checkpointer may be holding background writers). */
-const remoteGate: Checkpointer = {
-  stats: () => ({ running: false, checkpoints: 0, walFrames: 0, pauses: 0 }),
-  backgroundWrite: () =>
-    new Promise<void>((resolve) => {
+/**
+ * SQLite: each transaction of the pass is a turn of the node's background writers, asked of the
+ * serving thread and handed back after the commit (db/background-gate.sqlite.ts).
+ */
+const remoteGate: BackgroundGate = {
+  async write(fn) {
+    await new Promise<void>((resolve) => {
       waiting.push(resolve);
       post("gate");
-    }),
-  stop: () => {},
+    });
+    try {
+      return fn();
+    } finally {
+      post("released");
+    }
+  },
+  acquire: () => Promise.reject(new Error("the lifecycle thread gives no turns")),
 };
 
 /** Tells the serving thread when a transaction wrote something (its delivery worker then looks at once). */
@@ -61,13 +69,10 @@ async function open(setup: PassThreadSetup, logger: ReturnType<typeof createLogg
     };
   }
   const handle: DbHandle = openDatabase(setup.databasePath, { mmapSize: setup.sqliteMmapSize });
-  if (setup.checkpointThread) {
-    // The serving connection's checkpoint thread checkpoints the WAL; this connection's commits must
-    // not (a checkpoint in a commit is what the thread is there to avoid), and its transactions wait
-    // while the thread starts the WAL over, as the serving thread's background writers do.
-    handle.sqlite.exec("PRAGMA wal_autocheckpoint = 0");
-    handle.checkpointer = remoteGate;
-  }
+  // The serving connection's checkpoint thread checkpoints the WAL; this connection's commits must not
+  // (a checkpoint in a commit is what the thread is there to avoid).
+  if (setup.checkpointThread) handle.sqlite.exec("PRAGMA wal_autocheckpoint = 0");
+  handle.backgroundGate = remoteGate;
   return {
     deps: { repos: { lifecycle: reporting(createLifecycleRepo(handle)), settings: createSettingsRepo(handle) }, secrets },
     // Not handle.close(): its final TRUNCATE checkpoint would hold the write lock while it waits for

@@ -10,12 +10,14 @@
 // The job's lease, its record and the admin routes stay on the serving thread (jobs/runner.ts).
 //
 // Messages out (to the thread): { type: "run", setup, nowMs }; "go" (answer to "gate"); "abort".
-// Messages in: "gate" (SQLite, before each transaction: the serving thread's checkpointer may be
-// holding background writers, db/checkpointer.sqlite.ts); "wrote" (a transaction committed
-// something: wake this node's delivery worker); { type: "log", … }; { type: "done", counts } or
-// { type: "failed", message }, after which the thread has closed its connection and ends.
+// Messages in: "gate" and "released" (SQLite: before and after each transaction, a turn of the
+// node's background writers, db/background-gate.sqlite.ts, so that the pass and this thread's
+// delivery never wait for each other at SQLite's lock, and the pass pauses while the checkpoint
+// thread restarts the WAL); "wrote" (a transaction committed something: wake this node's delivery
+// worker); { type: "log", … }; { type: "done", counts } or { type: "failed", message }, after which
+// the thread has closed its connection and ends.
 import type { Config } from "../config";
-import type { Checkpointer } from "../db/checkpointer.sqlite";
+import type { BackgroundGate } from "../db/background-gate.sqlite";
 import type { Logger } from "../shared/logger";
 import type { LifecycleCounts } from "../modules/lifecycle/domain";
 
@@ -39,6 +41,7 @@ export type PassThreadSetup = Pick<
 export type PassThreadIn = { type: "run"; setup: PassThreadSetup; nowMs: number } | "go" | "abort";
 export type PassThreadOut =
   | "gate"
+  | "released"
   | "wrote"
   | { type: "log"; level: "debug" | "info" | "warn" | "error"; msg: string; fields: Record<string, unknown> }
   | { type: "done"; counts: LifecycleCounts }
@@ -52,8 +55,10 @@ export interface PassThreads {
 export interface PassThreadOptions {
   config: Readonly<Config>;
   logger: Logger;
-  /** The serving connection's checkpoint thread (SQLite), whose pauses the pass's writes honour. */
-  checkpointer: Checkpointer | null;
+  /** SQLite: the serving connection's background-writer turns (db/background-gate.sqlite.ts); null on PostgreSQL. */
+  gate: BackgroundGate | null;
+  /** SQLite: whether the serving connection has the checkpoint thread. */
+  checkpointThread: boolean;
   /** Wakes this node's delivery worker after the pass wrote emails or events. */
   nudge: () => void;
   /** Runs the pass on the calling thread: used when no thread can be started (it is logged). */
@@ -86,7 +91,7 @@ export function setupOf(config: Readonly<Config>, checkpointThread: boolean): Pa
 }
 
 export function createPassThreads(opts: PassThreadOptions): PassThreads {
-  const setup = setupOf(opts.config, opts.checkpointer !== null);
+  const setup = setupOf(opts.config, opts.checkpointThread);
   return {
     lifecycle(now, signal) {
       signal?.throwIfAborted();
@@ -99,11 +104,15 @@ export function createPassThreads(opts: PassThreadOptions): PassThreads {
       }
       return new Promise<LifecycleCounts>((resolve, reject) => {
         let settled = false;
+        // The turn the thread holds, if any: handed back when it says so, or when it ends.
+        let release: (() => void) | null = null;
         const finish = (fn: () => void) => {
           if (settled) return;
           settled = true;
           signal?.removeEventListener("abort", onAbort);
           worker.terminate();
+          release?.();
+          release = null;
           fn();
         };
         const onAbort = () => worker.postMessage("abort" satisfies PassThreadIn);
@@ -111,9 +120,14 @@ export function createPassThreads(opts: PassThreadOptions): PassThreads {
         worker.onmessage = (event: MessageEvent) => {
           const msg = event.data as PassThreadOut;
           if (msg === "gate") {
-            const held = opts.checkpointer?.backgroundWrite();
-            if (held) void held.then(() => worker.postMessage("go" satisfies PassThreadIn));
-            else worker.postMessage("go" satisfies PassThreadIn);
+            void (opts.gate?.acquire() ?? Promise.resolve(() => {})).then((end) => {
+              if (settled) return end();
+              release = end;
+              worker.postMessage("go" satisfies PassThreadIn);
+            });
+          } else if (msg === "released") {
+            release?.();
+            release = null;
           } else if (msg === "wrote") opts.nudge();
           else if (msg.type === "log") opts.logger[msg.level](msg.msg, { ...msg.fields, thread: "lifecycle" });
           else if (msg.type === "done") finish(() => resolve(msg.counts));

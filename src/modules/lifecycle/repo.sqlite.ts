@@ -161,10 +161,10 @@ export function createLifecycleRepo(handle: DbHandle): LifecycleRepo {
       return { items, next: items.length === limit ? items[items.length - 1]!.position : null };
     },
     async apply(ops, at) {
-      // A background writer: held while the checkpoint thread starts the WAL over (db/checkpointer.sqlite.ts).
-      await handle.checkpointer?.backgroundWrite();
+      // A background writer: waits its turn (the checkpoint thread restarting the WAL; on the lifecycle
+      // thread, the serving thread's turn: db/background-gate.sqlite.ts).
       const st = statements();
-      return immediate(handle, () =>
+      return handle.backgroundGate.write(() => immediate(handle, () =>
         ops.map((op) => {
           if (op.type === "expire") {
             const [row] = st.expire.all({
@@ -185,7 +185,7 @@ export function createLifecycleRepo(handle: DbHandle): LifecycleRepo {
           writeEffects(db, op.effects);
           return true;
         }),
-      );
+      ));
     },
     async recorded(licenseIds) {
       if (licenseIds.length === 0) return new Set<string>();

@@ -62,11 +62,10 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
     get: lift((id: string) => (db.select().from(outbox).where(eq(outbox.id, id)).get() as OutboxMessage | undefined) ?? null),
     async claimDue({ now, limit, leaseUntil, kinds }) {
       if (kinds.length === 0 || limit <= 0) return [];
-      // A background writer: held while the checkpoint thread starts the WAL over (db/checkpointer.sqlite.ts).
-      await handle.checkpointer?.backgroundWrite();
-      // IMMEDIATE: the write lock is taken before the read, so two processes on one file never pick
-      // the same rows.
-      return immediate(handle, () => {
+      // A background writer: waits its turn (the checkpoint thread restarting the WAL, the lifecycle
+      // thread's transaction: db/background-gate.sqlite.ts). IMMEDIATE: the write lock is taken before
+      // the read, so two processes on one file never pick the same rows.
+      return handle.backgroundGate.write(() => immediate(handle, () => {
         const due = db
           .select({ id: outbox.id })
           .from(outbox)
@@ -79,7 +78,7 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
         const claimed = db.update(outbox).set({ nextAttemptAt: leaseUntil }).where(inArray(outbox.id, due)).returning().all() as OutboxMessage[];
         // Oldest first (ids are time-ordered UUIDv7 and compared by bytes), as the PostgreSQL repository returns them.
         return claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      });
+      }));
     },
     async nextDue() {
       // outbox_due_idx (status, next_attempt_at) gives the minimum in one seek; the endpoints are
@@ -93,21 +92,21 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       return async () => off();
     },
     async markSent(id, claim, now, status = "sent") {
-      await handle.checkpointer?.backgroundWrite();
-      return sentStmt().all({ id, claim: claim.getTime(), now: now.getTime(), status }).length === 1;
+      return handle.backgroundGate.write(() => sentStmt().all({ id, claim: claim.getTime(), now: now.getTime(), status }).length === 1);
     },
     async markFailed(id, claim, error, nextAttemptAt) {
-      await handle.checkpointer?.backgroundWrite();
-      const done = db
-        .update(outbox)
-        .set({
-          attempts: sql`${outbox.attempts} + 1`,
-          lastError: error,
-          ...(nextAttemptAt ? { nextAttemptAt } : { status: "failed" as const }),
-        })
-        .where(and(eq(outbox.id, id), eq(outbox.status, "pending"), eq(outbox.nextAttemptAt, claim)))
-        .returning({ id: outbox.id })
-        .all();
+      const done = await handle.backgroundGate.write(() =>
+        db
+          .update(outbox)
+          .set({
+            attempts: sql`${outbox.attempts} + 1`,
+            lastError: error,
+            ...(nextAttemptAt ? { nextAttemptAt } : { status: "failed" as const }),
+          })
+          .where(and(eq(outbox.id, id), eq(outbox.status, "pending"), eq(outbox.nextAttemptAt, claim)))
+          .returning({ id: outbox.id })
+          .all(),
+      );
       return done.length === 1;
     },
     async listEmails(f) {
