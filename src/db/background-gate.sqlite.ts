@@ -3,50 +3,112 @@
 // connections. SQLite lets one write at a time, and bun:sqlite waits for the lock synchronously, in
 // the steps of SQLite's busy handler (1, 2, 5, 10 … ms): a delivery write that met the pass's
 // transaction held the serving thread for that long (measured at a million licenses: verify p99
-// 27 ms during the pass instead of 4). So the two never meet at the lock: the pass's thread asks
-// the serving thread for a turn before each transaction and hands it back after (acquire), and
-// while it holds one, the serving thread's background writers wait for it asynchronously (write).
+// 27 ms during the pass instead of 4). So the two never meet at the lock: they take turns through a
+// word of shared memory. The serving thread takes the turn for each synchronous write and waits for
+// it asynchronously (Atomics.waitAsync) while the pass's thread holds it; the pass's thread takes it
+// for each transaction and waits for it with Atomics.wait, a wait of its own thread only. Neither
+// waits for the other's event loop, so a busy serving thread does not slow the pass down.
 //
-// The gate also holds them while the checkpoint thread starts the WAL over (db/checkpointer.sqlite.ts).
-// Requests never wait on it.
+// The same memory holds the checkpoint thread's pause (db/checkpointer.sqlite.ts): while it starts
+// the WAL over, neither takes a new turn. Requests never wait on the gate.
 import type { Checkpointer } from "./checkpointer.sqlite";
+
+/** Indexes into the shared Int32Array. */
+const OWNER = 0;
+const PAUSED = 1;
+/** OWNER values. */
+const FREE = 0;
+const SERVING = 1;
+const THREAD = 2;
+
+/** Atomics.waitAsync (ES2024; Bun has it, TypeScript's lib here does not name it). */
+const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, ms: number): { value: Promise<string> | string } }).waitAsync;
+
+/** How long one wait lasts before the state is looked at again (a missed notify costs at most this). */
+const RECHECK_MS = 20;
 
 export interface BackgroundGate {
   /**
-   * Runs a background writer's synchronous write once neither the checkpoint thread's pause nor
-   * another thread's turn is in the way.
+   * Runs a background writer's synchronous write in a turn of its own, once no other thread holds
+   * the turn and the checkpoint thread is not starting the WAL over.
    */
   write<T>(fn: () => T): Promise<T>;
-  /** A turn for another thread's writer: settles when it may write; call the release it returns after its commit. */
-  acquire(): Promise<() => void>;
+  /** The memory the turns are taken in, for another thread's gate (threadGate). */
+  readonly shared: SharedArrayBuffer;
+  /** Set by the checkpoint thread's pause and resume (openDatabase wires it). */
+  setPaused(paused: boolean): void;
 }
 
+/** The serving thread's gate. */
 export function createBackgroundGate(checkpointer: () => Checkpointer | null): BackgroundGate {
-  let turn: Promise<void> | null = null;
-  // What is in the way now, if anything. Checked again after every wait, and acted on in the same
-  // synchronous step as the check, so two waiters woken together never both go ahead.
-  const blocked = () => turn ?? checkpointer()?.backgroundWrite() ?? null;
+  const shared = new SharedArrayBuffer(8);
+  const word = new Int32Array(shared);
   return {
+    shared,
     async write(fn) {
-      // The common case (no pause, no turn out) writes without a microtask in between.
-      for (let b = blocked(); b; b = blocked()) await b;
-      return fn();
+      for (;;) {
+        const paused = checkpointer()?.backgroundWrite();
+        if (paused) {
+          await paused;
+          continue;
+        }
+        if (Atomics.compareExchange(word, OWNER, FREE, SERVING) === FREE) {
+          try {
+            return fn();
+          } finally {
+            Atomics.store(word, OWNER, FREE);
+            Atomics.notify(word, OWNER);
+          }
+        }
+        // The other thread's turn: wait for it to end without holding this thread's event loop.
+        await waitAsync(word, OWNER, THREAD, RECHECK_MS).value;
+      }
     },
-    async acquire() {
-      for (let b = blocked(); b; b = blocked()) await b;
-      let end!: () => void;
-      const mine = new Promise<void>((resolve) => (end = resolve));
-      turn = mine;
-      return () => {
-        if (turn === mine) turn = null;
-        end();
-      };
+    setPaused(paused) {
+      Atomics.store(word, PAUSED, paused ? 1 : 0);
+      Atomics.notify(word, PAUSED);
     },
   };
 }
 
-/** A gate with no pause and no other thread: writes at once (a connection of its own, one-shot commands). */
-export const OPEN_GATE: BackgroundGate = {
-  write: async (fn) => fn(),
-  acquire: async () => () => {},
-};
+/**
+ * Another thread's gate on the same memory (the lifecycle thread): `write` blocks that thread, never
+ * the serving one, until its turn comes, and hands the turn back once `fn` has returned.
+ */
+export function threadGate(shared: SharedArrayBuffer): BackgroundGate {
+  const word = new Int32Array(shared);
+  const take = () => {
+    for (;;) {
+      if (Atomics.load(word, PAUSED) === 1) {
+        Atomics.wait(word, PAUSED, 1, RECHECK_MS);
+        continue;
+      }
+      const owner = Atomics.compareExchange(word, OWNER, FREE, THREAD);
+      if (owner === FREE) {
+        // A pause that began in between: give the turn back and wait for it to end.
+        if (Atomics.load(word, PAUSED) !== 1) return;
+        give();
+        continue;
+      }
+      Atomics.wait(word, OWNER, owner, RECHECK_MS);
+    }
+  };
+  const give = () => {
+    Atomics.store(word, OWNER, FREE);
+    Atomics.notify(word, OWNER);
+  };
+  return {
+    shared,
+    async write(fn) {
+      take();
+      try {
+        return fn();
+      } finally {
+        give();
+      }
+    },
+    setPaused() {
+      throw new Error("the checkpoint thread's pause is set by the serving thread");
+    },
+  };
+}

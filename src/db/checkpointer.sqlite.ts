@@ -51,6 +51,8 @@ export interface CheckpointerOptions {
   thresholdBytes?: number;
   pollMs?: number;
   intervalMs?: number;
+  /** Told when background writers are held (true) and let go (false): the gate's shared pause (db/background-gate.sqlite.ts). */
+  onPause?: (paused: boolean) => void;
 }
 
 /**
@@ -104,10 +106,12 @@ export function startCheckpointer(sqlite: Database, path: string, opts: Checkpoi
       },
     };
     stats.pauses++;
+    opts.onPause?.(true);
   };
   const resume = () => {
     const g = gate;
     gate = null;
+    if (g) opts.onPause?.(false);
     g?.open();
   };
 

@@ -77,8 +77,12 @@ export function openDatabase(path: string, opts: OpenOptions = {}): DbHandle {
   sqlite.exec(`PRAGMA analysis_limit = ${ANALYSIS_LIMIT}`);
   if (path !== ":memory:") sqlite.exec("PRAGMA optimize = 0x10002");
   const db = drizzle({ client: sqlite, schema }) as Db;
-  const checkpointer =
-    opts.checkpointThread && path !== ":memory:" ? startCheckpointer(sqlite, path, opts.checkpointThread === true ? {} : opts.checkpointThread) : null;
+  let checkpointer: Checkpointer | null = null;
+  const backgroundGate = createBackgroundGate(() => checkpointer);
+  if (opts.checkpointThread && path !== ":memory:") {
+    const options = opts.checkpointThread === true ? {} : opts.checkpointThread;
+    checkpointer = startCheckpointer(sqlite, path, { ...options, onPause: (paused) => (backgroundGate.setPaused(paused), options.onPause?.(paused)) });
+  }
   let closed = false;
   const pingStmt = sqlite.query("SELECT 1");
   const handle: DbHandle = {
@@ -86,7 +90,7 @@ export function openDatabase(path: string, opts: OpenOptions = {}): DbHandle {
     db,
     sqlite,
     checkpointer,
-    backgroundGate: createBackgroundGate(() => handle.checkpointer),
+    backgroundGate,
     async ping() {
       pingStmt.get();
     },

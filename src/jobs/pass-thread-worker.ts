@@ -2,7 +2,7 @@
 // the serving thread's rules and reports its counts, then closes the connection. The protocol is
 // described in pass-thread.ts.
 import { openDatabase, type DbHandle } from "../db/client";
-import type { BackgroundGate } from "../db/background-gate.sqlite";
+import { threadGate } from "../db/background-gate.sqlite";
 import { createLogger } from "../shared/logger";
 import { loadMasterKey, secretsFromMaster } from "../modules/keys/secrets";
 import { createLifecycleRepo } from "../modules/lifecycle/repo.sqlite";
@@ -16,27 +16,6 @@ declare const self: Worker;
 const post = (msg: PassThreadOut) => self.postMessage(msg);
 
 const abort = new AbortController();
-/** Transactions waiting for the serving thread's "go" (it answers in order). */
-const waiting: (() => void)[] = [];
-
-/**
- * SQLite: each transaction of the pass is a turn of the node's background writers, asked of the
- * serving thread and handed back after the commit (db/background-gate.sqlite.ts).
- */
-const remoteGate: BackgroundGate = {
-  async write(fn) {
-    await new Promise<void>((resolve) => {
-      waiting.push(resolve);
-      post("gate");
-    });
-    try {
-      return fn();
-    } finally {
-      post("released");
-    }
-  },
-  acquire: () => Promise.reject(new Error("the lifecycle thread gives no turns")),
-};
 
 /** Tells the serving thread when a transaction wrote something (its delivery worker then looks at once). */
 function reporting(repo: LifecycleRepo): LifecycleRepo {
@@ -72,7 +51,8 @@ async function open(setup: PassThreadSetup, logger: ReturnType<typeof createLogg
   // The serving connection's checkpoint thread checkpoints the WAL; this connection's commits must not
   // (a checkpoint in a commit is what the thread is there to avoid).
   if (setup.checkpointThread) handle.sqlite.exec("PRAGMA wal_autocheckpoint = 0");
-  handle.backgroundGate = remoteGate;
+  // Each transaction a turn of the node's background writers (db/background-gate.sqlite.ts).
+  if (setup.turns) handle.backgroundGate = threadGate(setup.turns);
   return {
     deps: { repos: { lifecycle: reporting(createLifecycleRepo(handle)), settings: createSettingsRepo(handle) }, secrets },
     // Not handle.close(): its final TRUNCATE checkpoint would hold the write lock while it waits for
@@ -108,7 +88,6 @@ async function run(setup: PassThreadSetup, nowMs: number): Promise<void> {
 
 self.onmessage = (event: MessageEvent) => {
   const msg = event.data as PassThreadIn;
-  if (msg === "go") waiting.shift()?.();
-  else if (msg === "abort") abort.abort(new Error("the node is shutting down"));
+  if (msg === "abort") abort.abort(new Error("the node is shutting down"));
   else if (msg.type === "run") void run(msg.setup, msg.nowMs);
 };

@@ -9,13 +9,15 @@
 // action is guarded in its transaction, so a pass here and one on another node never act twice.
 // The job's lease, its record and the admin routes stay on the serving thread (jobs/runner.ts).
 //
-// Messages out (to the thread): { type: "run", setup, nowMs }; "go" (answer to "gate"); "abort".
-// Messages in: "gate" and "released" (SQLite: before and after each transaction, a turn of the
-// node's background writers, db/background-gate.sqlite.ts, so that the pass and this thread's
-// delivery never wait for each other at SQLite's lock, and the pass pauses while the checkpoint
-// thread restarts the WAL); "wrote" (a transaction committed something: wake this node's delivery
-// worker); { type: "log", … }; { type: "done", counts } or { type: "failed", message }, after which
-// the thread has closed its connection and ends.
+// On SQLite each transaction of the pass is a turn of the node's background writers, taken in shared
+// memory (db/background-gate.sqlite.ts): the pass and this thread's outbox delivery never wait for
+// each other at SQLite's lock, the pass holds back while the checkpoint thread starts the WAL over,
+// and neither waits for the other's event loop.
+//
+// Messages out (to the thread): { type: "run", setup, nowMs }; "abort".
+// Messages in: "wrote" (a transaction committed something: wake this node's delivery worker);
+// { type: "log", … }; { type: "done", counts } or { type: "failed", message }, after which the
+// thread has closed its connection and ends.
 import type { Config } from "../config";
 import type { BackgroundGate } from "../db/background-gate.sqlite";
 import type { Logger } from "../shared/logger";
@@ -36,12 +38,12 @@ export type PassThreadSetup = Pick<
 > & {
   /** SQLite: whether the serving connection has the checkpoint thread (then the pass's connection leaves checkpoints to it). */
   checkpointThread: boolean;
+  /** SQLite: the memory of the node's background-writer turns (BackgroundGate.shared). */
+  turns: SharedArrayBuffer | null;
 };
 
-export type PassThreadIn = { type: "run"; setup: PassThreadSetup; nowMs: number } | "go" | "abort";
+export type PassThreadIn = { type: "run"; setup: PassThreadSetup; nowMs: number } | "abort";
 export type PassThreadOut =
-  | "gate"
-  | "released"
   | "wrote"
   | { type: "log"; level: "debug" | "info" | "warn" | "error"; msg: string; fields: Record<string, unknown> }
   | { type: "done"; counts: LifecycleCounts }
@@ -75,7 +77,7 @@ function workerUrl(): URL {
   return new URL(embedded ? "./jobs/pass-thread-worker.ts" : "./pass-thread-worker.ts", import.meta.url);
 }
 
-export function setupOf(config: Readonly<Config>, checkpointThread: boolean): PassThreadSetup {
+export function setupOf(config: Readonly<Config>, checkpointThread: boolean, turns: SharedArrayBuffer | null): PassThreadSetup {
   return {
     dataDir: config.dataDir,
     databasePath: config.databasePath,
@@ -87,11 +89,12 @@ export function setupOf(config: Readonly<Config>, checkpointThread: boolean): Pa
     masterKeyHex: config.masterKeyHex,
     logLevel: config.logLevel,
     checkpointThread,
+    turns,
   };
 }
 
 export function createPassThreads(opts: PassThreadOptions): PassThreads {
-  const setup = setupOf(opts.config, opts.checkpointThread);
+  const setup = setupOf(opts.config, opts.checkpointThread, opts.gate?.shared ?? null);
   return {
     lifecycle(now, signal) {
       signal?.throwIfAborted();
@@ -104,31 +107,18 @@ export function createPassThreads(opts: PassThreadOptions): PassThreads {
       }
       return new Promise<LifecycleCounts>((resolve, reject) => {
         let settled = false;
-        // The turn the thread holds, if any: handed back when it says so, or when it ends.
-        let release: (() => void) | null = null;
         const finish = (fn: () => void) => {
           if (settled) return;
           settled = true;
           signal?.removeEventListener("abort", onAbort);
           worker.terminate();
-          release?.();
-          release = null;
           fn();
         };
         const onAbort = () => worker.postMessage("abort" satisfies PassThreadIn);
         signal?.addEventListener("abort", onAbort, { once: true });
         worker.onmessage = (event: MessageEvent) => {
           const msg = event.data as PassThreadOut;
-          if (msg === "gate") {
-            void (opts.gate?.acquire() ?? Promise.resolve(() => {})).then((end) => {
-              if (settled) return end();
-              release = end;
-              worker.postMessage("go" satisfies PassThreadIn);
-            });
-          } else if (msg === "released") {
-            release?.();
-            release = null;
-          } else if (msg === "wrote") opts.nudge();
+          if (msg === "wrote") opts.nudge();
           else if (msg.type === "log") opts.logger[msg.level](msg.msg, { ...msg.fields, thread: "lifecycle" });
           else if (msg.type === "done") finish(() => resolve(msg.counts));
           else finish(() => reject(signal?.aborted ? signal.reason : new Error(msg.message)));
