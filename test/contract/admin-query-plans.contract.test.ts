@@ -201,14 +201,16 @@ const CASES: PlanCase[] = [
       tables: ["activations"],
     }),
   ),
-  ...[false, true].map(
-    (removed): PlanCase => ({
-      name: `GET /admin/licenses/:id/seats, POST /portal/seats: the license's seats${removed ? ", removed ones too" : ""}`,
-      sqlite: (db) => seatsOfLicenseQuery(db, PRODUCT, removed),
-      pg: (db) => seatsOfLicenseQueryPg(db, PRODUCT, removed),
+  ...[false, true].flatMap((removed) =>
+    [null, { t: Date.UTC(2026, 10, 21), id: "0193a000-0000-7000-8000-000000000000" }].map(
+    (cursor): PlanCase => ({
+      name: `GET /admin/licenses/:id/seats, POST /portal/seats: a page of the license's seats${removed ? ", removed ones too" : ""}${cursor ? ", after a cursor" : ""}`,
+      sqlite: (db) => seatsOfLicenseQuery(db, PRODUCT, removed, { limit: 51, cursor }),
+      pg: (db) => seatsOfLicenseQueryPg(db, PRODUCT, removed, { limit: 51, cursor }),
       index: "seats_license_created_idx",
       tables: ["seats"],
     }),
+    ),
   ),
   {
     name: "GET /portal/licenses: the signed-in user's accepted seats",

@@ -4,17 +4,18 @@ import type { AdminGuard } from "../../http/auth";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { Uuid } from "../license-api/model";
 import { adminListSeats, adminRemoveSeat } from "./service";
-import { AdminSeatList, AdminSeatParams, SeatSchema } from "./model";
+import { AdminSeatList, AdminSeatParams, AdminSeatQuery, SeatSchema } from "./model";
 import { presentAdminSeats, presentSeat } from "./present";
 
 export function seatAdminRoutes(deps: Deps, guard: AdminGuard) {
   return new Elysia({ name: "keyward/seats/admin" })
     .use(guard)
-    .get("/admin/licenses/:id/seats", async ({ actor, params }) => ok(presentAdminSeats(await adminListSeats(deps, actor, params.id))), {
+    .get("/admin/licenses/:id/seats", async ({ actor, params, query }) => ok(presentAdminSeats(await adminListSeats(deps, actor, params.id, query))), {
       scopes: ["licenses:write"],
       params: t.Object({ id: Uuid }),
+      query: AdminSeatQuery,
       response: { 200: Envelope(AdminSeatList), ...errors(401, 403, 404) },
-      detail: { tags: ["Admin: licenses"], summary: "Seats of a license, removed ones included" },
+      detail: { tags: ["Admin: licenses"], summary: "Seats of a license, removed ones included, in invite order with cursor pagination" },
     })
     .post("/admin/licenses/:id/seats/:seat_id/remove", async ({ actor, params }) => ok(presentSeat(await adminRemoveSeat(deps, actor, params.id, params.seat_id))), {
       scopes: ["licenses:write"],

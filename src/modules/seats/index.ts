@@ -23,7 +23,7 @@ export function callerOf(signedIn: SignedIn, request: Request): PortalCaller {
 export function seatRoutes(deps: Deps, session: SessionAuth) {
   return new Elysia({ name: "keyward/seats" })
     .use(session)
-    .post("/portal/seats", async ({ body, signedIn, request }) => ok(presentPortalSeats(await listPortalSeats(deps, callerOf(signedIn, request), body.license_key))), {
+    .post("/portal/seats", async ({ body, signedIn, request }) => ok(presentPortalSeats(await listPortalSeats(deps, callerOf(signedIn, request), body.license_key, { limit: body.limit, cursor: body.cursor }))), {
       signedIn: true,
       body: SeatsBody,
       response: { 200: Envelope(PortalSeatList), ...errors(401, 403, 404) },

@@ -31,10 +31,25 @@ const counts = {
   used_seats: t.Integer({ description: "Pending and accepted seats (both count against max_seats)" }),
 };
 
-export const PortalSeatList = t.Object({ ...counts, role: PortalRoleSchema, seats: t.Array(SeatSchema) });
-export const AdminSeatList = t.Object({ ...counts, items: t.Array(SeatSchema, { description: "Every seat, removed ones included, in invite order" }) });
+const nextCursor = t.Union([t.String(), t.Null()], { description: "Pass as `cursor` for the next page; null on the last page" });
+const cursorField = t.String({ maxLength: 1024, description: "next_cursor of the previous page" });
 
-export const SeatsBody = t.Object({ license_key: LicenseKeyField });
+export const PortalSeatList = t.Object({ ...counts, role: PortalRoleSchema, seats: t.Array(SeatSchema, { description: "A page of the seats, in invite order" }), next_cursor: nextCursor });
+export const AdminSeatList = t.Object({
+  ...counts,
+  items: t.Array(SeatSchema, { description: "A page of the seats, removed ones included, in invite order" }),
+  next_cursor: nextCursor,
+});
+export const AdminSeatQuery = t.Object(
+  { cursor: t.Optional(cursorField), limit: t.Optional(t.QueryInteger({ minimum: 1, maximum: 100, default: 50 })) },
+  { additionalProperties: false },
+);
+
+export const SeatsBody = t.Object({
+  license_key: LicenseKeyField,
+  cursor: t.Optional(cursorField),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),
+});
 export const AddSeatBody = t.Object({
   license_key: LicenseKeyField,
   email: t.String({ format: "email", maxLength: 320, description: "Matched case-insensitively; the license owner's own address is refused (400)" }),

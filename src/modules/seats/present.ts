@@ -18,11 +18,11 @@ export const presentSeat = (s: Seat) => ({
 const counts = (l: SeatList) => ({
   license_id: l.license.id,
   max_seats: l.maxSeats,
-  used_seats: l.seats.filter((s) => s.removedAt === null).length,
+  used_seats: l.usedSeats,
 });
 
-export const presentPortalSeats = (l: SeatList) => ({ ...counts(l), role: l.role!, seats: l.seats.map(presentSeat) });
-export const presentAdminSeats = (l: SeatList) => ({ ...counts(l), items: l.seats.map(presentSeat) });
+export const presentPortalSeats = (l: SeatList) => ({ ...counts(l), role: l.role!, seats: l.seats.map(presentSeat), next_cursor: l.nextCursor });
+export const presentAdminSeats = (l: SeatList) => ({ ...counts(l), items: l.seats.map(presentSeat), next_cursor: l.nextCursor });
 export const presentAddedSeat = (r: AddSeatResult) => ({ ...presentSeat(r.seat), result: r.kind });
 
 export const presentAccepted = (a: AcceptedInvite) => ({

@@ -4,7 +4,7 @@ import { licenses, plans, seats } from "../../db/schema-pg";
 import { writeEffectsPg } from "../outbox/write.pg";
 import { newId } from "../../shared/ids";
 import type { License } from "../licenses/repo";
-import { afterCursor } from "../../db/cursor";
+import { afterCursor, afterCursorAsc, type Cursor } from "../../db/cursor";
 import type { Seat, SeatAddKind, SeatAddOutcome, SeatRepo, SeatsPage } from "./repo";
 
 const toSeat = (r: typeof seats.$inferSelect): Seat => {
@@ -27,12 +27,14 @@ async function readSeat(tx: PgExecutor, licenseId: string, seatId: string): Prom
 }
 
 /** A license's seats, oldest first: one range of seats_license_created_idx (exported for the query-plan test). */
-export const seatsOfLicenseQueryPg = (db: PgHandle["db"], licenseId: string, includeRemoved: boolean) =>
-  db
+export const seatsOfLicenseQueryPg = (db: PgHandle["db"], licenseId: string, includeRemoved: boolean, page?: { limit: number; cursor?: Cursor | null }) => {
+  const q = db
     .select()
     .from(seats)
-    .where(includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId))
+    .where(and(includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId), page?.cursor ? afterCursorAsc(seats.createdAt, idC, page.cursor) : undefined))
     .orderBy(asc(seats.createdAt), asc(idC));
+  return page ? q.limit(page.limit) : q;
+};
 
 /** A user's accepted seats (GET /portal/licenses), oldest acceptance first: one range of seats_user_idx (exported for the query-plan test). */
 export const acceptedSeatsQueryPg = (db: PgHandle["db"], userId: string, page?: SeatsPage) => {
@@ -135,7 +137,7 @@ export function createSeatRepoPg(handle: PgHandle): SeatRepo {
     },
     get: (licenseId, seatId) => readSeat(db, licenseId, seatId),
     async list(licenseId, opts) {
-      const rows = await seatsOfLicenseQueryPg(db, licenseId, opts.includeRemoved ?? false);
+      const rows = await seatsOfLicenseQueryPg(db, licenseId, opts.includeRemoved ?? false, opts.page);
       return rows.map(toSeat);
     },
     async countActive(licenseIds) {

@@ -4,7 +4,7 @@ import { licenses, plans, seats } from "../../db/schema";
 import { writeEffects } from "../outbox/write.sqlite";
 import { newId } from "../../shared/ids";
 import type { License } from "../licenses/repo";
-import { afterCursor } from "../../db/cursor";
+import { afterCursor, afterCursorAsc, type Cursor } from "../../db/cursor";
 import type { Seat, SeatAddKind, SeatAddOutcome, SeatRepo, SeatsPage } from "./repo";
 
 const toSeat = (r: typeof seats.$inferSelect): Seat => {
@@ -15,12 +15,14 @@ const toSeat = (r: typeof seats.$inferSelect): Seat => {
 const active = (licenseId: string) => and(eq(seats.licenseId, licenseId), isNull(seats.removedAt));
 
 /** A license's seats, oldest first: one range of seats_license_created_idx (exported for the query-plan test). */
-export const seatsOfLicenseQuery = (db: DbHandle["db"], licenseId: string, includeRemoved: boolean) =>
-  db
+export const seatsOfLicenseQuery = (db: DbHandle["db"], licenseId: string, includeRemoved: boolean, page?: { limit: number; cursor?: Cursor | null }) => {
+  const q = db
     .select()
     .from(seats)
-    .where(includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId))
+    .where(and(includeRemoved ? eq(seats.licenseId, licenseId) : active(licenseId), page?.cursor ? afterCursorAsc(seats.createdAt, seats.id, page.cursor) : undefined))
     .orderBy(asc(seats.createdAt), asc(seats.id));
+  return page ? q.limit(page.limit) : q;
+};
 
 /** A user's accepted seats (GET /portal/licenses), oldest acceptance first: one range of seats_user_idx (exported for the query-plan test). */
 export const acceptedSeatsQuery = (db: DbHandle["db"], userId: string, page?: SeatsPage) => {
@@ -130,7 +132,7 @@ export function createSeatRepo(handle: DbHandle): SeatRepo {
     },
     get: lift(readSeat),
     async list(licenseId, opts) {
-      return seatsOfLicenseQuery(db, licenseId, opts.includeRemoved ?? false)
+      return seatsOfLicenseQuery(db, licenseId, opts.includeRemoved ?? false, opts.page)
         .all()
         .map(toSeat);
     },

@@ -1,3 +1,4 @@
+import type { Cursor } from "../../db/cursor";
 // Team seats on a license (spec: Seat, Seat state table; DECISIONS: max_seats null = unlimited,
 // pending invites count). The owner (the license email) has no seat row.
 import type { Effects } from "../outbox/effects";
@@ -77,8 +78,11 @@ export interface SeatRepo {
    */
   remove(licenseId: string, seatId: string, at: Date, effects: (removed: Seat) => Effects): Promise<{ seat: Seat; changed: boolean } | null>;
   get(licenseId: string, seatId: string): Promise<Seat | null>;
-  /** Seats of a license in invite order (created_at, id); removed ones only when asked. */
-  list(licenseId: string, opts: { includeRemoved: boolean }): Promise<Seat[]>;
+  /**
+   * Seats of a license in invite order (created_at, id); removed ones only when asked. All of them,
+   * or (`page`) at most `limit` after `cursor`: routes always page (max_seats null puts no bound).
+   */
+  list(licenseId: string, opts: { includeRemoved: boolean; page?: { limit: number; cursor?: Cursor | null } }): Promise<Seat[]>;
   /** Pending + accepted seats per license (what counts against max_seats); missing ids count 0. */
   countActive(licenseIds: readonly string[]): Promise<Map<string, number>>;
   /** The user's accepted, not removed seat on the license, or null. */

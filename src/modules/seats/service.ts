@@ -2,6 +2,7 @@
 // acceptance; DECISIONS: max_seats null = unlimited, pending invites count).
 import { randomBytes } from "node:crypto";
 import type { Deps } from "../../deps";
+import { decodeCursor, keysetPage, type Cursor } from "../../db/cursor";
 import { AppError, validationError } from "../../shared/errors";
 import type { Actor } from "../../shared/actor";
 import { hmacSha256Hex } from "../../crypto/hash";
@@ -57,7 +58,30 @@ export interface SeatList {
   /** The caller's standing (portal); null in the admin view. */
   role: PortalRole | null;
   maxSeats: number | null;
+  /** Pending and accepted seats, all of them (they count against max_seats). */
+  usedSeats: number;
+  /** One page of seats, in invite order, and the cursor of the next (null on the last). */
   seats: Seat[];
+  nextCursor: string | null;
+}
+
+/** Seats per page by default, and at most (POST /portal/seats, GET /admin/licenses/{id}/seats). */
+export const SEAT_PAGE = { default: 50, max: 100 } as const;
+
+export interface SeatPageInput {
+  limit?: number;
+  cursor?: string | null;
+}
+
+async function seatList(deps: Deps, license: License, role: PortalRole | null, includeRemoved: boolean, limitIn: number | undefined, cursor: Cursor | null): Promise<SeatList> {
+  const limit = Math.min(Math.max(1, limitIn ?? SEAT_PAGE.default), SEAT_PAGE.max);
+  const [maxSeats, used, rows] = await Promise.all([
+    maxSeatsOf(deps, license),
+    deps.repos.seats.countActive([license.id]),
+    deps.repos.seats.list(license.id, { includeRemoved, page: { limit: limit + 1, cursor } }),
+  ]);
+  const page = keysetPage(rows, limit);
+  return { license, role, maxSeats, usedSeats: used.get(license.id) ?? 0, seats: page.items, nextCursor: page.nextCursor };
 }
 
 async function maxSeatsOf(deps: Deps, license: License): Promise<number | null> {
@@ -65,9 +89,10 @@ async function maxSeatsOf(deps: Deps, license: License): Promise<number | null> 
 }
 
 /** POST /portal/seats: the pending and accepted seats of a license the caller owns or holds a seat on. */
-export async function listPortalSeats(deps: Deps, caller: PortalCaller, licenseKey: string): Promise<SeatList> {
+export async function listPortalSeats(deps: Deps, caller: PortalCaller, licenseKey: string, page: SeatPageInput = {}): Promise<SeatList> {
+  const cursor = page.cursor ? decodeCursor(page.cursor) : null;
   const { license, role } = await portalLicense(deps, caller, licenseKey, "view");
-  return { license, role, maxSeats: await maxSeatsOf(deps, license), seats: await deps.repos.seats.list(license.id, { includeRemoved: false }) };
+  return await seatList(deps, license, role, false, page.limit, cursor);
 }
 
 export interface AddSeatInput {
@@ -248,9 +273,10 @@ export async function acceptInvite(deps: Deps, input: AcceptInviteInput): Promis
 }
 
 /** GET /admin/licenses/{id}/seats: every seat, removed ones included (404 / 403 PRODUCT_SCOPE_MISMATCH as other license routes). */
-export async function adminListSeats(deps: Deps, actor: Actor, licenseId: string): Promise<SeatList> {
+export async function adminListSeats(deps: Deps, actor: Actor, licenseId: string, page: SeatPageInput = {}): Promise<SeatList> {
+  const cursor = page.cursor ? decodeCursor(page.cursor) : null;
   const license = await getLicense(deps, actor, licenseId);
-  return { license, role: null, maxSeats: await maxSeatsOf(deps, license), seats: await deps.repos.seats.list(license.id, { includeRemoved: true }) };
+  return await seatList(deps, license, null, true, page.limit, cursor);
 }
 
 /** POST /admin/licenses/{id}/seats/{seat_id}/remove. */

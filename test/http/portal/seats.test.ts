@@ -233,3 +233,54 @@ describe("admin seat routes", () => {
     expect((await t.request("POST", `/api/v1/admin/licenses/${other.licenseId}/seats/${other.member.seatId}/remove`, { key: bound })).status).toBe(403);
   });
 });
+
+describe("seat pages (max_seats null puts no bound on them)", () => {
+  test("portal and admin lists page in invite order with limit and cursor; used_seats counts every seat, not the page's", async () => {
+    const tm = await team(t, { maxSeats: null });
+    const invited: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const email = uniqueEmail(`page${i}`);
+      expect((await add(tm.owner.cookie, tm.key, email)).status).toBe(200);
+      invited.push(email);
+      if (i % 2 === 0) t.clock.advance(1000);
+    }
+    const removed = (await list(tm.owner.cookie, tm.key)).body.data.seats.find((s: { email: string }) => s.email === invited[1])!;
+    expect((await remove(tm.owner.cookie, tm.key, removed.seat_id)).status).toBe(200);
+
+    // Portal: the admin and member seats of the team, then the five invites but the removed one.
+    const walk = async (fetchPage: (cursor: string | null) => Promise<{ status: number; body: any }>, itemsOf: (d: any) => { email: string }[]) => {
+      const seen: string[] = [];
+      const used = new Set<number>();
+      let cursor: string | null = null;
+      for (let n = 0; n < 20; n++) {
+        const res = await fetchPage(cursor);
+        expect(res.status).toBe(200);
+        expect(itemsOf(res.body.data).length).toBeLessThanOrEqual(2);
+        seen.push(...itemsOf(res.body.data).map((s) => s.email));
+        used.add(res.body.data.used_seats);
+        cursor = res.body.data.next_cursor;
+        if (!cursor) break;
+      }
+      return { seen, used: [...used] };
+    };
+    const portal = await walk(
+      (cursor) => portalPost(t, tm.owner.cookie, "/portal/seats", { license_key: tm.key, limit: 2, ...(cursor ? { cursor } : {}) }),
+      (d) => d.seats,
+    );
+    expect(portal.seen).toEqual([tm.admin.email, tm.member.email, ...invited.filter((e) => e !== invited[1])]);
+    expect(portal.used).toEqual([6]);
+
+    // Admin: removed seats included.
+    const admin = await walk((cursor) => t.request("GET", `/api/v1/admin/licenses/${tm.licenseId}/seats?limit=2${cursor ? `&cursor=${cursor}` : ""}`), (d) => d.items);
+    expect(admin.seen).toEqual([tm.admin.email, tm.member.email, ...invited]);
+    expect(admin.used).toEqual([6]);
+
+    // Bad paging input is 400.
+    for (const q of ["limit=0", "limit=101", "cursor=nope"]) {
+      const res = await t.request("GET", `/api/v1/admin/licenses/${tm.licenseId}/seats?${q}`);
+      expect([q, res.status, res.body.error?.code]).toEqual([q, 400, "VALIDATION_ERROR"]);
+    }
+    const bad = await portalPost(t, tm.owner.cookie, "/portal/seats", { license_key: tm.key, cursor: "nope" });
+    expect([bad.status, bad.body.error?.code]).toEqual([400, "VALIDATION_ERROR"]);
+  });
+});
