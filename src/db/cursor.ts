@@ -32,6 +32,23 @@ export function decodeCursor(raw: string): Cursor {
   throw new AppError("VALIDATION_ERROR", { details: { fields: { cursor: "invalid cursor" } } });
 }
 
+/** What a paged request asked for, checked: its limit in [1, max] (`default` when absent) and its cursor. */
+export interface PageRequest {
+  limit: number;
+  cursor: Cursor | null;
+}
+
+/**
+ * A request's `limit` and `cursor`, checked before anything is looked up: a cursor Keyward did not
+ * issue is 400 VALIDATION_ERROR whatever else the request names.
+ */
+export function pageRequest(input: { limit?: number; cursor?: string | null }, bounds: { default: number; max: number }): PageRequest {
+  return {
+    limit: Math.min(Math.max(1, input.limit ?? bounds.default), bounds.max),
+    cursor: input.cursor ? decodeCursor(input.cursor) : null,
+  };
+}
+
 /**
  * One page of a newest-first keyset listing: `rows` was read with `limit + 1`, so one row more than
  * the page means there is a next page, whose cursor is the last row's (created_at, id).

@@ -1,7 +1,7 @@
 // Activate, verify, deactivate (spec: License endpoints, Activation table, rules 1-2, design rule 4).
 import { tokenNonce } from "../../crypto/nonce";
 import type { Deps } from "../../deps";
-import { decodeCursor, keysetPage, type Cursor } from "../../db/cursor";
+import { keysetPage, type PageRequest } from "../../db/cursor";
 import { AppError } from "../../shared/errors";
 import { SECOND } from "../../shared/clock";
 import type { Actor } from "../../shared/actor";
@@ -214,19 +214,12 @@ export const ACTIVATION_PAGE = { default: 50, max: 100 } as const;
 
 /**
  * One page of a license's activations, oldest first, and the cursor of the next (null on the last).
- * A plan without max_activations puts no bound on them, so every view of them pages.
+ * A plan without max_activations puts no bound on them, so every view of them pages. `page` comes
+ * from pageRequest(…, ACTIVATION_PAGE), checked before the license is looked up.
  */
-export async function activationPage(
-  deps: Pick<Deps, "repos">,
-  licenseId: string,
-  opts: { limit?: number; cursor?: Cursor | null } = {},
-): Promise<{ items: Activation[]; nextCursor: string | null }> {
-  const limit = Math.min(Math.max(1, opts.limit ?? ACTIVATION_PAGE.default), ACTIVATION_PAGE.max);
-  return keysetPage(await deps.repos.activations.listByLicense(licenseId, { limit: limit + 1, cursor: opts.cursor }), limit);
+export async function activationPage(deps: Pick<Deps, "repos">, licenseId: string, page: PageRequest): Promise<{ items: Activation[]; nextCursor: string | null }> {
+  return keysetPage(await deps.repos.activations.listByLicense(licenseId, { limit: page.limit + 1, cursor: page.cursor }), page.limit);
 }
-
-/** A page cursor from a request, checked before anything is looked up (400 VALIDATION_ERROR when Keyward did not issue it). */
-export const activationCursor = (raw: string | null | undefined): Cursor | null => (raw ? decodeCursor(raw) : null);
 
 /** Admin removal of one activation; frees its slot. Audited in the same transaction. */
 export async function removeActivation(deps: Deps, actor: Actor, licenseId: string, activationId: string): Promise<Activation> {

@@ -10,7 +10,8 @@ import type { Activation } from "../activations/repo";
 import type { FloatingSession } from "../floating/repo";
 import type { License } from "../licenses/repo";
 import { getLicense, issueLicense, revealLicenseKey, type IssueLicenseInput } from "../licenses/service";
-import { ACTIVATION_PAGE, activationCursor, activationPage } from "../activations/service";
+import { ACTIVATION_PAGE, activationPage } from "../activations/service";
+import { pageRequest } from "../../db/cursor";
 
 /** Everything the admin view of one license shows. */
 export interface LicenseDetail {
@@ -29,7 +30,7 @@ export interface LicenseDetail {
 export async function detailOf(deps: Deps, license: License, key?: string): Promise<LicenseDetail> {
   const plan = (await deps.repos.plans.findById(license.planId))!; // licenses → plans is ON DELETE RESTRICT
   const addons = await deps.repos.addons.forLicense(license.id);
-  const activations = await activationPage(deps, license.id, { limit: ACTIVATION_PAGE.max });
+  const activations = await activationPage(deps, license.id, { limit: ACTIVATION_PAGE.max, cursor: null });
   return {
     license,
     key: key ?? revealLicenseKey(deps, license),
@@ -55,9 +56,9 @@ export async function getLicenseActivations(
   id: string,
   opts: { limit?: number; cursor?: string | null },
 ): Promise<{ items: Activation[]; nextCursor: string | null }> {
-  const cursor = activationCursor(opts.cursor);
+  const page = pageRequest(opts, ACTIVATION_PAGE);
   const license = await getLicense(deps, actor, id);
-  return await activationPage(deps, license.id, { limit: opts.limit, cursor });
+  return await activationPage(deps, license.id, page);
 }
 
 export async function getLicenseDetail(deps: Deps, actor: Actor, id: string): Promise<LicenseDetail> {

@@ -4,7 +4,8 @@ import type { Deps } from "../../deps";
 import type { License } from "../licenses/repo";
 import { revealLicenseKey } from "../licenses/service";
 import type { Activation } from "../activations/repo";
-import { activationCursor, activationPage, removeActivation } from "../activations/service";
+import { ACTIVATION_PAGE, activationPage, removeActivation } from "../activations/service";
+import { pageRequest } from "../../db/cursor";
 import { portalActor, portalLicense, type PortalCaller } from "../seats/service";
 import type { PortalRole } from "../seats/domain";
 import { decodeCursor, encodeCursor } from "../../db/cursor";
@@ -119,9 +120,9 @@ export async function myActivations(
   licenseKey: string,
   page: { limit?: number; cursor?: string | null } = {},
 ): Promise<{ license: License; activations: Activation[]; nextCursor: string | null }> {
-  const cursor = activationCursor(page.cursor);
+  const checked = pageRequest(page, ACTIVATION_PAGE);
   const { license } = await portalLicense(deps, caller, licenseKey, "view");
-  const { items, nextCursor } = await activationPage(deps, license.id, { limit: page.limit, cursor });
+  const { items, nextCursor } = await activationPage(deps, license.id, checked);
   return { license, activations: items, nextCursor };
 }
 

@@ -2,7 +2,7 @@
 // acceptance; DECISIONS: max_seats null = unlimited, pending invites count).
 import { randomBytes } from "node:crypto";
 import type { Deps } from "../../deps";
-import { decodeCursor, keysetPage, type Cursor } from "../../db/cursor";
+import { keysetPage, pageRequest, type PageRequest } from "../../db/cursor";
 import { AppError, validationError } from "../../shared/errors";
 import type { Actor } from "../../shared/actor";
 import { hmacSha256Hex } from "../../crypto/hash";
@@ -73,14 +73,13 @@ export interface SeatPageInput {
   cursor?: string | null;
 }
 
-async function seatList(deps: Deps, license: License, role: PortalRole | null, includeRemoved: boolean, limitIn: number | undefined, cursor: Cursor | null): Promise<SeatList> {
-  const limit = Math.min(Math.max(1, limitIn ?? SEAT_PAGE.default), SEAT_PAGE.max);
+async function seatList(deps: Deps, license: License, role: PortalRole | null, includeRemoved: boolean, asked: PageRequest): Promise<SeatList> {
   const [maxSeats, used, rows] = await Promise.all([
     maxSeatsOf(deps, license),
     deps.repos.seats.countActive([license.id]),
-    deps.repos.seats.list(license.id, { includeRemoved, page: { limit: limit + 1, cursor } }),
+    deps.repos.seats.list(license.id, { includeRemoved, page: { limit: asked.limit + 1, cursor: asked.cursor } }),
   ]);
-  const page = keysetPage(rows, limit);
+  const page = keysetPage(rows, asked.limit);
   return { license, role, maxSeats, usedSeats: used.get(license.id) ?? 0, seats: page.items, nextCursor: page.nextCursor };
 }
 
@@ -90,9 +89,9 @@ async function maxSeatsOf(deps: Deps, license: License): Promise<number | null> 
 
 /** POST /portal/seats: the pending and accepted seats of a license the caller owns or holds a seat on. */
 export async function listPortalSeats(deps: Deps, caller: PortalCaller, licenseKey: string, page: SeatPageInput = {}): Promise<SeatList> {
-  const cursor = page.cursor ? decodeCursor(page.cursor) : null;
+  const asked = pageRequest(page, SEAT_PAGE);
   const { license, role } = await portalLicense(deps, caller, licenseKey, "view");
-  return await seatList(deps, license, role, false, page.limit, cursor);
+  return await seatList(deps, license, role, false, asked);
 }
 
 export interface AddSeatInput {
@@ -274,9 +273,9 @@ export async function acceptInvite(deps: Deps, input: AcceptInviteInput): Promis
 
 /** GET /admin/licenses/{id}/seats: every seat, removed ones included (404 / 403 PRODUCT_SCOPE_MISMATCH as other license routes). */
 export async function adminListSeats(deps: Deps, actor: Actor, licenseId: string, page: SeatPageInput = {}): Promise<SeatList> {
-  const cursor = page.cursor ? decodeCursor(page.cursor) : null;
+  const asked = pageRequest(page, SEAT_PAGE);
   const license = await getLicense(deps, actor, licenseId);
-  return await seatList(deps, license, null, true, page.limit, cursor);
+  return await seatList(deps, license, null, true, asked);
 }
 
 /** POST /admin/licenses/{id}/seats/{seat_id}/remove. */
