@@ -59,6 +59,12 @@ export interface OpenOptions {
    * checkpoints.
    */
   checkpointThread?: boolean | CheckpointerOptions;
+  /**
+   * PRAGMA optimize=0x10002 at open (default true). The lifecycle thread's connection skips it: the
+   * serving connection ran it at its own open, and an ANALYZE there would write outside the
+   * background writers' turns (db/background-gate.sqlite.ts).
+   */
+  analyzeAtOpen?: boolean;
 }
 
 export function openDatabase(path: string, opts: OpenOptions = {}): DbHandle {
@@ -75,7 +81,7 @@ export function openDatabase(path: string, opts: OpenOptions = {}): DbHandle {
   // PRAGMA optimize now and then (after each lifecycle pass: lifecycle/repo.sqlite.ts) and at close.
   // analysis_limit bounds each ANALYZE to a sample, so none of them reads a million-row table whole.
   sqlite.exec(`PRAGMA analysis_limit = ${ANALYSIS_LIMIT}`);
-  if (path !== ":memory:") sqlite.exec("PRAGMA optimize = 0x10002");
+  if (path !== ":memory:" && opts.analyzeAtOpen !== false) sqlite.exec("PRAGMA optimize = 0x10002");
   const db = drizzle({ client: sqlite, schema }) as Db;
   let checkpointer: Checkpointer | null = null;
   const backgroundGate = createBackgroundGate(() => checkpointer);

@@ -47,7 +47,7 @@ async function open(setup: PassThreadSetup, logger: ReturnType<typeof createLogg
       close: () => pg.close(),
     };
   }
-  const handle: DbHandle = openDatabase(setup.databasePath, { mmapSize: setup.sqliteMmapSize });
+  const handle: DbHandle = openDatabase(setup.databasePath, { mmapSize: setup.sqliteMmapSize, analyzeAtOpen: false });
   // The serving connection's checkpoint thread checkpoints the WAL; this connection's commits must not
   // (a checkpoint in a commit is what the thread is there to avoid).
   if (setup.checkpointThread) handle.sqlite.exec("PRAGMA wal_autocheckpoint = 0");

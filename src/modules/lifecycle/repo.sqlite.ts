@@ -208,15 +208,20 @@ export function createLifecycleRepo(handle: DbHandle): LifecycleRepo {
       return row ? { passedAt: row.passedAt, basis: row.basis } : null;
     },
     async saveWatermark(w) {
-      db.insert(lifecycleWatermark)
-        .values({ name: WATERMARK, passedAt: w.passedAt, basis: w.basis })
-        .onConflictDoUpdate({ target: lifecycleWatermark.name, set: { passedAt: w.passedAt, basis: w.basis }, setWhere: lte(lifecycleWatermark.passedAt, w.passedAt) })
-        .run();
+      // Writes too, so in a turn of the background writers like apply.
+      await handle.backgroundGate.write(() =>
+        db
+          .insert(lifecycleWatermark)
+          .values({ name: WATERMARK, passedAt: w.passedAt, basis: w.basis })
+          .onConflictDoUpdate({ target: lifecycleWatermark.name, set: { passedAt: w.passedAt, basis: w.basis }, setWhere: lte(lifecycleWatermark.passedAt, w.passedAt) })
+          .run(),
+      );
     },
     async optimize() {
       // SQLite's advice for long-lived connections: run it now and then; it analyzes only tables whose
       // row count changed by 10x since their last ANALYZE (bounded by analysis_limit, set at open).
-      handle.sqlite.exec("PRAGMA optimize");
+      // ANALYZE writes its statistics: in a turn of the background writers.
+      await handle.backgroundGate.write(() => handle.sqlite.exec("PRAGMA optimize"));
     },
   };
 }

@@ -125,3 +125,19 @@ sqliteOnlyTest("each of its transactions is a turn of the node's background writ
   expect(await pass).toMatchObject({ trials_expired: 1 });
   expect(await status(t, ending.id)).toBe("expired");
 });
+
+sqliteOnlyTest("a pass with nothing due still writes only in turns: its watermark and statistics wait for the serving thread's turn", async () => {
+  const gate = createBackgroundGate(() => null);
+  const { t } = await app({ gate });
+  const word = new Int32Array(gate.shared);
+  Atomics.store(word, 0, 1); // the serving thread's turn
+  let settled = false;
+  const pass = t.deps.passThreads!.lifecycle(t.clock.now()).finally(() => (settled = true));
+  await Bun.sleep(500);
+  expect(settled).toBe(false);
+  expect(await t.deps.repos.lifecycle.watermark()).toBeNull();
+  Atomics.store(word, 0, 0);
+  Atomics.notify(word, 0);
+  expect(await pass).toMatchObject({ scanned: 0 });
+  expect(await t.deps.repos.lifecycle.watermark()).toMatchObject({ passedAt: t.clock.now() });
+});
