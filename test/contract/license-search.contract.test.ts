@@ -37,7 +37,11 @@ const shapes = (P: string, PL: string): Shape[] => [
   { name: "status", filter: { status: "active" }, indexes: ["licenses_status_created_idx"] },
   { name: "product_id + status", filter: { productId: P, status: "active" }, indexes: ["licenses_product_status_created_idx"] },
   { name: "product_id + plan_id", filter: { productId: P, planId: PL }, indexes: ["licenses_plan_created_idx"] },
-  { name: "plan_id + status", filter: { planId: PL, status: "active" }, indexes: ["licenses_plan_created_idx"] },
+  // No index leads with both: either one-column index is read in the page's order with the other
+  // column as a filter. On the PostgreSQL table below a plan holds 1/10 of the rows and a status 1/7,
+  // so their costs are nearly tied and the planner's pick follows the sampled statistics (CI saw
+  // both); each is one index range without a sort, which is what this test holds.
+  { name: "plan_id + status", filter: { planId: PL, status: "active" }, indexes: ["licenses_plan_created_idx", "licenses_status_created_idx"] },
   { name: "product_id + plan_id + status", filter: { productId: P, planId: PL, status: "active" }, indexes: ["licenses_product_status_created_idx"] },
   { name: "external_customer_id", filter: { externalCustomerId: "cus_1" }, indexes: ["licenses_ext_customer_idx"] },
   { name: "external_workspace_id", filter: { externalWorkspaceId: "ws_1" }, indexes: ["licenses_ext_workspace_idx"] },
