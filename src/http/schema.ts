@@ -63,3 +63,14 @@ export const t: Omit<typeof elysiaT, "Integer"> & { Integer: typeof Integer; Que
   Integer,
   QueryInteger,
 };
+
+/**
+ * A response schema with the headers the API document lists for it (e.g. a redirect's Location):
+ * the OpenAPI plugin's own `withHeaders`, here so that routes declaring one load neither the plugin
+ * nor the document's builder (http/openapi.ts) at start.
+ */
+export function withHeaders<S extends object>(schema: S, headers: Record<string, unknown>): S {
+  const copy = Object.create(Object.getPrototypeOf(schema), Object.getOwnPropertyDescriptors(schema));
+  Object.defineProperty(copy, "headers", { value: headers, enumerable: true, configurable: true, writable: true });
+  return copy;
+}

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { withHeaders } from "../../http/openapi";
+import { withHeaders } from "../../http/schema";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { artifactRedirect, licenseDownload } from "./service";
