@@ -12,9 +12,20 @@ export interface RunningServer {
 }
 
 export function startServer(deps: Deps, opts: { onStop?: () => void | Promise<void> } = {}): RunningServer {
-  const app = createApp(deps).listen({
+  const app = createApp(deps);
+  // Keyward listens itself rather than through Elysia's listen, which composes the app's handler
+  // three times and reloads the server twice: Bun's router serves the lane's routes, `app.fetch`
+  // everything else (the area its path names).
+  const server = Bun.serve({
     hostname: deps.config.host,
     port: deps.config.port,
+    routes: app.laneRoutes,
+    fetch: app.fetch,
+    // Bun's development mode answers an uncaught error with a page of source; errors here leave in
+    // the spec's envelope (http/error-handler.ts) and never reach Bun.
+    development: false,
+    // Elysia's default, kept: an idle keep-alive connection is closed after 30 s.
+    idleTimeout: 30,
     // The largest body any route accepts (artifacts only with the local storage driver); each route
     // still stops reading at its own limit (http/body.ts, storage/local.ts).
     maxRequestBodySize: serverMaxRequestBodySize(deps.config),
@@ -22,7 +33,7 @@ export function startServer(deps: Deps, opts: { onStop?: () => void | Promise<vo
     // silently share its traffic instead of failing. A port conflict must stop the boot.
     reusePort: false,
   });
-  const server = app.server!;
+  app.listening(server);
   let stopping: Promise<void> | null = null;
   return {
     url: `http://${deps.config.host.includes(":") ? `[${deps.config.host}]` : deps.config.host}:${server.port}`,

@@ -17,8 +17,9 @@
 // Zod and Valibot copies it bundles) is imported then, and the document (every route's schemas,
 // every event's webhook body) is built once and kept. The route below does what the plugin's own
 // spec route does (toOpenAPISchema over the app's routes, the `documentation` merged over it), so
-// the document is the same; the plugin's `openapi()` itself is never mounted.
-import { Elysia } from "elysia";
+// the document is the same; the plugin's `openapi()` itself is never mounted. Each area of the app
+// (src/app.ts) is an app of its own: the document is built over every area's routes.
+import { Elysia, type AnyElysia } from "elysia";
 import type { ElysiaOpenAPIConfig } from "@elysiajs/openapi";
 import { docsUi } from "./docs-ui";
 import { registerFormats } from "./formats";
@@ -69,35 +70,35 @@ function fixOperations(doc: Document): void {
   }
 }
 
-/**
- * A response schema with the headers the document lists for it (e.g. a redirect's Location): the
- * plugin's own `withHeaders`, here so that routes declaring one do not load the plugin at start.
- */
-export function withHeaders<S extends object>(schema: S, headers: Record<string, unknown>): S {
-  const copy = Object.create(Object.getPrototypeOf(schema), Object.getOwnPropertyDescriptors(schema));
-  Object.defineProperty(copy, "headers", { value: headers, enumerable: true, configurable: true, writable: true });
-  return copy;
-}
-
 type Documentation = NonNullable<ElysiaOpenAPIConfig["documentation"]>;
 
-/** What the plugin's spec route answered (its toFullSchema), with the fix-ups above applied. */
-async function buildDocument(app: Elysia, documentation: Documentation): Promise<Document> {
+/**
+ * What the plugin's spec route answered (its toFullSchema), with the fix-ups above applied, over the
+ * routes of every area's app (each area is an app of its own: src/app.ts).
+ */
+async function buildDocument(apps: readonly AnyElysia[], documentation: Documentation): Promise<Document> {
   const { toOpenAPISchema } = await import("@elysiajs/openapi");
   // The import replaced format checks (uuid, email) with the plugin's: put ours back.
   registerFormats();
-  // getGlobalRoutes is protected in the types; the plugin reads the route table the same way.
-  const routes = (app as unknown as { getGlobalRoutes(): RouteLike[] }).getGlobalRoutes();
-  // The plugin drops paths containing a dot as "static files" by default; feed.xml, feed.json and
-  // upgrade.json are API routes (spec: Update feeds).
-  const { paths, components } = toOpenAPISchema(app, { staticFile: false }, undefined, undefined, OPENAPI_VERSION);
+  const paths: Record<string, unknown> = {};
+  const schemas: Record<string, unknown> = {};
+  const routes: RouteLike[] = [];
+  for (const app of apps) {
+    // getGlobalRoutes is protected in the types; the plugin reads the route table the same way.
+    routes.push(...(app as unknown as { getGlobalRoutes(): RouteLike[] }).getGlobalRoutes());
+    // The plugin drops paths containing a dot as "static files" by default; feed.xml, feed.json and
+    // upgrade.json are API routes (spec: Update feeds).
+    const part = toOpenAPISchema(app, { staticFile: false }, undefined, undefined, OPENAPI_VERSION);
+    Object.assign(paths, part.paths);
+    Object.assign(schemas, part.components.schemas);
+  }
   const doc = {
     ...documentation,
     openapi: OPENAPI_VERSION,
     tags: documentation.tags,
     info: { title: "Elysia Documentation", description: "Development documentation", version: "0.0.0", ...documentation.info },
     paths: { ...paths, ...documentation.paths },
-    components: { ...documentation.components, schemas: { ...components.schemas, ...documentation.components?.schemas } },
+    components: { ...documentation.components, schemas: { ...schemas, ...documentation.components?.schemas } },
   };
   fillJsonBodies(doc as Document, routes);
   fixOperations(doc as Document);
@@ -111,6 +112,8 @@ export interface ApiDocsOptions {
   title: string;
   /** The document's own parts (info, servers, webhooks…), asked for when the document is first built. */
   documentation: () => Documentation;
+  /** The apps whose routes the document describes, asked for when it is first built. */
+  apps: () => Promise<readonly AnyElysia[]>;
 }
 
 export function apiDocs(opts: ApiDocsOptions) {
@@ -120,7 +123,7 @@ export function apiDocs(opts: ApiDocsOptions) {
     .get(
       opts.specPath,
       () =>
-        (document ??= buildDocument(plugin, opts.documentation()).catch((e: unknown) => {
+        (document ??= opts.apps().then((apps) => buildDocument(apps, opts.documentation())).catch((e: unknown) => {
           document = null; // not kept: the next request tries again
           throw e;
         })),

@@ -81,3 +81,17 @@ test("nothing a start loads calls Bun.cron: its first use costs a start 13–25 
   const callers = ours.filter((p) => /\bBun\.cron(?:\.parse)?\(/.test(readFileSync(join(ROOT, p), "utf8")));
   expect(callers).toEqual([]);
 });
+
+test("a start composes the client area only: no console module (admin, sign-in, portal, payments routes) is loaded", () => {
+  const { modules } = loadedAtStart();
+  const ours = [...modules].filter((p) => p.startsWith("src/"));
+  // The client area is loaded (the check below looks at something), the console area is not.
+  expect(ours).toContain("src/areas/client.ts");
+  const console = ours.filter(
+    (p) =>
+      p === "src/areas/console.ts" ||
+      /^src\/(modules\/[^/]+|jobs)\/admin\.ts$/.test(p) ||
+      ["src/modules/portal/index.ts", "src/modules/sign-in/index.ts", "src/modules/oauth/index.ts", "src/modules/payments/index.ts", "src/http/openapi.ts"].includes(p),
+  );
+  expect(console).toEqual([]);
+});

@@ -12,7 +12,7 @@ const t = await createTestApp();
 afterAll(() => t.close());
 
 const fixtures = await loadRouteFixtures();
-const withBody = adminRoutes(t.app).filter((r) => typeof r.hooks.body === "object" && r.hooks.body !== null);
+const withBody = adminRoutes(await t.app.routes()).filter((r) => typeof r.hooks.body === "object" && r.hooks.body !== null);
 
 interface ObjectSchema extends TSchema {
   type: "object";

@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 const fixtures = await loadRouteFixtures();
-const routes = adminRoutes(t.app);
+const routes = adminRoutes(await t.app.routes());
 const NON_ADMIN = SCOPES.filter((s): s is Exclude<Scope, "admin"> => s !== "admin");
 
 describe("route table ↔ fixtures", () => {

@@ -38,7 +38,7 @@ interface Doc {
 
 const res = await t.request("GET", SPEC);
 const doc = res.body as Doc;
-const routes = t.app.routes.filter((r) => r.path.startsWith("/api/v1/") && r.path !== SPEC && r.path !== UI && !r.path.startsWith(`${UI}/`));
+const routes = (await t.app.routes()).filter((r) => r.path.startsWith("/api/v1/") && r.path !== SPEC && r.path !== UI && !r.path.startsWith(`${UI}/`));
 const op = (method: string, path: string): Operation | undefined => doc.paths[openApiPath(path)]?.[method.toLowerCase()];
 
 describe("GET /api/v1/openapi.json", () => {

@@ -19,7 +19,7 @@ interface QueryRoute {
   query: Schema;
 }
 
-const routes: QueryRoute[] = (t.app.routes as { method: string; path: string; hooks?: any }[])
+const routes: QueryRoute[] = ((await t.app.routes()) as { method: string; path: string; hooks?: any }[])
   .filter((r) => r.hooks?.query?.properties)
   .map((r) => ({ method: r.method, path: r.path, query: r.hooks.query as Schema }));
 

@@ -22,7 +22,7 @@ function integerIn(s: TSchema | undefined): { schema: TSchema; array: boolean } 
 }
 
 const cases: { route: ReturnType<typeof adminRoutes>[number]; field: string; value: unknown }[] = [];
-for (const route of adminRoutes(t.app)) {
+for (const route of adminRoutes(await t.app.routes())) {
   const body = route.hooks.body as TSchema | undefined;
   if (!body?.properties || !fixtures.has(route.key)) continue;
   for (const [field, prop] of Object.entries(body.properties as Record<string, TSchema>)) {

@@ -24,7 +24,7 @@ const catalog = await makeCatalog(t.deps, { maxActivations: 100 }, [
 
 const ROUTES = [
   ...new Set(
-    t.app.routes
+    (await t.app.routes())
       .filter((r) => !r.path.startsWith("/api/v1/admin/") && !/\/(docs|openapi)(\/|\.json|$)/.test(r.path))
       .map((r) => `${r.method} ${r.path}`),
   ),

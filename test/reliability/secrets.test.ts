@@ -18,7 +18,8 @@ import { openSeed } from "../../src/modules/keys/service";
 const t = await createTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: "1000000", BF_MAX_FAILS: "1000" } });
 afterAll(() => t.close().catch(() => undefined));
 
-const have = (name: RouteName) => missingFromTable(t.app.routes.map((r) => `${r.method} ${r.path}`), [name]).length === 0;
+const table = (await t.app.routes()).map((r) => `${r.method} ${r.path}`);
+const have = (name: RouteName) => missingFromTable(table, [name]).length === 0;
 const skipped: string[] = [];
 const step = (name: RouteName) => {
   if (!have(name)) skipped.push(name);

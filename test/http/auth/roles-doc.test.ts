@@ -15,7 +15,7 @@ import type { AdminRole } from "../../../src/modules/users/repo";
 const ROLES = Object.keys(ROLE_SCOPES) as AdminRole[];
 const t = await createTestApp();
 afterAll(() => t.close());
-const routes = adminRoutes(t.app);
+const routes = adminRoutes(await t.app.routes());
 const fixtures = await loadRouteFixtures();
 
 interface Row {

@@ -133,8 +133,8 @@ describe("auth on these admin routes", () => {
     });
   }
 
-  test("every admin route of this branch has a fixture", () => {
-    const mine = t.app.routes
+  test("every admin route of this branch has a fixture", async () => {
+    const mine = (await t.app.routes())
       .map((r) => `${r.method} ${r.path}`)
       .filter((r) => /\/admin\/licenses\/:id\/(usage|floating-sessions|activations)/.test(r));
     expect(mine.sort()).toEqual(Object.keys(fixtures).sort());

@@ -27,8 +27,8 @@ async function call(route: string, key: string | null) {
 }
 
 const routes = Object.keys(fixtures);
-test("every release admin route is registered and has a fixture", () => {
-  const registered = t.app.routes.map((r) => `${r.method} ${r.path}`).filter((r) => /\/admin\/(releases|artifacts)|\/releases$/.test(r));
+test("every release admin route is registered and has a fixture", async () => {
+  const registered = (await t.app.routes()).map((r) => `${r.method} ${r.path}`).filter((r) => /\/admin\/(releases|artifacts)|\/releases$/.test(r));
   expect(registered.sort()).toEqual(routes.sort());
 });
 

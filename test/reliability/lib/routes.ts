@@ -8,7 +8,7 @@ let table: string[] | null = null;
 export async function appRouteTable(): Promise<string[]> {
   if (!table) {
     const t = await createTestApp();
-    table = t.app.routes.map((r) => `${r.method} ${r.path}`);
+    table = (await t.app.routes()).map((r) => `${r.method} ${r.path}`);
     await t.close();
   }
   return table;

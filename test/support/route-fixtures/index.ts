@@ -49,9 +49,9 @@ interface RouteLike {
   hooks?: unknown;
 }
 
-/** Admin routes from the app's route table (the same table the router serves). */
-export function adminRoutes(app: { routes: readonly RouteLike[] }): AdminRoute[] {
-  return app.routes
+/** Admin routes from the app's route table (the same table the router serves: `await app.routes()`). */
+export function adminRoutes(routes: readonly RouteLike[]): AdminRoute[] {
+  return routes
     .filter((r) => r.path.startsWith(ADMIN_PREFIX))
     .map((r) => ({ method: r.method, path: r.path, key: `${r.method} ${r.path}`, hooks: (r.hooks ?? {}) as Record<string, unknown> }));
 }
