@@ -13,10 +13,10 @@ import { runLifecycle } from "../modules/lifecycle/service";
 import { runMeteredSyncJob } from "../modules/metering/service";
 import { pruneHistory } from "./prune-history";
 import { drain, PRUNE_LIMITS } from "../shared/batches";
+import { deliverWebhooks } from "../modules/webhooks/deliver";
 
 /** The lifecycle pass (expiries, reminders, dunning); also POST /admin/system/run-expiry-checks (in the background, 202). */
 export const LIFECYCLE = "lifecycle";
-import { deliverWebhooks } from "../modules/webhooks/deliver";
 
 /** The metered-billing drain (Stripe meter events); also POST /admin/system/run-metered-sync. */
 export const METERED_SYNC = "metered-sync";

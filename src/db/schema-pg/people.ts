@@ -2,9 +2,9 @@ import { sql } from "drizzle-orm";
 import { pgTable, text, integer, timestamp, index, uniqueIndex } from "drizzle-orm/pg-core";
 import { licenses } from "./licenses";
 import { idC } from "./collate";
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
-
 import { ADMIN_ROLES, SEAT_ROLES } from "../schema/people";
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
 export { ADMIN_ROLES, SEAT_ROLES };
 

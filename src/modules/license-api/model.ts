@@ -1,5 +1,6 @@
 // Field schemas shared by the public license routes.
 import { t } from "elysia";
+export { LicenseStatusSchema, QuotaPeriodSchema, ValueTypeSchema } from "../../http/common-schemas";
 
 /**
  * No shape constraint on purpose: a malformed key must get the same 404 LICENSE_NOT_FOUND as a
@@ -26,7 +27,6 @@ export const identifierField = (maxLength: number) =>
 
 export const LabelField = t.Optional(t.String({ maxLength: 255, description: "Human-readable name, e.g. a host name" }));
 
-export { LicenseStatusSchema, QuotaPeriodSchema, ValueTypeSchema } from "../../http/common-schemas";
 export const DateTime = t.String({ format: "date-time" });
 export const NullableDateTime = t.Union([DateTime, t.Null()]);
 export const Uuid = t.String({ format: "uuid" });

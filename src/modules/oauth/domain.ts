@@ -2,6 +2,7 @@
 // the flow cookie's shape, and which provider answers name a verified email address.
 import { MINUTE } from "../../shared/clock";
 import { cookieScope, scopedCookie, type CookieScope } from "../../shared/cookies";
+export { cookieValue, type CookieScope } from "../../shared/cookies";
 
 /** The three providers Keyward knows (DECISIONS: Sessions and sign-in). */
 export const PROVIDER_IDS = ["github", "google", "oidc"] as const;
@@ -50,8 +51,6 @@ export function safeReturnTo(raw: string | undefined): string | null {
   }
   return raw;
 }
-
-export { cookieValue, type CookieScope } from "../../shared/cookies";
 
 /** The flow cookie goes to the OAuth routes under BASE_URL's path only. */
 export function flowCookieScope(baseUrl: string): CookieScope {

@@ -1,10 +1,10 @@
 import { t } from "../../http/schema";
 import { FEATURE_NAME_PATTERN, MAX_FEATURE_VALUE_LENGTH } from "./domain";
+import { QuotaPeriodSchema, ValueTypeSchema } from "../../http/common-schemas";
 
 const Uuid = t.String({ format: "uuid" });
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
-import { QuotaPeriodSchema, ValueTypeSchema } from "../../http/common-schemas";
 export { QuotaPeriodSchema, ValueTypeSchema };
 export const LicenseTypeSchema = t.Union([t.Literal("perpetual"), t.Literal("subscription"), t.Literal("trial")]);
 export const FeatureName = t.String({

@@ -5,9 +5,9 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { catalog, post } from "../../support/license-api";
 import { V1, expectError } from "./helpers";
 import { newId } from "../../../src/shared/ids";
+import type { SharedRateLimiter } from "../../../src/modules/abuse/rate-limit.sqlite";
 
 const DAY = 86_400_000;
-import type { SharedRateLimiter } from "../../../src/modules/abuse/rate-limit.sqlite";
 
 let t: TestApp;
 beforeAll(async () => {
