@@ -1,8 +1,14 @@
-// The only module that reads the environment. Everything else receives a frozen Config.
+// The only module that reads the environment (its parts in src/config/ read the record it is given:
+// env.ts one variable at a time, integrations.ts Stripe and the sign-in providers). Everything else
+// receives a frozen Config.
 // A bad value stops the boot with a message naming the variable (ConfigError).
 import { resolve } from "node:path";
-import { parsePgUrl } from "./db/pg-url";
-import { parseTrustProxy, TrustProxyParseError, type TrustProxy } from "./http/trusted-proxies";
+import type { TrustProxy } from "./http/trusted-proxies";
+import { bool, ConfigError, emailList, hex64, int, mailFrom, oneOf, optional, postgresUrl, smtpUrl, str, trustProxy, type Env } from "./config/env";
+import { oauthConfig, stripeConfig, type OAuthConfig, type StripeConfig } from "./config/integrations";
+
+export { ConfigError } from "./config/env";
+export type { OAuthClientCredentials, OAuthConfig, StripeConfig } from "./config/integrations";
 
 export type StorageDriver = "local" | "s3" | "none";
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
@@ -115,94 +121,6 @@ export interface Config {
   stripe: StripeConfig | null;
 }
 
-export interface StripeConfig {
-  /** STRIPE_SECRET_KEY (sk_… or rk_…): never logged. */
-  secretKey: string;
-  /** STRIPE_WEBHOOK_SECRET (whsec_…): verifies POST /webhooks/stripe; null: that route answers 503. */
-  webhookSecret: string | null;
-  /**
-   * STRIPE_API_BASE: where the SDK sends its calls (host, port, protocol), for a local Stripe fake in
-   * tests or a proxy; null: api.stripe.com.
-   */
-  apiBase: { host: string; port: number; protocol: "http" | "https" } | null;
-}
-
-export interface OAuthClientCredentials {
-  clientId: string;
-  clientSecret: string;
-}
-
-/** A provider is on (non-null) when both its client id and secret are set. Endpoint URLs default to the real providers'. */
-export interface OAuthConfig {
-  /** `url`: github.com or a GitHub Enterprise Server (authorize and token endpoints); `apiUrl`: its REST API. */
-  github: (OAuthClientCredentials & { url: string; apiUrl: string }) | null;
-  google: (OAuthClientCredentials & { authUrl: string; tokenUrl: string; userinfoUrl: string }) | null;
-  /** Generic OpenID Connect: endpoints come from the issuer's discovery document. `name` labels the button. */
-  oidc: (OAuthClientCredentials & { issuer: string; name: string }) | null;
-  /** Time limit of each call to a provider (discovery, token, user info), in milliseconds. */
-  httpTimeoutMs: number;
-}
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    reason: string,
-  ) {
-    super(`Invalid configuration: ${variable} ${reason}`);
-    this.name = "ConfigError";
-  }
-}
-
-type Env = Record<string, string | undefined>;
-
-const HEX64 = /^[0-9a-fA-F]{64}$/;
-
-function str(env: Env, name: string, fallback: string): string {
-  const v = env[name];
-  return v === undefined || v.trim() === "" ? fallback : v.trim();
-}
-
-function optional(env: Env, name: string): string | null {
-  const v = env[name];
-  return v === undefined || v.trim() === "" ? null : v.trim();
-}
-
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = optional(env, name);
-  if (raw === null) return fallback;
-  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
-
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = optional(env, name);
-  if (raw === null) return fallback;
-  const v = raw.toLowerCase();
-  if (["1", "true", "yes", "on"].includes(v)) return true;
-  if (["0", "false", "no", "off"].includes(v)) return false;
-  throw new ConfigError(name, `must be true or false, got "${raw}"`);
-}
-
-function trustProxy(env: Env, name: string): TrustProxy {
-  try {
-    return parseTrustProxy(optional(env, name));
-  } catch (e) {
-    if (e instanceof TrustProxyParseError) throw new ConfigError(name, e.message);
-    throw e;
-  }
-}
-
-function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
-  const raw = optional(env, name);
-  if (raw === null) return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
-  }
-  return raw as T;
-}
-
 /**
  * DATABASE_STALL_TIMEOUT_MS: 0 (off) or 1 s to 1 h, and longer than DATABASE_LOCK_TIMEOUT_MS: a
  * statement waiting for a row lock receives nothing from the server until the lock timeout ends it,
@@ -216,13 +134,6 @@ function stallTimeout(env: Env, lockMs: number): number {
     throw new ConfigError("DATABASE_STALL_TIMEOUT_MS", `must be longer than DATABASE_LOCK_TIMEOUT_MS (${lockMs}), got ${ms}: a statement waiting for a lock hears nothing until then`);
   }
   return ms;
-}
-
-function hex64(env: Env, name: string): string | null {
-  const raw = optional(env, name);
-  if (raw === null) return null;
-  if (!HEX64.test(raw)) throw new ConfigError(name, "must be 64 hexadecimal characters (32 bytes)");
-  return raw.toLowerCase();
 }
 
 export function loadConfig(env: Env): Readonly<Config> {
@@ -355,139 +266,6 @@ export function loadConfig(env: Env): Readonly<Config> {
     }
   }
   return Object.freeze({ ...config, storage: Object.freeze(storage), oauth: Object.freeze(config.oauth) });
-}
-
-function stripeConfig(env: Env, production: boolean): StripeConfig | null {
-  const secretKey = optional(env, "STRIPE_SECRET_KEY");
-  const webhookSecret = optional(env, "STRIPE_WEBHOOK_SECRET");
-  const base = optional(env, "STRIPE_API_BASE");
-  if (secretKey === null) {
-    if (webhookSecret !== null) throw new ConfigError("STRIPE_SECRET_KEY", "is required when STRIPE_WEBHOOK_SECRET is set");
-    return null;
-  }
-  if (!/^(sk|rk)_[A-Za-z0-9_]{8,}$/.test(secretKey)) throw new ConfigError("STRIPE_SECRET_KEY", "must be a Stripe secret or restricted key (sk_… or rk_…)");
-  if (webhookSecret !== null && !/^whsec_[A-Za-z0-9+/=_-]{8,}$/.test(webhookSecret)) {
-    throw new ConfigError("STRIPE_WEBHOOK_SECRET", "must be a Stripe webhook signing secret (whsec_…)");
-  }
-  let apiBase: StripeConfig["apiBase"] = null;
-  if (base !== null) {
-    const url = new URL(providerUrl(env, "STRIPE_API_BASE", base, production, true));
-    if (url.pathname !== "/" && url.pathname !== "") throw new ConfigError("STRIPE_API_BASE", "must be a scheme, host and port only (no path)");
-    const protocol = url.protocol === "https:" ? "https" : "http";
-    apiBase = { host: url.hostname.replace(/^\[|\]$/g, ""), port: url.port ? Number(url.port) : protocol === "https" ? 443 : 80, protocol };
-  }
-  return { secretKey, webhookSecret, apiBase };
-}
-
-/**
- * An absolute http(s) URL without query or fragment; https only in production (a provider endpoint
- * receives client secrets and authorization codes). `base`: trailing slashes dropped, paths are appended.
- */
-function providerUrl(env: Env, name: string, fallback: string, production: boolean, base: boolean): string {
-  const raw = str(env, name, fallback);
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`);
-  if (url.search !== "" || url.hash !== "") throw new ConfigError(name, "must not have a query or fragment");
-  if (production && url.protocol !== "https:") throw new ConfigError(name, "must use https when NODE_ENV=production");
-  return base ? raw.replace(/\/+$/, "") : raw;
-}
-
-/** Both or neither: a client id without its secret (or the reverse) is a typo, not "off". */
-function credentials(idName: string, id: string | null, secretName: string, secret: string | null): OAuthClientCredentials | null {
-  if (id === null && secret === null) return null;
-  if (id === null) throw new ConfigError(idName, `is required when ${secretName} is set`);
-  if (secret === null) throw new ConfigError(secretName, `is required when ${idName} is set`);
-  return { clientId: id, clientSecret: secret };
-}
-
-function oauthConfig(env: Env, production: boolean): OAuthConfig {
-  const github = credentials(
-    "OAUTH_GITHUB_CLIENT_ID",
-    optional(env, "OAUTH_GITHUB_CLIENT_ID"),
-    "OAUTH_GITHUB_CLIENT_SECRET",
-    optional(env, "OAUTH_GITHUB_CLIENT_SECRET"),
-  );
-  const githubUrl = providerUrl(env, "OAUTH_GITHUB_URL", "https://github.com", production, true);
-  const githubApiUrl = providerUrl(env, "OAUTH_GITHUB_API_URL", "https://api.github.com", production, true);
-  const google = credentials(
-    "OAUTH_GOOGLE_CLIENT_ID",
-    optional(env, "OAUTH_GOOGLE_CLIENT_ID"),
-    "OAUTH_GOOGLE_CLIENT_SECRET",
-    optional(env, "OAUTH_GOOGLE_CLIENT_SECRET"),
-  );
-  const googleAuthUrl = providerUrl(env, "OAUTH_GOOGLE_AUTH_URL", "https://accounts.google.com/o/oauth2/v2/auth", production, false);
-  const googleTokenUrl = providerUrl(env, "OAUTH_GOOGLE_TOKEN_URL", "https://oauth2.googleapis.com/token", production, false);
-  const googleUserinfoUrl = providerUrl(env, "OAUTH_GOOGLE_USERINFO_URL", "https://openidconnect.googleapis.com/v1/userinfo", production, false);
-  const oidc = credentials("OIDC_CLIENT_ID", optional(env, "OIDC_CLIENT_ID"), "OIDC_CLIENT_SECRET", optional(env, "OIDC_CLIENT_SECRET"));
-  // The issuer is an identifier compared with the discovery document's `issuer`: kept as written.
-  const issuer = optional(env, "OIDC_ISSUER") === null ? null : providerUrl(env, "OIDC_ISSUER", "", production, false);
-  if (oidc && issuer === null) throw new ConfigError("OIDC_ISSUER", "is required when OIDC_CLIENT_ID is set");
-  if (!oidc && issuer !== null) throw new ConfigError("OIDC_CLIENT_ID", "is required when OIDC_ISSUER is set");
-  const name = str(env, "OIDC_NAME", "Single sign-on");
-  if (name.length > 64) throw new ConfigError("OIDC_NAME", "must be at most 64 characters");
-  return {
-    github: github && { ...github, url: githubUrl, apiUrl: githubApiUrl },
-    google: google && { ...google, authUrl: googleAuthUrl, tokenUrl: googleTokenUrl, userinfoUrl: googleUserinfoUrl },
-    oidc: oidc && issuer !== null ? { ...oidc, issuer, name } : null,
-    httpTimeoutMs: int(env, "OAUTH_HTTP_TIMEOUT_MS", 10_000, 100, 120_000),
-  };
-}
-
-/** A comma-separated list of email addresses, trimmed and lower-cased (ASCII); empty entries skipped. */
-function emailList(env: Env, name: string): string[] {
-  const out: string[] = [];
-  for (const part of (optional(env, name) ?? "").split(",")) {
-    const email = part.trim().replace(/[A-Z]+/g, (m) => m.toLowerCase());
-    if (email === "") continue;
-    if (!/^[^\s@,]+@[^\s@,]+$/.test(email) || email.length > 320) throw new ConfigError(name, `must list email addresses, got "${email}"`);
-    if (!out.includes(email)) out.push(email);
-  }
-  return out;
-}
-
-/** A postgres:// or postgresql:// URL with a host, or null when unset. */
-function postgresUrl(env: Env, name: string): string | null {
-  const raw = optional(env, name);
-  if (raw === null) return null;
-  // Several hosts (db1:5432,db2:5432) are postgres.js's failover list (docs/operations.md).
-  const parsed = parsePgUrl(raw);
-  // Never echo the value: it usually holds a password.
-  if ("error" in parsed) throw new ConfigError(name, parsed.error);
-  return raw;
-}
-
-/** An smtp:// or smtps:// URL with a host (nodemailer's URL form), or null when unset. */
-function smtpUrl(env: Env, name: string): string | null {
-  const raw = optional(env, name);
-  if (raw === null) return null;
-  let url: URL | null = null;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = null;
-  }
-  if (!url || (url.protocol !== "smtp:" && url.protocol !== "smtps:") || url.hostname === "") {
-    // Never echo the value: it usually holds a password.
-    throw new ConfigError(name, "must be an smtp:// or smtps:// URL with a host, like smtp://user:pass@mail.example.com:587");
-  }
-  return raw;
-}
-
-// A bare address, or a display name followed by <address>. No line breaks, so the value can never
-// add mail headers (the same shape the From setting of the settings module accepts).
-const MAIL_ADDRESS = "[^\\s<>@\"]+@[^\\s<>@\"]+\\.[^\\s<>@\"]+";
-const MAIL_FROM = new RegExp(`^(?:${MAIL_ADDRESS}|[^\\r\\n<>]{1,200} <${MAIL_ADDRESS}>)$`);
-
-function mailFrom(env: Env, name: string): string | null {
-  const raw = optional(env, name);
-  if (raw === null) return null;
-  if (!MAIL_FROM.test(raw)) throw new ConfigError(name, `must be "addr@example.com" or "Name <addr@example.com>", got "${raw}"`);
-  return raw;
 }
 
 /** Reads process.env; only boot code (main, cli) calls this. */

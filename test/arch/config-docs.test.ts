@@ -3,16 +3,18 @@
 // docs/configuration.md — and none of them lists a variable the code does not read.
 import { describe, expect, test } from "bun:test";
 import ts from "typescript";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config";
 
 const ROOT = join(import.meta.dir, "../..");
 const read = (p: string) => readFileSync(join(ROOT, p), "utf8");
 
-/** Names read from the `env` record in src/config.ts: helper(env, "NAME", …), env["NAME"], env.NAME. */
+/** The configuration's files: src/config.ts and its parts in src/config/. */
+const CONFIG_FILES = ["src/config.ts", ...readdirSync(join(ROOT, "src/config")).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts")).map((f) => `src/config/${f}`)];
+
+/** Names read from the `env` record in the configuration's files: helper(env, "NAME", …), env["NAME"], env.NAME. */
 function variablesReadByConfig(): string[] {
-  const source = ts.createSourceFile("config.ts", read("src/config.ts"), ts.ScriptTarget.Latest, true);
   const names = new Set<string>();
   const visit = (n: ts.Node) => {
     if (ts.isCallExpression(n)) {
@@ -25,7 +27,7 @@ function variablesReadByConfig(): string[] {
     if (ts.isPropertyAccessExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === "env") names.add(n.name.text);
     ts.forEachChild(n, visit);
   };
-  visit(source);
+  for (const file of CONFIG_FILES) visit(ts.createSourceFile(file, read(file), ts.ScriptTarget.Latest, true));
   return [...names].sort();
 }
 
