@@ -106,7 +106,7 @@ export const outbox = sqliteTable(
   ],
 );
 
-/** Admin overrides of the editable email templates (modules/email/lifecycle.ts, template-admin.ts); no row = the default. */
+/** Admin overrides of the editable email templates (modules/email/editable.ts, template-admin.ts); no row = the default. */
 export const emailTemplates = sqliteTable("email_templates", {
   name: text("name").primaryKey(),
   subject: text("subject").notNull(),

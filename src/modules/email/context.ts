@@ -3,7 +3,7 @@
 // applies to every email not yet sent.
 import type { Repos } from "../../deps";
 import { resolveSettings } from "../settings/domain";
-import { isEditableTemplate, type EditableTemplate, type TemplateText } from "./lifecycle";
+import { isEditableTemplate, type EditableTemplate, type TemplateText } from "./editable";
 import type { EmailRenderContext } from "./templates";
 
 export async function loadEmailRenderContext(repos: Pick<Repos, "settings" | "emailTemplates">): Promise<EmailRenderContext> {

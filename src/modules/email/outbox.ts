@@ -8,7 +8,7 @@
 import { openText, seal } from "../../crypto/aead";
 import type { Secrets } from "../keys/secrets";
 import type { OutboxEmail } from "../outbox/effects";
-import { LIFECYCLE_TEMPLATES } from "./lifecycle";
+import { LIFECYCLE_TEMPLATES } from "./editable";
 
 export const EMAIL_TEMPLATES = ["sign_in_code", "seat_invite", "webhook_disabled", ...LIFECYCLE_TEMPLATES] as const;
 export type EmailTemplate = (typeof EMAIL_TEMPLATES)[number];

@@ -5,7 +5,8 @@ import type { Deps } from "../../deps";
 import { assertSystemWide, type Actor } from "../../shared/actor";
 import { AppError, validationError } from "../../shared/errors";
 import { loadEmailRenderContext } from "./context";
-import { EDITABLE_DEFINITIONS, EDITABLE_TEMPLATES, isAccountTemplate, isEditableTemplate, secretPlaceholders, templateTextErrors, type EditableTemplate, type TemplateText } from "./lifecycle";
+import { EDITABLE_DEFINITIONS, EDITABLE_TEMPLATES, isAccountTemplate, isEditableTemplate, secretPlaceholders, type EditableTemplate, type TemplateText } from "./editable";
+import { templateTextErrors } from "./placeholders";
 import type { EmailTemplateOverride } from "./repo";
 import { renderEmail, renderLifecycle, TemplateValueError, type RenderedEmail } from "./templates";
 

@@ -2,18 +2,8 @@
 // HTML-escaped in the HTML part (a product name is admin input, an inviter's name user input), and
 // line breaks are removed from the subject (a header).
 import type { EmailTemplate, OpenedEmail } from "./outbox";
-import {
-  isAccountTemplate,
-  isLifecycleTemplate,
-  lifecycleBody,
-  lifecycleSubject,
-  missingValues,
-  NO_EMAIL_SETTINGS,
-  secretPlaceholders,
-  type EditableTemplate,
-  type EmailSettings,
-  type TemplateText,
-} from "./lifecycle";
+import { isAccountTemplate, isLifecycleTemplate, NO_EMAIL_SETTINGS, secretPlaceholders, type EditableTemplate, type EmailSettings, type TemplateText } from "./editable";
+import { missingValues, renderBody, renderSubject } from "./placeholders";
 
 /**
  * What rendering reads besides the message: the settings emails show (vendor_name, support_email,
@@ -60,7 +50,7 @@ export function emailSubject(template: EmailTemplate, data: Record<string, unkno
   // Lifecycle and payment templates always render from the placeholder text (lifecycle.ts);
   // sign_in_code and seat_invite only while an admin override is stored (their default is the
   // designed email below, whose words the template's `defaults` repeat).
-  if (isLifecycleTemplate(template) || (isAccountTemplate(template) && ctx.overrides[template])) return lifecycleSubject(template, clearValues(template, data), ctx.settings, ctx.overrides[template]);
+  if (isLifecycleTemplate(template) || (isAccountTemplate(template) && ctx.overrides[template])) return renderSubject(template, clearValues(template, data), ctx.settings, ctx.overrides[template]);
   switch (template) {
     case "sign_in_code":
       return "Your sign-in code";
@@ -136,8 +126,8 @@ export function renderLifecycle(template: EditableTemplate, data: Record<string,
   const missing = missingValues(template, data);
   if (missing.length) throw new TemplateValueError(template, missing[0]!);
   const chosen = source ?? ctx.overrides[template] ?? null;
-  const subject = lifecycleSubject(template, data, ctx.settings, chosen);
-  const { text, htmlBody } = lifecycleBody(template, data, ctx.settings, escapeHtml, chosen);
+  const subject = renderSubject(template, data, ctx.settings, chosen);
+  const { text, htmlBody } = renderBody(template, data, ctx.settings, escapeHtml, chosen);
   return { subject, text, html: layout(subject, htmlBody) };
 }
 

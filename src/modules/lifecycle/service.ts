@@ -20,7 +20,7 @@ import { SYSTEM_ACTOR } from "../../shared/actor";
 import { DAY } from "../../shared/clock";
 import type { Secrets } from "../keys/secrets";
 import { sealedEmail } from "../email/outbox";
-import type { LifecycleTemplate } from "../email/lifecycle";
+import type { LifecycleTemplate } from "../email/editable";
 import { licenseExpired, licenseSupportEnded } from "../licenses/events";
 import type { License, LicenseStatus } from "../licenses/repo";
 import type { Effects } from "../outbox/effects";

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { secretsFromMaster } from "../keys/secrets";
 import { emailMessage } from "../outbox/effects";
 import { openEmail } from "../email/outbox";
-import { templateTextErrors } from "../email/lifecycle";
+import { templateTextErrors } from "../email/placeholders";
 import { emailSubject, renderEmail } from "../email/templates";
 import type { License } from "../licenses/repo";
 import { licensePurchasedEmail, supportRenewedEmail } from "./emails";

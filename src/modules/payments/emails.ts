@@ -1,4 +1,4 @@
-// The payment emails (editable templates in modules/email/lifecycle.ts): built here so every sender
+// The payment emails (editable templates in modules/email/editable.ts): built here so every sender
 // fills the same values. The purchased license's key travels sealed (sealedEmail), never in the clear.
 import type { Secrets } from "../keys/secrets";
 import type { License } from "../licenses/repo";

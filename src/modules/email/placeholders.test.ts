@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
-import { ACCOUNT_TEMPLATES, EDITABLE_DEFINITIONS, EDITABLE_TEMPLATES, fillTemplate, lifecycleBody, templateTextErrors } from "./lifecycle";
+import { ACCOUNT_TEMPLATES, EDITABLE_DEFINITIONS, EDITABLE_TEMPLATES } from "./editable";
+import { fillTemplate, renderBody, templateTextErrors } from "./placeholders";
 import { DEFAULT_RENDER_CONTEXT, renderEmail, renderLifecycle } from "./templates";
 
 test("the defaults use only their own placeholders", () => {
@@ -48,7 +49,7 @@ test("fill substitutes values as text and drops lines whose placeholders are all
 
 test("the HTML part escapes everything and links http(s) addresses without trailing punctuation", async () => {
   const { escapeHtml } = await import("./templates");
-  const { htmlBody } = lifecycleBody("support_ended", { product_name: "<b>X</b>", support_until: "2026-11-20T00:00:00.000Z" }, { vendor_name: null, support_email: null, portal_url: "https://p.example/a?b=1&c=2" }, escapeHtml, {
+  const { htmlBody } = renderBody("support_ended", { product_name: "<b>X</b>", support_until: "2026-11-20T00:00:00.000Z" }, { vendor_name: null, support_email: null, portal_url: "https://p.example/a?b=1&c=2" }, escapeHtml, {
     subject: "s",
     body: "{{product_name}} at {{portal_url}}.\nnext",
   });
