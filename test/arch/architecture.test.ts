@@ -8,10 +8,12 @@
 //   module-http   src/modules/** and src/jobs/** import nothing from src/http and build no Response,
 //                 except in their route files (index.ts, admin.ts, model.ts, present.ts)
 //   bare-error no `throw new Error(…)` in src/modules/**/service.ts|domain.ts (AppError instead)
+//   import-top every import (and re-export from another module) before any other statement
+//   file-size  no source file over MAX_FILE_LINES lines (generated *.gen.ts files aside)
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
-import { checkSource, checkTree, formatViolations, sourceFiles, type RuleId } from "./checker";
+import { checkSource, checkTree, formatViolations, MAX_FILE_LINES, sourceFiles, type RuleId } from "./checker";
 
 const ROOT = join(import.meta.dir, "../..");
 
@@ -73,6 +75,22 @@ describe("each rule can fail (fake files)", () => {
     });
   }
 
+  test("import-top: an import after another statement fails; imports, type-only imports and re-exports first pass", () => {
+    const head = 'import { a } from "./a";\nimport type { B } from "./b";\nexport { c } from "./c";\n';
+    expect(rulesAt(SERVICE, `${head}const x = a;\n`)).toEqual([]);
+    expect(rulesAt(SERVICE, `${head}const x = a;\nimport { d } from "./d";\n`)).toEqual(["import-top"]);
+    expect(rulesAt(SERVICE, `const x = 1;\nexport { e } from "./e";\n`)).toEqual(["import-top"]);
+    // A dynamic import is a call, not a declaration: where it is used is its point.
+    expect(rulesAt(SERVICE, `const x = 1;\nconst m = await import("./m");\n`)).toEqual([]);
+  });
+
+  test("file-size: a file of MAX_FILE_LINES lines passes, one more line fails; generated files are exempt", () => {
+    const file = (n: number) => "const x = 1;\n".repeat(n);
+    expect(rulesAt(SERVICE, file(MAX_FILE_LINES))).toEqual([]);
+    expect(rulesAt(SERVICE, file(MAX_FILE_LINES + 1))).toEqual(["file-size"]);
+    expect(rulesAt("src/db/migrations.gen.ts", file(MAX_FILE_LINES + 1))).toEqual([]);
+  });
+
   test("repo-promise: every method of a repository interface returns a Promise", () => {
     const REPO = "src/modules/widgets/repo.ts";
     expect(rulesAt(REPO, "export interface WidgetRepo { find(id: string): Widget | null; }")).toEqual(["repo-promise"]);
@@ -113,13 +131,13 @@ describe("each rule can fail (fake files)", () => {
 
   test("what is not a violation: comments, strings, dated constructors, AppError, other imports", () => {
     const clean = [
+      'import { t } from "elysia";',
+      'import type { DbHandle } from "../../db/client";',
       "// never call Date.now() or read process.env here",
       "/* import { eq } from 'drizzle-orm' */",
       'const s = "process.env.PORT and new Date() and sql`x`";',
       "const d = new Date(0); const e = new Date(ms); const f = new Date(\"2026-01-01\");",
       'throw new AppError("NOT_FOUND");',
-      'import { t } from "elysia";',
-      'import type { DbHandle } from "../../db/client";',
       "const envelope = config.env; const now = clock.now();",
       "const x = sqlish`not sql`;",
     ].join("\n");

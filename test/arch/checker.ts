@@ -6,7 +6,10 @@ import ts from "typescript";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
-export type RuleId = "env" | "clock" | "db" | "sqlite" | "postgres" | "repo-promise" | "module-http" | "bare-error";
+export type RuleId = "env" | "clock" | "db" | "sqlite" | "postgres" | "repo-promise" | "module-http" | "bare-error" | "import-top" | "file-size";
+
+/** The most lines a source file may have (generated files aside): a longer one is split by what its parts do. */
+export const MAX_FILE_LINES = 400;
 
 export const RULES: Record<RuleId, { allowed: (path: string) => boolean; fix: string }> = {
   env: {
@@ -42,6 +45,14 @@ export const RULES: Record<RuleId, { allowed: (path: string) => boolean; fix: st
     allowed: (p) => !/^src\/modules\/.+\/(service|domain)\.ts$/.test(p),
     fix: 'expected outcomes are AppError("CODE") with a code from src/shared/errors.ts',
   },
+  "import-top": {
+    allowed: () => false,
+    fix: "put every import (and re-export from another module) at the top of the file, before any other statement",
+  },
+  "file-size": {
+    allowed: (p) => p.endsWith(".gen.ts"),
+    fix: `split the file by what its parts do (at most ${MAX_FILE_LINES} lines)`,
+  },
 };
 
 export interface Violation {
@@ -55,8 +66,8 @@ const DB_MODULES = /^drizzle-orm(\/.*)?$/;
 const SQLITE_MODULES = /^(bun:sqlite|drizzle-orm\/(sqlite-core|bun-sqlite)(\/.*)?)$/;
 const PG_MODULES = /^(postgres|drizzle-orm\/(pg-core|postgres-js)(\/.*)?)$/;
 /** src/db files that belong to one engine (the rest of src/db is engine-neutral or drizzle-only). */
-const SQLITE_DB_FILES = /^src\/db\/(client|migrate|backup|copy|migrations\.gen)\.ts$|^src\/db\/schema\//;
-const PG_DB_FILES = /^src\/db\/(pg|copy|migrations-pg\.gen)\.ts$|^src\/db\/schema-pg\//;
+const SQLITE_DB_FILES = /^src\/db\/(client|migrate|backup|copy|copy-plan|migrations\.gen)\.ts$|^src\/db\/schema\//;
+const PG_DB_FILES = /^src\/db\/(pg|copy|copy-plan|migrations-pg\.gen)\.ts$|^src\/db\/schema-pg\//;
 const BARE_ERRORS = new Set(["Error", "TypeError", "RangeError"]);
 
 const isId = (n: ts.Node, name: string): boolean => ts.isIdentifier(n) && n.text === name;
@@ -142,15 +153,28 @@ function isPromiseType(t: ts.TypeNode | undefined): boolean {
 export function checkSource(path: string, content: string): Violation[] {
   const source = ts.createSourceFile(path, content, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const out: Violation[] = [];
+  const report = (rule: RuleId, n: ts.Node) => {
+    if (RULES[rule].allowed(path)) return;
+    const { line } = source.getLineAndCharacterOfPosition(n.getStart(source));
+    out.push({ rule, file: path, line: line + 1, text: n.getText(source).split("\n")[0]!.slice(0, 120) });
+  };
   const visit = (n: ts.Node) => {
     const rule = ruleOf(n);
-    if (rule && !RULES[rule].allowed(path)) {
-      const { line } = source.getLineAndCharacterOfPosition(n.getStart(source));
-      out.push({ rule, file: path, line: line + 1, text: n.getText(source).split("\n")[0]!.slice(0, 120) });
-    }
+    if (rule) report(rule, n);
     ts.forEachChild(n, visit);
   };
   visit(source);
+  // Imports first: an import after other statements is hoisted anyway, and hides what the file needs.
+  let code = false;
+  for (const st of source.statements) {
+    const importing = ts.isImportDeclaration(st) || ts.isImportEqualsDeclaration(st) || (ts.isExportDeclaration(st) && st.moduleSpecifier !== undefined);
+    if (!importing) code = true;
+    else if (code) report("import-top", st);
+  }
+  const lines = content.split("\n").length - (content.endsWith("\n") ? 1 : 0);
+  if (lines > MAX_FILE_LINES && !RULES["file-size"].allowed(path)) {
+    out.push({ rule: "file-size", file: path, line: MAX_FILE_LINES + 1, text: `${lines} lines` });
+  }
   return out;
 }
 
