@@ -211,6 +211,45 @@ forEachEngine("LicenseRepo", (engine, open) => {
     expect((await auditRows(o)).map((r) => r.action)).toEqual(["license.update", "lock"]);
   });
 
+  test("lock returns the row as it is and writes nothing; an unknown id is null", async () => {
+    await setup();
+    const { license } = await seedCatalog(o);
+    const before = await repo.findById(license.id);
+    expect(await repo.lock(license.id)).toEqual(before);
+    expect(await repo.lock("nope")).toBeNull();
+    expect(await repo.findById(license.id)).toEqual(before);
+    expect(await auditRows(o)).toEqual([]);
+  });
+
+  if (engine === "postgres") {
+    test("lock holds the row until its transaction ends: a writer on another connection waits for it", async () => {
+      await setup();
+      const { license } = await seedCatalog(o);
+      const order: string[] = [];
+      const nodes = await pgNodes(o, 1);
+      try {
+        let locked!: () => void;
+        const isLocked = new Promise<void>((r) => (locked = r));
+        const holder = withPgTransaction(o.pg!, async (tx) => {
+          expect((await createLicenseRepoPg(tx).lock(license.id))?.id).toBe(license.id);
+          order.push("locked");
+          locked();
+          await Bun.sleep(300);
+          order.push("released");
+        });
+        await isLocked;
+        const writer = nodes.repos[0]!.licenses
+          .mutate(license.id, () => ({ email: "after@example.com" }), later(1), () => audited("license.update", license.id))
+          .then(() => order.push("written"));
+        await Promise.all([holder, writer]);
+        expect(order).toEqual(["locked", "released", "written"]);
+        expect((await repo.findById(license.id))!.email).toBe("after@example.com");
+      } finally {
+        await nodes.close();
+      }
+    });
+  }
+
   test("mutate with clearActivations drops that license's activations and floating sessions only", async () => {
     await setup();
     const { license, product, plan } = await seedCatalog(o);

@@ -139,6 +139,9 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
         rethrowConstraint(e, { foreignKey: "The plan no longer exists." });
       }
     },
+    async lock(id) {
+      return db.transaction((tx) => readLicense(tx, id, true));
+    },
     async addonIds(licenseId) {
       // SQLite answers from the (license_id, addon_id) primary-key index: add-on id order.
       const rows = await db

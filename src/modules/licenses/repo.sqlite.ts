@@ -145,6 +145,9 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
         rethrowConstraint(e, { foreignKey: "The plan no longer exists." });
       }
     },
+    async lock(id) {
+      return immediate(handle, () => findById(id));
+    },
     async addonIds(licenseId) {
       return db.select({ id: licenseAddons.addonId }).from(licenseAddons).where(eq(licenseAddons.licenseId, licenseId)).all().map((r) => r.id);
     },

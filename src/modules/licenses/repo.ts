@@ -79,6 +79,14 @@ export interface LicenseRepo {
     effects: (before: License, patch: LicensePatch) => Effects,
     opts?: { clearActivations?: boolean },
   ): Promise<License | null>;
+  /**
+   * The license row, locked until the enclosing transaction ends (a unit of work's repositories:
+   * Deps.db.transaction); null when it does not exist. On PostgreSQL a row lock (SELECT … FOR
+   * UPDATE): every writer of the license waits for that transaction. SQLite runs one writer at a
+   * time, and the transaction already holds it: a plain read. Handlers that touch a license's
+   * billing link or payments take it first, so they lock in one order and never deadlock.
+   */
+  lock(id: string): Promise<License | null>;
   addonIds(licenseId: string): Promise<string[]>;
   /**
    * Attaches an add-on atomically: `guard` sees the current license inside the transaction and may

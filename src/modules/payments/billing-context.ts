@@ -9,11 +9,11 @@ export type BillingEventContext = StripeHandlerContext;
 export const eventTime = (ctx: BillingEventContext): Date => new Date(ctx.event.created * 1000);
 
 /**
- * Takes the license row's lock for the rest of the transaction (a mutate that changes nothing) and
- * returns the row; null when it does not exist. Every handler that touches a license's billing link
- * or payments takes it first, so concurrent events of one purchase lock in one order (license, then
- * link and payment rows) and never deadlock on PostgreSQL. SQLite runs one writer at a time.
+ * Takes the license row's lock for the rest of the transaction and returns the row; null when it
+ * does not exist. Every handler that touches a license's billing link or payments takes it first,
+ * so concurrent events of one purchase lock in one order (license, then link and payment rows) and
+ * never deadlock on PostgreSQL. SQLite runs one writer at a time.
  */
 export async function lockLicense(ctx: BillingEventContext, licenseId: string): Promise<License | null> {
-  return await ctx.tx.repos.licenses.mutate(licenseId, () => ({}), ctx.at, () => ({}));
+  return await ctx.tx.repos.licenses.lock(licenseId);
 }
