@@ -1,30 +1,24 @@
-import { Elysia, t } from "elysia";
-import { withHeaders } from "../../http/schema";
+import { Elysia } from "elysia";
+import { t, withHeaders } from "../../http/schema";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { artifactRedirect, licenseDownload } from "./service";
 import { licenseKeyFrom } from "./domain";
 import { DownloadBody, DownloadResult, RedirectParams, RedirectQuery } from "./model";
+import { presentDownload, redirectToStorage } from "./present";
 
 export function downloadRoutes(deps: Deps) {
   return new Elysia({ name: "keyward/downloads" })
     .post(
       "/license/download",
       async ({ body }) => {
-        const { release, artifact, presigned } = await licenseDownload(deps, {
+        const download = await licenseDownload(deps, {
           licenseKey: body.license_key,
           platform: body.platform,
           version: body.version,
           channel: body.channel ?? "stable",
         });
-        return ok({
-          url: presigned.url,
-          expires_at: presigned.expiresAt.toISOString(),
-          version: release.version,
-          platform: artifact.platform,
-          sha256: artifact.sha256!,
-          file_size: artifact.fileSize!,
-        });
+        return ok(presentDownload(download));
       },
       {
         body: DownloadBody,
@@ -40,8 +34,7 @@ export function downloadRoutes(deps: Deps) {
           artifactId: params.artifact_id,
           licenseKey: licenseKeyFrom(request.headers.get("authorization"), query.license_key),
         });
-        // A redirect, not an envelope: updaters follow it to the bytes. Never cached: the target expires.
-        return new Response(null, { status: 302, headers: { location: presigned.url, "cache-control": "no-store" } });
+        return redirectToStorage(presigned);
       },
       {
         params: RedirectParams,
