@@ -8,11 +8,11 @@ import { SEED_TIME, seedLicense, seedPlan, seedProduct } from "./seed";
 import { repoFor } from "./repos";
 import { AT, auditActions, audited, rejection } from "./rows";
 import { withNodes } from "./nodes";
+import { planValue } from "../support/plan-value";
 
+/** A plan whose every field differs from planValue's defaults, so a column mixed up shows. */
 function plan(productId: string, over: Partial<Plan> = {}): Plan {
-  return {
-    id: crypto.randomUUID(),
-    productId,
+  return planValue(productId, SEED_TIME, {
     name: "Pro",
     licenseType: "subscription",
     trialDays: 7,
@@ -27,10 +27,8 @@ function plan(productId: string, over: Partial<Plan> = {}): Plan {
     purchaseTrialDays: 7,
     portalOfflineActivation: false,
     quotaPeriod: "daily",
-    createdAt: SEED_TIME,
-    updatedAt: SEED_TIME,
     ...over,
-  };
+  });
 }
 
 function feature(planId: string, name: string, over: Partial<PlanFeature> = {}): PlanFeature {

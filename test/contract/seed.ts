@@ -7,6 +7,7 @@ import type { Opened } from "./harness";
 import type { Plan, PlanFeature } from "../../src/modules/plans/repo";
 import type { Product } from "../../src/modules/products/repo";
 import type { License } from "../../src/modules/licenses/repo";
+import { planValue } from "../support/plan-value";
 
 type TableName = "products" | "plans" | "planFeatures" | "licenses" | "addons" | "licenseAddons" | "activations" | "floatingSessions" | "usageCounters" | "outbox" | "webhookEndpoints" | "webhookDeliveries";
 
@@ -43,27 +44,7 @@ export async function seedPlan(
   over: Partial<Plan> = {},
   features: (Omit<PlanFeature, "id" | "planId" | "createdAt" | "stripeMeter"> & { stripeMeter?: string | null })[] = [],
 ): Promise<{ plan: Plan; features: PlanFeature[] }> {
-  const plan: Plan = {
-    id: newId(),
-    productId,
-    name: `Plan ${++seq}`,
-    licenseType: "perpetual",
-    trialDays: 14,
-    graceDays: 0,
-    maxActivations: 3,
-    maxSeats: null,
-    floating: false,
-    floatingTimeout: 30,
-    supportDays: 365,
-    supportRenewalPriceId: null,
-    purchasePriceId: null,
-    purchaseTrialDays: 0,
-    portalOfflineActivation: true,
-    quotaPeriod: "monthly",
-    createdAt: at,
-    updatedAt: at,
-    ...over,
-  };
+  const plan = planValue(productId, at, over);
   await insertRows(o, "plans", [plan as unknown as Record<string, unknown>]);
   const rows: PlanFeature[] = features.map((f) => ({ stripeMeter: null, ...f, id: newId(), planId: plan.id, createdAt: at }));
   await insertRows(o, "planFeatures", rows as unknown as Record<string, unknown>[]);

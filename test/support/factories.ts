@@ -6,6 +6,7 @@ import { createProduct } from "../../src/modules/products/service";
 import { issueLicense, type IssueLicenseInput } from "../../src/modules/licenses/service";
 import type { Plan, PlanFeature } from "../../src/modules/plans/repo";
 import type { Product } from "../../src/modules/products/repo";
+import { planValue } from "./plan-value";
 
 let seq = 0;
 
@@ -21,27 +22,7 @@ export async function makePlan(
   features: (Omit<PlanFeature, "id" | "planId" | "createdAt" | "stripeMeter"> & { stripeMeter?: string | null })[] = [],
 ): Promise<Plan> {
   const now = deps.clock.now();
-  const plan: Plan = {
-    id: newId(),
-    productId,
-    name: `Plan ${++seq}`,
-    licenseType: "perpetual",
-    trialDays: 14,
-    graceDays: 0,
-    maxActivations: 3,
-    maxSeats: null,
-    floating: false,
-    floatingTimeout: 30,
-    supportDays: 365,
-    supportRenewalPriceId: null,
-    purchasePriceId: null,
-    purchaseTrialDays: 0,
-    portalOfflineActivation: true,
-    quotaPeriod: "monthly",
-    createdAt: now,
-    updatedAt: now,
-    ...over,
-  };
+  const plan = planValue(productId, now, over);
   return await deps.repos.plans.create(
     plan,
     features.map((f) => ({ stripeMeter: null, ...f, id: newId(), planId: plan.id, createdAt: now })),
