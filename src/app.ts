@@ -17,6 +17,7 @@ import type { Deps } from "./deps";
 import { API_PREFIX, createPipeline, LANE_PATHS } from "./http/pipeline";
 import { createLane, type Lane } from "./http/lane";
 import { pathOf } from "./http/request-context";
+import { errorResponse } from "./http/error-handler";
 import { clientArea } from "./areas/client";
 
 export { API_PREFIX, LANE_PATHS } from "./http/pipeline";
@@ -94,9 +95,19 @@ export function createApp(deps: Deps): App {
         throw e;
       }));
 
-  // Elysia's `fetch` (its composed handler; `handle` only wraps it in an async function).
+  // Elysia's `fetch` (its composed handler; `handle` only wraps it in an async function). The area
+  // cannot load only through a defect (its modules are part of the build): the request still gets
+  // the spec's envelope, the cause goes to the log, and the next request tries again.
   const toConsole = (request: Request): Response | Promise<Response> =>
-    consoleApp ? consoleApp.fetch(request) : loadConsole().then((app) => app.fetch(request));
+    consoleApp
+      ? consoleApp.fetch(request)
+      : loadConsole().then(
+          (app) => app.fetch(request),
+          (error: unknown) => {
+            deps.logger.error("the console area could not be loaded", { error });
+            return errorResponse(request, "INTERNAL_ERROR", "An internal error occurred.", null);
+          },
+        );
   const dispatch = (request: Request): Response | Promise<Response> =>
     isConsolePath(pathOf(request.url)) ? toConsole(request) : client.fetch(request);
 
