@@ -1,6 +1,6 @@
 // Wire schemas several features share (enums of the license and catalog model). Defined once here so
 // the admin and public APIs cannot drift apart, and so feature models can import them without cycles.
-import { t } from "elysia";
+import { t } from "./schema";
 import { XML_TEXT_PATTERN } from "../shared/xml-text";
 import { EARLIEST_INSTANT_MS, isStorableInstant, LATEST_INSTANT_MS } from "../shared/clock";
 import { validationError } from "../shared/errors";

@@ -2,7 +2,8 @@
 // signatures. Successful answers are raw Responses, not enveloped: an appcast, a JSON array and
 // Tauri's manifest are documents whose formats their clients define (spec design rule 3). Errors
 // (400/404) still leave through the error handler in the envelope.
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../http/schema";
 import type { Deps } from "../../deps";
 import { errors } from "../../http/envelope";
 import { latestUpdate, renderedFeed } from "./service";

@@ -1,5 +1,6 @@
 // Public health routes, outside the rate-limited prefixes (app.ts) so load balancers can probe freely.
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../http/schema";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { checkLiveness, checkReadiness } from "./service";

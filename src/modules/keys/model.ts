@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t } from "../../http/schema";
 
 const PublicKeyHex = t.String({ pattern: "^[0-9a-f]{64}$", description: "The raw 32-byte Ed25519 public key, hex" });
 const Kid = t.String({ description: "Key id, carried in tokens as the `kid` claim" });

@@ -1,5 +1,5 @@
 // Field schemas shared by the public license routes.
-import { t } from "elysia";
+import { t } from "../../http/schema";
 export { LicenseStatusSchema, QuotaPeriodSchema, ValueTypeSchema } from "../../http/common-schemas";
 
 /**

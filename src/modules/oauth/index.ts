@@ -1,6 +1,6 @@
 // Public sign-in routes for OAuth 2.0 / OpenID Connect providers (docs/sign-in.md).
-import { Elysia, t } from "elysia";
-import { withHeaders } from "../../http/schema";
+import { Elysia } from "elysia";
+import { t, withHeaders } from "../../http/schema";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { requestContext } from "../../http/request-context";

@@ -1,7 +1,8 @@
 // Portal self-service offline activation (cookie session): one per license, for plans that offer it
 // (portal_offline_activation on, not floating); only an admin clears it (admin.ts). The license_key in a body only names the
 // license: the session cookie authenticates.
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../http/schema";
 import type { Deps } from "../../deps";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { callerOf, type SessionAuth } from "../seats";

@@ -1,4 +1,5 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../http/schema";
 import type { Deps } from "../../deps";
 import type { AdminGuard } from "../../http/auth";
 import { Empty, Envelope, errors, ok } from "../../http/envelope";

@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t } from "../../http/schema";
 import { SEMVER_PATTERN } from "../../shared/semver";
 import { FeedText } from "../../http/common-schemas";
 

@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t } from "../../http/schema";
 
 export const ProductIdParams = t.Object({ id: t.String({ description: "Product id" }) });
 
