@@ -14,13 +14,15 @@
 // `bun bench/scale.ts --verify-only` runs the verify comparison alone (with BENCH_ROUNDS=10
 // BENCH_SECONDS=3 on a busy machine).
 // `bun bench/scale.ts --seed-only` fills the caches (below) and exits (a dataset to profile a server on).
+// `bun bench/scale.ts --pass-only` runs the idle verify chunks and the two lifecycle passes alone.
 //
 // Knobs: BENCH_SCALE_LICENSES [1000000] (10,000,000 is optional and untested: ~17 GB per SQLite copy,
 // three copies with the cache and the compare server, and about an hour of seeding per engine),
 // BENCH_SCALE_SMALL [1000], BENCH_SCALE_ENGINE [both: sqlite|pg], BENCH_SCALE_CACHE [1: keep the
 // seeded SQLite file under $TMPDIR/keyward-scale-cache, keyed by N, the migrations and the day],
 // BENCH_SCALE_COMPARE_ENV (e.g. `SQLITE_MMAP_SIZE=0`: a third server with these settings on the N
-// dataset joins the verify rounds, for a before/after in one run), BENCH_SECONDS [5],
+// dataset joins the verify rounds, for a before/after in one run), BENCH_SCALE_SERVER_ENV (settings
+// for every server of the run, e.g. `JOBS=false`), BENCH_SECONDS [5],
 // BENCH_ROUNDS [4], BENCH_CONNECTIONS [64], BENCH_SCALE_LATENCY_CONNECTIONS [8],
 // BENCH_SCALE_LIST_REQUESTS [25].
 import { createHash, randomBytes } from "node:crypto";
@@ -89,6 +91,8 @@ interface Opts {
   compareEnv: Record<string, string> | null;
   /** --verify-only: the verify comparison alone (many short rounds on a busy machine). */
   verifyOnly: boolean;
+  /** --pass-only: idle verify p99 and the two passes, nothing else (a pass's own before/after). */
+  passOnly: boolean;
 }
 
 /** A dataset on disk (SQLite DATA_DIR) or in a scratch database, with the server env that reads it. */
@@ -227,8 +231,13 @@ function dirSize(dir: string): number {
   return total;
 }
 
+/** BENCH_SCALE_SERVER_ENV ("A=1 B=2"): settings for every server of the run (an experiment's knob). */
+const SERVER_ENV: Record<string, string> = Object.fromEntries(
+  (process.env.BENCH_SCALE_SERVER_ENV?.trim() || "").split(/\s+/).filter(Boolean).map((kv) => kv.split("=", 2) as [string, string]),
+);
+
 async function start(ds: Dataset, extra: Record<string, string> = {}): Promise<KeywardProcess> {
-  const env: Record<string, string> = { ...ds.env, ...extra, PORT: String(freePort()) };
+  const env: Record<string, string> = { ...ds.env, ...SERVER_ENV, ...extra, PORT: String(freePort()) };
   env.BASE_URL = `http://127.0.0.1:${env.PORT}`;
   return startKeyward({ dataDir: env.DATA_DIR!, env });
 }
@@ -411,53 +420,57 @@ async function engineRun(engine: "sqlite" | "pg", o: Opts, pgBase: string | null
     const poolSize = Math.min(big.seed.verifyPool.length, small.seed.verifyPool.length);
     const bBig = verifyBodies(big.seed.verifyPool, poolSize);
     const bSmall = verifyBodies(small.seed.verifyPool, poolSize);
-    const sides = [
-      { name: `${o.small}`, k: kSmall, bodies: bSmall, rps: [] as number[], cpu: [] as number[], runs: [] as WrkResult[] },
-      { name: `${o.n}`, k: kBig, bodies: bBig, rps: [] as number[], cpu: [] as number[], runs: [] as WrkResult[] },
-      ...(kCompare ? [{ name: `${o.n} ${Object.entries(o.compareEnv!).map(([a, b]) => `${a}=${b}`).join(" ")}`, k: kCompare, bodies: bBig, rps: [] as number[], cpu: [] as number[], runs: [] as WrkResult[] }] : []),
-    ];
-    log(`verify: ${poolSize} distinct activated licenses per side, wrk 1 thread, ${o.connections} connections, ${o.rounds} rounds × ${o.seconds} s, order flipped every round`);
-    for (const s of sides) await verifyRun(s.k, s.bodies, Math.max(2, o.seconds / 2), o.connections);
-    const ratios: number[][] = sides.map(() => []);
-    for (let r = 0; r < o.rounds; r++) {
-      const order = sides.map((_, i) => i);
-      if (r % 2) order.reverse();
-      for (const i of order) {
-        const before = cpuMicros(sides[i]!.k.pid);
-        const run = await verifyRun(sides[i]!.k, sides[i]!.bodies, o.seconds, o.connections);
-        sides[i]!.cpu.push((cpuMicros(sides[i]!.k.pid) - before) / Math.max(1, run.requests));
-        sides[i]!.rps.push(run.rps);
-        sides[i]!.runs.push(run);
-        log(describeRun(`${sides[i]!.name.padEnd(8)} #${r + 1}`, run));
+    let heaviest: { name: string; path: string | null; p50: number | null } | undefined;
+    if (!o.passOnly) {
+      const sides = [
+        { name: `${o.small}`, k: kSmall, bodies: bSmall, rps: [] as number[], cpu: [] as number[], runs: [] as WrkResult[] },
+        { name: `${o.n}`, k: kBig, bodies: bBig, rps: [] as number[], cpu: [] as number[], runs: [] as WrkResult[] },
+        ...(kCompare ? [{ name: `${o.n} ${Object.entries(o.compareEnv!).map(([a, b]) => `${a}=${b}`).join(" ")}`, k: kCompare, bodies: bBig, rps: [] as number[], cpu: [] as number[], runs: [] as WrkResult[] }] : []),
+      ];
+      log(`verify: ${poolSize} distinct activated licenses per side, wrk 1 thread, ${o.connections} connections, ${o.rounds} rounds × ${o.seconds} s, order flipped every round`);
+      for (const s of sides) await verifyRun(s.k, s.bodies, Math.max(2, o.seconds / 2), o.connections);
+      const ratios: number[][] = sides.map(() => []);
+      for (let r = 0; r < o.rounds; r++) {
+        const order = sides.map((_, i) => i);
+        if (r % 2) order.reverse();
+        for (const i of order) {
+          const before = cpuMicros(sides[i]!.k.pid);
+          const run = await verifyRun(sides[i]!.k, sides[i]!.bodies, o.seconds, o.connections);
+          sides[i]!.cpu.push((cpuMicros(sides[i]!.k.pid) - before) / Math.max(1, run.requests));
+          sides[i]!.rps.push(run.rps);
+          sides[i]!.runs.push(run);
+          log(describeRun(`${sides[i]!.name.padEnd(8)} #${r + 1}`, run));
+        }
+        for (let i = 0; i < sides.length; i++) ratios[i]!.push(sides[i]!.rps[r]! / sides[0]!.rps[r]!);
       }
-      for (let i = 0; i < sides.length; i++) ratios[i]!.push(sides[i]!.rps[r]! / sides[0]!.rps[r]!);
-    }
-    for (let i = 0; i < sides.length; i++) {
-      log(`median ${sides[i]!.name}: ${median(sides[i]!.rps).toFixed(0)} req/s, server CPU ${median(sides[i]!.cpu).toFixed(1)} µs per verify${i ? `, of the small dataset ${median(ratios[i]!).toFixed(3)} (rounds ${ratios[i]!.map((x) => x.toFixed(3)).join(", ")})` : ""}`);
-    }
-    const bad = sides.flatMap((s) => s.runs).map((r) => unexpectedStatuses(r, [200])).filter((u) => Object.keys(u).length);
-    if (bad.length) failed(`scale-verify${sfx}`, `non-200 verify responses: ${JSON.stringify(bad)}`);
-    else printRatio(`scale-verify${sfx}`, median(ratios[1]!), T_VERIFY);
-    if (kCompare) {
-      log(`(compare server: ${sides[2]!.name} — of the small dataset ${median(ratios[2]!).toFixed(3)}, of the default settings ${median(sides[2]!.rps.map((x, i) => x / sides[1]!.rps[i]!)).toFixed(3)})`);
-    }
-    for (const k of [kSmall, kCompare]) if (k) await k.stop();
-    if (o.verifyOnly) return code;
+      for (let i = 0; i < sides.length; i++) {
+        log(`median ${sides[i]!.name}: ${median(sides[i]!.rps).toFixed(0)} req/s, server CPU ${median(sides[i]!.cpu).toFixed(1)} µs per verify${i ? `, of the small dataset ${median(ratios[i]!).toFixed(3)} (rounds ${ratios[i]!.map((x) => x.toFixed(3)).join(", ")})` : ""}`);
+      }
+      const bad = sides.flatMap((s) => s.runs).map((r) => unexpectedStatuses(r, [200])).filter((u) => Object.keys(u).length);
+      if (bad.length) failed(`scale-verify${sfx}`, `non-200 verify responses: ${JSON.stringify(bad)}`);
+      else printRatio(`scale-verify${sfx}`, median(ratios[1]!), T_VERIFY);
+      if (kCompare) {
+        log(`(compare server: ${sides[2]!.name} — of the small dataset ${median(ratios[2]!).toFixed(3)}, of the default settings ${median(sides[2]!.rps.map((x, i) => x / sides[1]!.rps[i]!)).toFixed(3)})`);
+      }
+      for (const k of [kSmall, kCompare]) if (k) await k.stop();
+      if (o.verifyOnly) return code;
 
-    // 2. admin list shapes at N.
-    const ctx = ctxFrom(big.seed, middleCursor(big.seed));
-    const shapes = await listShapes(kBig, ctx, o, engine);
-    for (const s of shapes) {
-      if (s.p50 === null) log(`scale-list-${s.name}${sfx}: ${s.note}`);
-      else printRatio(`scale-list-${s.name}${sfx}`, s.p50 / LIST_BUDGET_MS, T_LIST);
+      // 2. admin list shapes at N.
+      const ctx = ctxFrom(big.seed, middleCursor(big.seed));
+      const shapes = await listShapes(kBig, ctx, o, engine);
+      for (const s of shapes) {
+        if (s.p50 === null) log(`scale-list-${s.name}${sfx}: ${s.note}`);
+        else printRatio(`scale-list-${s.name}${sfx}`, s.p50 / LIST_BUDGET_MS, T_LIST);
+      }
+
+      heaviest = shapes.filter((s) => s.p50 !== null).sort((a, b) => b.p50! - a.p50!)[0];
     }
 
     // 3. verify p99 while one admin client loops on the slowest supported shape.
-    const heaviest = shapes.filter((s) => s.p50 !== null).sort((a, b) => b.p50! - a.p50!)[0];
     const idle = await verifyChunks(kBig, bBig, o, () => true, 5);
     const idleP99 = median(idle.p99s);
     log(`verify at ${o.latencyConnections} connections, idle: p99 per 2-s chunk ${idle.p99s.map((x) => x.toFixed(2)).join(", ")} ms → ${idleP99.toFixed(2)} ms`);
-    if (heaviest) {
+    if (heaviest && !o.passOnly) {
       let stop = false;
       let adminRequests = 0;
       const loop = (async () => {
@@ -524,6 +537,7 @@ export async function main(): Promise<number> {
     listRequests: knobs.int("BENCH_SCALE_LIST_REQUESTS", 25, 5),
     cache: process.env.BENCH_SCALE_CACHE !== "0",
     verifyOnly: process.argv.includes("--verify-only"),
+    passOnly: process.argv.includes("--pass-only"),
     compareEnv: compare ? Object.fromEntries(compare.split(/\s+/).map((kv) => kv.split("=", 2) as [string, string])) : null,
   };
   const only = process.env.BENCH_SCALE_ENGINE ?? (process.argv.includes("--engine") ? process.argv[process.argv.indexOf("--engine") + 1] : null);
