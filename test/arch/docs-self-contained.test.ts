@@ -1,4 +1,4 @@
-// Keeps the user documentation self-contained: README.md, docs/*.md, .env.example and the served
+// Keeps the user documentation self-contained: README.md, ARCHITECTURE.md, docs/*.md, .env.example and the served
 // OpenAPI document state their rules instead of citing design notes that are not in the repository
 // ("spec design rule 4", "DECISIONS rule 8"), and every relative link points at a file (and heading)
 // that exists.
@@ -9,7 +9,7 @@ import { createTestApp } from "../support/app";
 
 const ROOT = join(import.meta.dir, "../..");
 setDefaultTimeout(30_000); // quick alone; a loaded 2-core machine can stretch even file reads past 5 s
-const PAGES = ["README.md", ".env.example", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const PAGES = ["README.md", "ARCHITECTURE.md", ".env.example", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
 const read = (p: string) => readFileSync(join(ROOT, p), "utf8");
 
 // Citations of documents that live outside the repository.
