@@ -2,7 +2,8 @@
 // request for one of its paths, and a request's path alone says which area serves it.
 import { afterAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
-import { CONSOLE_PREFIXES, isConsolePath } from "../../src/app";
+import { CONSOLE_PREFIXES, createApp, isConsolePath } from "../../src/app";
+import type { Deps } from "../../src/deps";
 
 const apps: TestApp[] = [];
 afterAll(() => Promise.all(apps.map((a) => a.close())));
@@ -68,6 +69,23 @@ describe("the console area loads on first use", () => {
     const paths = Object.keys(answers[10]!.body.paths);
     expect(paths).toContain("/api/v1/license/verify");
     expect(paths).toContain("/api/v1/admin/products");
+  });
+
+  test("an area that cannot be composed answers 500 in the envelope, and the next request tries again", async () => {
+    const t = await fresh();
+    // The console area reads deps.config when it is composed; the client area read it at start.
+    const deps: Deps = { ...t.deps };
+    const app = createApp(deps);
+    const config = deps.config;
+    Object.defineProperty(deps, "config", { configurable: true, get: () => { throw new Error("composition failed"); } });
+    const get = () => app.handle(new Request("http://localhost/api/v1/admin/products", { headers: { authorization: `Bearer ${t.adminKey}` } }));
+    const failed = await get();
+    expect(failed.status).toBe(500);
+    expect(await failed.json()).toEqual({ success: false, error: { code: "INTERNAL_ERROR", message: "An internal error occurred.", details: null } });
+    expect(app.loadedAreas()).toEqual(["client"]);
+    Object.defineProperty(deps, "config", { configurable: true, value: config });
+    expect((await get()).status).toBe(200);
+    expect(app.loadedAreas()).toEqual(["client", "console"]);
   });
 
   test("an unknown path gets the same 404 envelope from either area", async () => {
