@@ -1,6 +1,6 @@
 // The spec's envelope (design rule 3): {success: true, data} on success. Only this module builds
 // success envelopes; only error-handler.ts builds error bodies.
-import { type TSchema } from "elysia";
+import type { TSchema } from "elysia";
 import { t } from "./schema";
 
 export function ok<T>(data: T): { success: true; data: T } {

@@ -1,5 +1,5 @@
 // Per-IP rate limits before any parsing (DECISIONS: Abuse limits): 429 RATE_LIMITED with Retry-After.
-// One table of rules, decided in one pass by the app's request hook (app.ts), so a flood costs as
+// One table of rules, decided in one pass by the pipeline's request hook (pipeline.ts), so a flood costs as
 // little as possible and every route pays one path check, not one hook per limit.
 import { RATE_LIMIT_WINDOW_MS, type RateDecision, type RateLimiter } from "../shared/rate-limiter";
 import type { Clock } from "../shared/clock";

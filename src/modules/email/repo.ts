@@ -1,6 +1,6 @@
 import type { Effects } from "../outbox/effects";
 
-/** An admin's override of an editable email template (lifecycle.ts EDITABLE_TEMPLATES; no row = the default). */
+/** An admin's override of an editable email template (editable.ts EDITABLE_TEMPLATES; no row = the default). */
 export interface EmailTemplateOverride {
   name: string;
   subject: string;

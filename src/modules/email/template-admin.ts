@@ -1,5 +1,5 @@
 // Admin verbs over the editable email templates (lifecycle, payment, sign-in code, seat invite): list,
-// override (subject and body in the placeholder syntax of lifecycle.ts; unknown placeholders refused
+// override (subject and body in the placeholder syntax of placeholders.ts; unknown placeholders refused
 // at save), reset to the default, preview. System-wide, like the settings the emails show.
 import type { Deps } from "../../deps";
 import { assertSystemWide, type Actor } from "../../shared/actor";

@@ -47,7 +47,7 @@ function str(template: string, values: Record<string, unknown>, field: string): 
 
 /** The subject: from the non-secret values only, so GET /admin/emails can show it. */
 export function emailSubject(template: EmailTemplate, data: Record<string, unknown>, ctx: EmailRenderContext = DEFAULT_RENDER_CONTEXT): string {
-  // Lifecycle and payment templates always render from the placeholder text (lifecycle.ts);
+  // Lifecycle and payment templates always render from the placeholder text (placeholders.ts);
   // sign_in_code and seat_invite only while an admin override is stored (their default is the
   // designed email below, whose words the template's `defaults` repeat).
   if (isLifecycleTemplate(template) || (isAccountTemplate(template) && ctx.overrides[template])) return renderSubject(template, clearValues(template, data), ctx.settings, ctx.overrides[template]);
@@ -121,7 +121,7 @@ function webhookDisabled({ data }: OpenedEmail): RenderedEmail {
   return { subject, text, html };
 }
 
-/** An editable email (lifecycle.ts): the override or the default, filled, escaped in the HTML part. */
+/** An editable email (editable.ts, placeholders.ts): the override or the default, filled, escaped in the HTML part. */
 export function renderLifecycle(template: EditableTemplate, data: Record<string, unknown>, ctx: EmailRenderContext, source?: TemplateText | null): RenderedEmail {
   const missing = missingValues(template, data);
   if (missing.length) throw new TemplateValueError(template, missing[0]!);

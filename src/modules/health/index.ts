@@ -1,4 +1,4 @@
-// Public health routes, outside the rate-limited prefixes (app.ts) so load balancers can probe freely.
+// Public health routes, outside the rate-limited prefixes (http/pipeline.ts) so load balancers can probe freely.
 import { Elysia } from "elysia";
 import { t } from "../../http/schema";
 import type { Deps } from "../../deps";

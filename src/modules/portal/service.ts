@@ -5,10 +5,9 @@ import type { License } from "../licenses/repo";
 import { revealLicenseKey } from "../licenses/service";
 import type { Activation } from "../activations/repo";
 import { ACTIVATION_PAGE, activationPage, removeActivation } from "../activations/service";
-import { pageRequest } from "../../db/cursor";
 import { portalActor, portalLicense, type PortalCaller } from "../seats/service";
 import type { PortalRole } from "../seats/domain";
-import { decodeCursor, encodeCursor } from "../../db/cursor";
+import { decodeCursor, encodeCursor, pageRequest } from "../../db/cursor";
 import { validationError } from "../../shared/errors";
 import { asciiLower } from "../../shared/ascii";
 

@@ -1,7 +1,7 @@
-import type { Cursor } from "../../db/cursor";
 // Team seats on a license (spec: Seat, Seat state table; DECISIONS: max_seats null = unlimited,
 // pending invites count). The owner (the license email) has no seat row.
 import type { Effects } from "../outbox/effects";
+import type { Cursor } from "../../db/cursor";
 import type { License } from "../licenses/repo";
 import type { SEAT_ROLES } from "../../db/schema/people";
 

@@ -1,5 +1,5 @@
 // Contract for the admin route-table auth test (test/http/auth-matrix.test.ts).
-// Every admin route in app.routes MUST have an entry, keyed "METHOD /api/v1/admin/path/:param",
+// Every admin route in `await app.routes()` MUST have an entry, keyed "METHOD /api/v1/admin/path/:param",
 // in some test/support/route-fixtures/<module>.ts file (default export). A route without one fails
 // the test, so no new route can skip the auth matrix.
 import type { TestApp } from "../app";
