@@ -153,6 +153,36 @@ forEachEngine("OutboxRepo", (engine, open) => {
     expect((await repo.claimDue({ now: at(MIN), limit: 10, leaseUntil: at(9 * MIN), kinds: ["event"] })).map((x) => x.id)).toEqual([n.id]);
   });
 
+  test("markSentMany marks each message with its own claim and status, in one call; lost claims are left out", async () => {
+    await setup();
+    const a = row();
+    const b = row({ createdAt: at(1) });
+    const c = row({ createdAt: at(2) });
+    const other = row({ createdAt: at(3) });
+    await insertRows(o, "outbox", [a, b, c, other]);
+    const lease = at(5 * MIN);
+    expect(await repo.claimDue({ now: T0, limit: 3, leaseUntil: lease, kinds: ["event"] })).toHaveLength(3);
+    expect(await repo.markSentMany([], at(9))).toEqual(new Set());
+
+    const marked = await repo.markSentMany(
+      [
+        { id: a.id, claim: lease, status: "sent" },
+        { id: b.id, claim: lease, status: "logged" },
+        // c's claim is not this one (it was claimed again meanwhile), other was never claimed.
+        { id: c.id, claim: at(1), status: "sent" },
+        { id: other.id, claim: lease, status: "sent" },
+      ],
+      at(10),
+    );
+    expect(marked).toEqual(new Set([a.id, b.id]));
+    expect(await repo.get(a.id)).toEqual({ ...a, status: "sent", nextAttemptAt: lease, sentAt: at(10) });
+    expect(await repo.get(b.id)).toEqual({ ...b, status: "logged", nextAttemptAt: lease, sentAt: at(10) });
+    expect(await repo.get(c.id)).toEqual({ ...c, nextAttemptAt: lease });
+    expect(await repo.get(other.id)).toEqual(other);
+    // Marked once: the same call again marks nothing.
+    expect(await repo.markSentMany([{ id: a.id, claim: lease, status: "sent" }], at(11))).toEqual(new Set());
+  });
+
   test("a claim that outlived its lease is due again; the first claimer can no longer mark it", async () => {
     await setup();
     const m = row();

@@ -96,6 +96,19 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
         .returning({ id: outbox.id });
       return done.length === 1;
     },
+    async markSentMany(items, now) {
+      if (items.length === 0) return new Set<string>();
+      // One statement: each row is matched with its own claim and status from a VALUES list.
+      const values = sql.join(
+        items.map((m) => sql`(${m.id}, ${m.claim.toISOString()}::timestamptz, ${m.status})`),
+        sql`, `,
+      );
+      const rows = (await db.execute(sql`UPDATE ${outbox} SET status = v.status, sent_at = ${now.toISOString()}::timestamptz
+        FROM (VALUES ${values}) AS v(id, claim, status)
+        WHERE ${outbox.id} = v.id AND ${outbox.status} = 'pending' AND ${outbox.nextAttemptAt} = v.claim
+        RETURNING ${outbox.id} AS id`)) as unknown as { id: string }[];
+      return new Set(rows.map((r) => r.id));
+    },
     async markFailed(id, claim, error, nextAttemptAt) {
       const done = await db
         .update(outbox)

@@ -94,6 +94,16 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
     async markSent(id, claim, now, status = "sent") {
       return handle.backgroundGate.write(() => sentStmt().all({ id, claim: claim.getTime(), now: now.getTime(), status }).length === 1);
     },
+    async markSentMany(items, now) {
+      const marked = new Set<string>();
+      if (items.length === 0) return marked;
+      await handle.backgroundGate.write(() =>
+        immediate(handle, () => {
+          for (const m of items) if (sentStmt().all({ id: m.id, claim: m.claim.getTime(), now: now.getTime(), status: m.status }).length === 1) marked.add(m.id);
+        }),
+      );
+      return marked;
+    },
     async markFailed(id, claim, error, nextAttemptAt) {
       const done = await handle.backgroundGate.write(() =>
         db

@@ -69,6 +69,11 @@ export interface OutboxRepo {
    */
   markSent(id: string, claim: Date, now: Date, status?: DeliveredStatus): Promise<boolean>;
   /**
+   * markSent for several claimed messages in one transaction (a delivery batch's: one commit, not
+   * one per message). Returns the ids marked; a message whose claim was lost is left out.
+   */
+  markSentMany(items: readonly { id: string; claim: Date; status: DeliveredStatus }[], now: Date): Promise<Set<string>>;
+  /**
    * Counts one failed attempt: due again at `nextAttemptAt`, or status failed when it is null (given
    * up). False when the claim was lost.
    */

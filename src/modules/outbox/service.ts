@@ -60,6 +60,29 @@ export async function deliverOutbox(
   const start = deps.clock.now();
   const baseMs = deps.config.webhookRetryBaseSeconds * SECOND;
 
+  const slice = timeSlicer(SLICE_MS, deps.clock);
+  // Delivered messages are marked at the end of their batch, in one transaction: one commit per
+  // batch instead of one per message (a lifecycle pass queues 100k emails at a million licenses). A
+  // node that stops before that leaves them to be delivered again when the claim ends, as a node that
+  // stops mid-delivery always did (at least once).
+  let delivered: { id: string; claim: Date; status: "sent" | "logged" }[] = [];
+  const recordDelivered = async () => {
+    if (delivered.length === 0) return;
+    const all = delivered;
+    delivered = [];
+    // In transactions of a default batch at most (a pass asked for larger batches marks them in
+    // several), each after a slice check: a SQLite transaction holds the event loop while it runs.
+    for (let i = 0; i < all.length; i += BATCH_SIZE) {
+      await slice();
+      const chunk = all.slice(i, i + BATCH_SIZE);
+      const marked = await deps.repos.outbox.markSentMany(chunk, deps.clock.now());
+      for (const m of chunk) {
+        if (marked.has(m.id)) counts[m.status] += 1;
+        else counts.lost += 1;
+      }
+    }
+  };
+
   const deliverOne = async (m: OutboxMessage) => {
     const claim = m.nextAttemptAt;
     let status: "sent" | "logged";
@@ -79,11 +102,9 @@ export async function deliverOutbox(
       } else counts.lost += 1;
       return;
     }
-    if (await deps.repos.outbox.markSent(m.id, claim, deps.clock.now(), status)) counts[status] += 1;
-    else counts.lost += 1;
+    delivered.push({ id: m.id, claim, status });
   };
 
-  const slice = timeSlicer(SLICE_MS, deps.clock);
   for (let batch = 0; batch < maxBatches; batch++) {
     const claimed = await deps.repos.outbox.claimDue({ now: start, limit: batchSize, leaseUntil: new Date(deps.clock.nowMs() + CLAIM_LEASE_MS), kinds });
     counts.claimed += claimed.length;
@@ -96,7 +117,13 @@ export async function deliverOutbox(
       await slice();
       started.push(deliverOne(m));
     }
-    await Promise.all(started);
+    try {
+      await Promise.all(started);
+    } finally {
+      // Also when one of them failed to record its failure: what was delivered is marked.
+      await Promise.allSettled(started);
+      await recordDelivered();
+    }
     if (claimed.length < batchSize) break;
     await yieldToEventLoop();
   }
