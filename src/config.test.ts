@@ -91,6 +91,12 @@ describe("defaults (DECISIONS: Service basics)", () => {
     expect(loadConfig({ NODE_ENV: "test", JOBS: "on" }).jobs).toBe(true);
     expect(loadConfig({ JOBS: "off" }).jobs).toBe(false);
   });
+
+  test("BACKGROUND_PRIORITY: idle by default, or normal; anything else is refused", () => {
+    expect(loadConfig({}).backgroundPriority).toBe("idle");
+    expect(loadConfig({ BACKGROUND_PRIORITY: "normal" }).backgroundPriority).toBe("normal");
+    expect(() => loadConfig({ BACKGROUND_PRIORITY: "high" })).toThrow("BACKGROUND_PRIORITY");
+  });
 });
 
 describe("a bad value is refused with an error naming the variable", () => {

@@ -83,6 +83,11 @@ export interface Config {
   shutdownGraceMs: number;
   /** Run the scheduled job passes in `serve` (JOBS, default on; off under NODE_ENV=test unless set). */
   jobs: boolean;
+  /**
+   * BACKGROUND_PRIORITY: the CPU priority of the node's background threads (the lifecycle pass's
+   * thread): "idle" (default; Linux SCHED_IDLE, they run on the CPU that requests leave) or "normal".
+   */
+  backgroundPriority: "idle" | "normal";
   /** Base of the outbox retry backoff (WEBHOOK_RETRY_BASE_SECONDS): the n-th retry waits up to base × 2^(n−1). */
   webhookRetryBaseSeconds: number;
   /** WEBHOOK_CONCURRENCY: webhook requests in flight at once on this node (the delivery worker's pool). */
@@ -231,6 +236,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     // Tests start servers of their own and drive the passes directly; a scheduler firing in the
     // middle of a test would change its data.
     jobs: bool(env, "JOBS", nodeEnv !== "test"),
+    backgroundPriority: oneOf(env, "BACKGROUND_PRIORITY", "idle", ["idle", "normal"] as const),
     webhookRetryBaseSeconds: int(env, "WEBHOOK_RETRY_BASE_SECONDS", 30, 1, 3600),
     webhookConcurrency,
     webhookEndpointConcurrency,

@@ -175,7 +175,7 @@ export async function createDeps(config: Readonly<Config>, clock: Clock, logger:
       throw e;
     }
   }
-  const db = openDatabase(config.databasePath, { mmapSize: config.sqliteMmapSize, checkpointThread: { logger } });
+  const db = openDatabase(config.databasePath, { mmapSize: config.sqliteMmapSize, checkpointThread: { logger, idlePriority: config.backgroundPriority === "idle" } });
   try {
     // Creating or upgrading the schema fills SQLite's page cache with pages a serving node may never
     // read again (about 1 MB on a new database, bench/binary.ts): handed back once it is done.

@@ -12,12 +12,13 @@
 // DRAIN_LIMIT_MS has passed, runs a RESTART checkpoint: it holds the write lock while it copies that little and waits for reads
 // of old frames, and the next writer starts the WAL from its beginning. Then "resume".
 //
-// Messages in: { path, intervalMs, restartFrames } to start; "held"; "stop" to close the connection (answered
+// Messages in: { path, idlePriority, intervalMs, restartFrames } to start; "held"; "stop" to close the connection (answered
 // "closed"; the serving thread then ends this one).
 // Messages out: { checkpoints, walFrames } after a checkpoint that copied frames (stats); "pause",
 // "resume"; { error } when the connection cannot be opened or a checkpoint fails other than busy.
 import { Database } from "bun:sqlite";
 import { systemClock } from "../shared/clock";
+import { lowerThisThreadPriority } from "../shared/thread-priority";
 
 declare const self: Worker;
 
@@ -87,7 +88,7 @@ function tick(): void {
 }
 
 self.onmessage = (event: MessageEvent) => {
-  const msg = event.data as { path: string; intervalMs: number; restartFrames: number } | "held" | "stop";
+  const msg = event.data as { path: string; idlePriority: boolean; intervalMs: number; restartFrames: number } | "held" | "stop";
   if (msg === "held") {
     held = pausedAt !== null;
     return;
@@ -104,6 +105,9 @@ self.onmessage = (event: MessageEvent) => {
     return;
   }
   try {
+    // Copying the WAL runs on the CPU that requests leave (shared/thread-priority.ts); when the
+    // thread cannot be moved it copies at normal priority.
+    if (msg.idlePriority) lowerThisThreadPriority();
     db = new Database(msg.path, { readwrite: true, create: false });
     // A checkpoint syncs the WAL before copying and the database after, whatever this says; NORMAL
     // is the serving connection's level (db/client.ts).

@@ -51,6 +51,8 @@ export interface CheckpointerOptions {
   thresholdBytes?: number;
   pollMs?: number;
   intervalMs?: number;
+  /** Moves the thread to the idle scheduling class (BACKGROUND_PRIORITY=idle: shared/thread-priority.ts). */
+  idlePriority?: boolean;
   /** Told when background writers are held (true) and let go (false): the gate's shared pause (db/background-gate.sqlite.ts). */
   onPause?: (paused: boolean) => void;
 }
@@ -139,7 +141,7 @@ export function startCheckpointer(sqlite: Database, path: string, opts: Checkpoi
       else Object.assign(stats, msg);
     };
     worker.onerror = (event: ErrorEvent) => fallBack(event.message);
-    worker.postMessage({ path, intervalMs: opts.intervalMs ?? CHECKPOINT_INTERVAL_MS, restartFrames: Math.max(1, Math.floor(threshold / pageSize)) });
+    worker.postMessage({ path, idlePriority: opts.idlePriority === true, intervalMs: opts.intervalMs ?? CHECKPOINT_INTERVAL_MS, restartFrames: Math.max(1, Math.floor(threshold / pageSize)) });
   };
 
   const walPath = `${path}-wal`;

@@ -4,6 +4,7 @@
 import { openDatabase, type DbHandle } from "../db/client";
 import { threadGate } from "../db/background-gate.sqlite";
 import { createLogger } from "../shared/logger";
+import { lowerThisThreadPriority } from "../shared/thread-priority";
 import { loadMasterKey, secretsFromMaster } from "../modules/keys/secrets";
 import { createLifecycleRepo } from "../modules/lifecycle/repo.sqlite";
 import { createSettingsRepo } from "../modules/settings/repo.sqlite";
@@ -74,6 +75,12 @@ async function run(setup: PassThreadSetup, nowMs: number): Promise<void> {
     post({ type: "log", level, msg, fields });
   });
   let opened: Awaited<ReturnType<typeof open>> | null = null;
+  if (setup.backgroundPriority === "idle") {
+    // The pass runs on the CPU that requests leave (shared/thread-priority.ts).
+    const outcome = lowerThisThreadPriority();
+    if (outcome.lowered) logger.debug("the lifecycle thread runs at idle priority", { tid: outcome.tid });
+    else logger.debug("the lifecycle thread keeps its priority", { reason: outcome.reason });
+  }
   try {
     opened = await open(setup, logger);
     const counts = await runLifecycle(opened.deps, new Date(nowMs), { signal: abort.signal });

@@ -35,6 +35,7 @@ export type PassThreadSetup = Pick<
   | "databaseStallTimeoutMs"
   | "masterKeyHex"
   | "logLevel"
+  | "backgroundPriority"
 > & {
   /** SQLite: whether the serving connection has the checkpoint thread (then the pass's connection leaves checkpoints to it). */
   checkpointThread: boolean;
@@ -88,6 +89,7 @@ export function setupOf(config: Readonly<Config>, checkpointThread: boolean, tur
     databaseStallTimeoutMs: config.databaseStallTimeoutMs,
     masterKeyHex: config.masterKeyHex,
     logLevel: config.logLevel,
+    backgroundPriority: config.backgroundPriority,
     checkpointThread,
     turns,
   };

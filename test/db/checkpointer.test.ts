@@ -10,6 +10,7 @@ import { Database } from "bun:sqlite";
 import { openDatabase, type DbHandle } from "../../src/db/client";
 import { AUTOCHECKPOINT_PAGES } from "../../src/db/checkpointer.sqlite";
 import { createLogger } from "../../src/shared/logger";
+import { idleThreads } from "../support/thread-policy";
 
 const dirs: string[] = [];
 const handles: DbHandle[] = [];
@@ -71,6 +72,23 @@ describe("the checkpoint thread", () => {
     expect((reopened.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(1000);
     expect((reopened.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check).toBe("ok");
     reopened.close();
+  });
+
+  test.if(process.platform === "linux")("with idlePriority its thread runs in SCHED_IDLE; without, no thread of this process does", async () => {
+    const before = idleThreads();
+    for (const idlePriority of [false, true]) {
+      const { h } = fresh({ checkpointThread: { idlePriority, thresholdBytes: 0, pollMs: 5, intervalMs: 5 } });
+      const insert = h.sqlite.prepare("INSERT INTO t (v) VALUES (?)");
+      // A write past the threshold starts the thread; it lowers itself before opening its connection.
+      for (let i = 0; i < 200 && h.checkpointer!.stats().checkpoints === 0; i++) {
+        insert.run(new Uint8Array(8192));
+        await Bun.sleep(10);
+      }
+      expect(h.checkpointer!.stats().checkpoints).toBeGreaterThan(0);
+      expect(idleThreads().filter((tid) => !before.includes(tid))).toHaveLength(idlePriority ? 1 : 0);
+      await h.close();
+      handles.splice(handles.indexOf(h), 1);
+    }
   });
 
   test("a thread that cannot open the database: back to automatic checkpoints, with a warning", async () => {

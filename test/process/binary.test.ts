@@ -8,6 +8,7 @@ import { freshPgDatabase, pgTestUrl, type ScratchDatabase } from "../support/pg"
 import { startSmtpServer } from "../support/smtp";
 import { startWebhookReceiver } from "../support/webhook-receiver";
 import { removeTempDirs, runKeyward, startKeyward, tempDir } from "./support";
+import { SCHED_IDLE, threadPolicies } from "../support/thread-policy";
 
 let binary: string;
 beforeAll(() => {
@@ -144,7 +145,7 @@ describe("compiled binary", () => {
     const dataDir = tempDir();
     const created = runKeyward(["api-key", "create", "--scopes", "admin"], { cmd: [binary], env: { DATA_DIR: dataDir } });
     expect(created.exitCode).toBe(0);
-    const running = await startKeyward({ cmd: [binary], env: { DATA_DIR: dataDir, JOBS: "off" } });
+    const running = await startKeyward({ cmd: [binary], env: { DATA_DIR: dataDir, JOBS: "off", LOG_LEVEL: "debug" } });
     const post = async (path: string, body: unknown) => {
       const res = await fetch(`${running.url}/api/v1${path}`, {
         method: "POST",
@@ -165,13 +166,19 @@ describe("compiled binary", () => {
       expect(Bun.file(join(dataDir, "keyward.db-wal")).size).toBeGreaterThan(4096 * 1000);
       await Bun.sleep(2500);
       expect((await fetch(`${running.url}/api/v1/health`)).status).toBe(200);
+      // BACKGROUND_PRIORITY=idle (the default): the checkpoint thread is the one thread of the process
+      // in SCHED_IDLE (bun:ffi works inside the executable).
+      if (process.platform === "linux") expect(threadPolicies(running.proc.pid).filter((p) => p === SCHED_IDLE)).toHaveLength(1);
       // The lifecycle pass's thread, also an entry point of its own (src/jobs/pass-thread.ts).
       expect(await expiryChecks(running.url, created.stdout.trim())).toMatchObject({ status: "ok", result: { scanned: 0 } });
     } finally {
       expect(await running.stop()).toBe(0);
     }
     const out = running.output();
-    expect((out.stdout + out.stderr).split("\n").filter((l) => /checkpoint thread|lifecycle thread/.test(l))).toEqual([]);
+    const threadLines = (out.stdout + out.stderr).split("\n").filter((l) => /checkpoint thread|lifecycle thread/.test(l));
+    // No fallback; the lifecycle thread moved itself to idle priority too.
+    if (process.platform === "linux") expect(threadLines.map((l) => JSON.parse(l).msg)).toEqual(["the lifecycle thread runs at idle priority"]);
+    else expect(threadLines.filter((l) => !l.includes("keeps its priority"))).toEqual([]);
   }, 120_000);
 
   describe.skipIf(!pgTestUrl())("on PostgreSQL (DATABASE_URL)", () => {

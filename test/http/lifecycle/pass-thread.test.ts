@@ -15,6 +15,7 @@ import { DAY, MINUTE } from "../../../src/shared/clock";
 import { createPassThreads } from "../../../src/jobs/pass-thread";
 import { createBackgroundGate, type BackgroundGate } from "../../../src/db/background-gate.sqlite";
 import type { Config } from "../../../src/config";
+import { createLogger, type Logger } from "../../../src/shared/logger";
 
 const V1 = "/api/v1";
 const T0 = new Date("2026-11-21T08:00:00.000Z");
@@ -30,14 +31,14 @@ interface Threaded {
   nudges: () => number;
 }
 
-async function app(opts: { gate?: BackgroundGate; config?: (c: Readonly<Config>) => Partial<Config> } = {}): Promise<Threaded> {
+async function app(opts: { gate?: BackgroundGate; config?: (c: Readonly<Config>) => Partial<Config>; logger?: Logger } = {}): Promise<Threaded> {
   const t = await createTestApp();
   cleanup.push(() => t.close());
   t.clock.set(T0);
   let nudges = 0;
   t.deps.passThreads = createPassThreads({
     config: { ...t.deps.config, ...opts.config?.(t.deps.config) },
-    logger: t.deps.logger,
+    logger: opts.logger ?? t.deps.logger,
     gate: opts.gate ?? (t.engine === "sqlite" ? t.sqlite.backgroundGate : null),
     checkpointThread: false,
     nudge: () => nudges++,
@@ -74,6 +75,22 @@ test("expires a trial and reminds once, from its own thread, and wakes the node'
   const again = await runExpiryChecks(t);
   expect(again).toMatchObject({ trials_expired: 0, expiry_reminders: 0 });
   expect(await outbox(t)).toHaveLength(written.length);
+});
+
+test.if(process.platform === "linux")("the thread moves itself to idle priority unless BACKGROUND_PRIORITY=normal", async () => {
+  for (const backgroundPriority of ["idle", "normal"] as const) {
+    const lines: { msg: string; thread?: string; tid?: number }[] = [];
+    const logger = createLogger("debug", (line) => lines.push(JSON.parse(line)));
+    const { t } = await app({ logger, config: () => ({ logLevel: "debug", backgroundPriority }) });
+    await trial(t, at(DAY));
+    t.clock.set(at(2 * DAY));
+    expect(await t.deps.passThreads!.lifecycle(t.clock.now())).toMatchObject({ trials_expired: 1 });
+    const said = lines.filter((l) => l.thread === "lifecycle" && /priority/.test(l.msg));
+    if (backgroundPriority === "idle") {
+      expect(said).toEqual([expect.objectContaining({ msg: "the lifecycle thread runs at idle priority", tid: expect.any(Number) })]);
+      expect(said[0]!.tid).not.toBe(process.pid);
+    } else expect(said).toEqual([]);
+  }
 });
 
 test("a node shutting down stops the pass on its thread", async () => {
