@@ -84,8 +84,9 @@ export interface Config {
   /** Run the scheduled job passes in `serve` (JOBS, default on; off under NODE_ENV=test unless set). */
   jobs: boolean;
   /**
-   * BACKGROUND_PRIORITY: the CPU priority of the node's background threads (the lifecycle pass's
-   * thread): "idle" (default; Linux SCHED_IDLE, they run on the CPU that requests leave) or "normal".
+   * BACKGROUND_PRIORITY: the CPU priority of the node's background threads on SQLite (the lifecycle
+   * pass's thread, the checkpoint thread): "idle" (default; Linux SCHED_IDLE, they run on the CPU that
+   * requests leave) or "normal".
    */
   backgroundPriority: "idle" | "normal";
   /** Base of the outbox retry backoff (WEBHOOK_RETRY_BASE_SECONDS): the n-th retry waits up to base × 2^(n−1). */

@@ -1,14 +1,14 @@
 // src/shared/thread-priority.ts: the calling thread, and only it, moves to SCHED_IDLE (Linux).
 import { expect, test } from "bun:test";
-import { lowerThisThreadPriority } from "../../src/shared/thread-priority";
-import { SCHED_IDLE, threadPolicyMap } from "../support/thread-policy";
+import { lowerThisThreadPriority } from "./thread-priority";
+import { SCHED_IDLE, threadPolicyMap } from "../../test/support/thread-policy";
 
 const linux = process.platform === "linux";
 
 test.if(linux)("a worker that lowers itself is in SCHED_IDLE; the main thread and the others are not", async () => {
   const before = threadPolicyMap();
   expect(before.get(process.pid)).not.toBe(SCHED_IDLE);
-  const worker = new Worker(new URL("./thread-priority-worker.ts", import.meta.url));
+  const worker = new Worker(new URL("../../test/support/thread-priority-worker.ts", import.meta.url));
   try {
     const outcome = await new Promise<{ lowered: boolean; tid?: number; reason?: string }>((resolve) => {
       worker.onmessage = (e) => resolve(e.data);

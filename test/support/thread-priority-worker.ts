@@ -1,4 +1,4 @@
-// Worker of thread-priority.test.ts: lowers itself, reports, then stays alive until terminated.
+// Worker of src/shared/thread-priority.test.ts: lowers itself, reports, then stays alive until terminated.
 import { lowerThisThreadPriority } from "../../src/shared/thread-priority";
 
 declare const self: Worker;
