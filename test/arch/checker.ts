@@ -66,8 +66,8 @@ const DB_MODULES = /^drizzle-orm(\/.*)?$/;
 const SQLITE_MODULES = /^(bun:sqlite|drizzle-orm\/(sqlite-core|bun-sqlite)(\/.*)?)$/;
 const PG_MODULES = /^(postgres|drizzle-orm\/(pg-core|postgres-js)(\/.*)?)$/;
 /** src/db files that belong to one engine (the rest of src/db is engine-neutral or drizzle-only). */
-const SQLITE_DB_FILES = /^src\/db\/(client|migrate|backup|copy|copy-plan|migrations\.gen)\.ts$|^src\/db\/schema\//;
-const PG_DB_FILES = /^src\/db\/(pg|copy|copy-plan|migrations-pg\.gen)\.ts$|^src\/db\/schema-pg\//;
+const SQLITE_DB_FILES = /^src\/db\/(client|migrate|backup|copy|copy-plan|migrations\.gen|dialect\/sqlite)\.ts$|^src\/db\/schema\//;
+const PG_DB_FILES = /^src\/db\/(pg|copy|copy-plan|migrations-pg\.gen|dialect\/pg)\.ts$|^src\/db\/schema-pg\//;
 const BARE_ERRORS = new Set(["Error", "TypeError", "RangeError"]);
 
 const isId = (n: ts.Node, name: string): boolean => ts.isIdentifier(n) && n.text === name;

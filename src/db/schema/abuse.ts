@@ -1,12 +1,10 @@
-import { sqliteTable, text, integer, index, primaryKey } from "drizzle-orm/sqlite-core";
-
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
+import { table, text, integer, index, primaryKey, ts, bigint } from "../dialect/sqlite";
 
 /**
  * Brute-force state per client address (DECISIONS: Abuse limits). In SQLite, not in memory, so every
  * node sharing the database enforces the same lockout.
  */
-export const bruteForceState = sqliteTable(
+export const bruteForceState = table(
   "brute_force_state",
   {
     ip: text("ip").primaryKey(),
@@ -26,11 +24,11 @@ export const bruteForceState = sqliteTable(
  * shared by all nodes when the DB is shared"). Each node adds its hits here in batches and reads the
  * totals back (modules/abuse/rate-limit.sqlite.ts); window_start is in ms.
  */
-export const rateLimitCounters = sqliteTable(
+export const rateLimitCounters = table(
   "rate_limit_counters",
   {
     key: text("key").notNull(),
-    windowStart: integer("window_start").notNull(),
+    windowStart: bigint("window_start").notNull(),
     count: integer("count").notNull(),
   },
   (t) => [primaryKey({ columns: [t.key, t.windowStart] }), index("rate_limit_counters_window_idx").on(t.windowStart)],

@@ -1,8 +1,6 @@
-import { sqliteTable, text, integer, uniqueIndex, index } from "drizzle-orm/sqlite-core";
+import { table, text, integer, index, uniqueIndex, primaryKey, ts, bool, bigint } from "../dialect/sqlite";
 
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
-
-export const products = sqliteTable("products", {
+export const products = table("products", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   slug: text("slug").notNull().unique(),
@@ -13,12 +11,12 @@ export const products = sqliteTable("products", {
    * Bumped in the same transaction as every change to what the product's feeds show (publish, yank,
    * unyank, a product edit): rendered feeds are cached per generation (src/modules/feeds/cache.ts).
    */
-  releaseGeneration: integer("release_generation").notNull().default(0),
+  releaseGeneration: bigint("release_generation").notNull().default(0),
   createdAt: ts("created_at").notNull(),
   updatedAt: ts("updated_at").notNull(),
 });
 
-export const plans = sqliteTable(
+export const plans = table(
   "plans",
   {
     id: text("id").primaryKey(),
@@ -31,7 +29,7 @@ export const plans = sqliteTable(
     graceDays: integer("grace_days").notNull().default(0),
     maxActivations: integer("max_activations"),
     maxSeats: integer("max_seats"),
-    floating: integer("floating", { mode: "boolean" }).notNull().default(false),
+    floating: bool("floating").notNull().default(false),
     floatingTimeout: integer("floating_timeout").notNull().default(30),
     supportDays: integer("support_days").notNull().default(365),
     supportRenewalPriceId: text("support_renewal_price_id"),
@@ -43,7 +41,7 @@ export const plans = sqliteTable(
     /** Free trial days of a Stripe subscription bought through checkout (subscription plans); 0: none. */
     purchaseTrialDays: integer("purchase_trial_days").notNull().default(0),
     /** Whether license owners may activate one air-gapped machine themselves in the portal (non-floating plans). */
-    portalOfflineActivation: integer("portal_offline_activation", { mode: "boolean" }).notNull().default(true),
+    portalOfflineActivation: bool("portal_offline_activation").notNull().default(true),
     quotaPeriod: text("quota_period", { enum: ["hourly", "daily", "monthly", "yearly"] })
       .notNull()
       .default("monthly"),
@@ -53,7 +51,7 @@ export const plans = sqliteTable(
   (t) => [index("plans_product_idx").on(t.productId)],
 );
 
-export const planFeatures = sqliteTable(
+export const planFeatures = table(
   "plan_features",
   {
     id: text("id").primaryKey(),
@@ -63,7 +61,7 @@ export const planFeatures = sqliteTable(
     name: text("name").notNull(),
     valueType: text("value_type", { enum: ["bool", "int", "string", "quota", "flag"] }).notNull(),
     value: text("value").notNull(),
-    quotaLimit: integer("quota_limit"),
+    quotaLimit: bigint("quota_limit"),
     quotaPeriod: text("quota_period", { enum: ["hourly", "daily", "monthly", "yearly"] }),
     /** Stripe meter event name: accepted usage of this (quota) feature is reported to Stripe Billing. */
     stripeMeter: text("stripe_meter"),
@@ -73,7 +71,7 @@ export const planFeatures = sqliteTable(
 );
 
 /** An add-on is one extra feature a product sells separately and attaches to individual licenses. */
-export const addons = sqliteTable(
+export const addons = table(
   "addons",
   {
     id: text("id").primaryKey(),
@@ -84,7 +82,7 @@ export const addons = sqliteTable(
     featureName: text("feature_name").notNull(),
     valueType: text("value_type", { enum: ["bool", "int", "string", "quota", "flag"] }).notNull(),
     value: text("value").notNull(),
-    quotaLimit: integer("quota_limit"),
+    quotaLimit: bigint("quota_limit"),
     quotaPeriod: text("quota_period", { enum: ["hourly", "daily", "monthly", "yearly"] }),
     createdAt: ts("created_at").notNull(),
     updatedAt: ts("updated_at").notNull(),

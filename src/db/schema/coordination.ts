@@ -1,6 +1,4 @@
-import { sqliteTable, text, integer } from "drizzle-orm/sqlite-core";
-
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
+import { table, text, primaryKey, ts, json, bigint } from "../dialect/sqlite";
 
 /**
  * One row per scheduled job pass, shared by every node on the database. A node claims a pass with one
@@ -8,17 +6,17 @@ const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
  * claimed) that also increments `fence`, so at most one node runs a given slot and a node that lost
  * its lease can tell (its fence is no longer the current one).
  */
-export const jobLeases = sqliteTable("job_leases", {
+export const jobLeases = table("job_leases", {
   name: text("name").primaryKey(),
   /** Node holding the lease; null when free. */
   owner: text("owner"),
   leaseUntil: ts("lease_until"),
-  fence: integer("fence").notNull().default(0),
+  fence: bigint("fence").notNull().default(0),
   /** The scheduled slot last claimed. */
   lastSlotAt: ts("last_slot_at"),
   lastStartedAt: ts("last_started_at"),
   lastFinishedAt: ts("last_finished_at"),
-  lastResult: text("last_result", { mode: "json" }).$type<Record<string, unknown>>(),
+  lastResult: json("last_result").$type<Record<string, unknown>>(),
 });
 
 /**
@@ -26,9 +24,9 @@ export const jobLeases = sqliteTable("job_leases", {
  * (`token_keys` when the active token-signing key rotates, `catalog` when plans or features change),
  * and read by every node to invalidate its caches.
  */
-export const generations = sqliteTable("generations", {
+export const generations = table("generations", {
   name: text("name").primaryKey(),
-  value: integer("value").notNull().default(0),
+  value: bigint("value").notNull().default(0),
 });
 
 /**
@@ -36,7 +34,7 @@ export const generations = sqliteTable("generations", {
  * completed, and the settings it ran with. A later pass with the same settings reads only the dates
  * that crossed a threshold since then, plus the licenses changed since then.
  */
-export const lifecycleWatermark = sqliteTable("lifecycle_watermark", {
+export const lifecycleWatermark = table("lifecycle_watermark", {
   name: text("name").primaryKey(),
   passedAt: ts("passed_at").notNull(),
   /** The reminder settings of that pass (JSON); another value means a full pass. */

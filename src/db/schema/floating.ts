@@ -1,13 +1,11 @@
-import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { table, text, index, uniqueIndex, primaryKey, ts } from "../dialect/sqlite";
 import { licenses } from "./licenses";
-
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
 
 /**
  * Floating (concurrent-use) sessions, keyed by identifier per license. A row whose expires_at has
  * passed is dead: it never counts and is never revived (DECISIONS: Floating); checkout deletes it.
  */
-export const floatingSessions = sqliteTable(
+export const floatingSessions = table(
   "floating_sessions",
   {
     id: text("id").primaryKey(),

@@ -1,13 +1,11 @@
-import { sqliteTable, text, integer, index, primaryKey } from "drizzle-orm/sqlite-core";
-
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
+import { table, text, integer, index, primaryKey, ts } from "../dialect/sqlite";
 
 /**
  * Idempotency-Key claims and stored outcomes (DECISIONS: Idempotency). The primary key is the scope
  * (key, route, license key hash), so claiming is one atomic INSERT: of N parallel requests exactly
  * one inserts and runs. The stored response is AES-GCM sealed because it can hold a signed token.
  */
-export const idempotencyKeys = sqliteTable(
+export const idempotencyKeys = table(
   "idempotency_keys",
   {
     key: text("key").notNull(),

@@ -1,15 +1,13 @@
 import { sql } from "drizzle-orm";
-import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { table, text, index, uniqueIndex, primaryKey, ts, byteOrder } from "../dialect/sqlite";
 import { licenses } from "./licenses";
-
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
 
 /**
  * Self-service offline activations (portal): at most one live (not cleared) row per license; only an
  * admin clears it, which keeps the row as history. Admin-issued offline tokens leave no row here.
  * A live row also lets that machine verify online (docs/integration.md).
  */
-export const offlineActivations = sqliteTable(
+export const offlineActivations = table(
   "offline_activations",
   {
     id: text("id").primaryKey(),
@@ -31,6 +29,6 @@ export const offlineActivations = sqliteTable(
     uniqueIndex("offline_activations_live_uq").on(t.licenseId).where(sql`cleared_at IS NULL`),
     index("offline_activations_license_identifier_idx").on(t.licenseId, t.identifier),
     // GET /admin/licenses/:id/offline-activations: newest first, without a sort.
-    index("offline_activations_license_created_idx").on(t.licenseId, t.createdAt, t.id),
+    index("offline_activations_license_created_idx").on(t.licenseId, t.createdAt, byteOrder(t.id)),
   ],
 );

@@ -1,13 +1,11 @@
-import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { table, text, integer, index, uniqueIndex, primaryKey, ts, bigint, byteOrder } from "../dialect/sqlite";
 import { licenses } from "./licenses";
-
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
 
 /**
  * Stripe events already processed (POST /webhooks/stripe): the row is inserted in the same transaction
  * as the event's effect, so a redelivery, or the same event reaching two nodes at once, acts once.
  */
-export const stripeEvents = sqliteTable(
+export const stripeEvents = table(
   "stripe_events",
   {
     id: text("id").primaryKey(),
@@ -20,7 +18,7 @@ export const stripeEvents = sqliteTable(
 );
 
 /** The Stripe customer and subscription a license is billed through (one row per license). */
-export const billingLinks = sqliteTable(
+export const billingLinks = table(
   "billing_links",
   {
     licenseId: text("license_id")
@@ -41,12 +39,12 @@ export const billingLinks = sqliteTable(
     index("billing_links_customer_idx").on(t.stripeCustomerId),
     // The lifecycle pass's catch-up walk: a subscription status changed since its last pass (a
     // license that no longer renews by itself is due its expiry reminder).
-    index("billing_links_updated_idx").on(t.updatedAt, t.licenseId),
+    index("billing_links_updated_idx").on(t.updatedAt, byteOrder(t.licenseId)),
   ],
 );
 
 /** Payments received for a license (purchase, support renewal, subscription invoice); the refund route refunds the last one. */
-export const payments = sqliteTable(
+export const payments = table(
   "payments",
   {
     id: text("id").primaryKey(),
@@ -58,7 +56,7 @@ export const payments = sqliteTable(
     stripeInvoiceId: text("stripe_invoice_id"),
     stripePaymentIntentId: text("stripe_payment_intent_id"),
     /** Minor currency units as Stripe reports them; null when the event did not say. */
-    amount: integer("amount"),
+    amount: bigint("amount"),
     currency: text("currency"),
     paidAt: ts("paid_at").notNull(),
     /** null: not refunded; "pending": a refund call is under way (or was cut off); "refunded". */
@@ -79,7 +77,7 @@ export const payments = sqliteTable(
     uniqueIndex("payments_checkout_uq").on(t.stripeCheckoutSessionId),
     uniqueIndex("payments_invoice_uq").on(t.stripeInvoiceId),
     // GET /admin/licenses/:id/billing: a license's payments newest first, without a sort.
-    index("payments_license_idx").on(t.licenseId, t.paidAt, t.id),
+    index("payments_license_idx").on(t.licenseId, t.paidAt, byteOrder(t.id)),
     // Disputes and charge events name the PaymentIntent.
     index("payments_payment_intent_idx").on(t.stripePaymentIntentId),
   ],
@@ -89,7 +87,7 @@ export const payments = sqliteTable(
  * Usage to report to Stripe meters: one row per accepted usage report of a feature with a
  * `stripe_meter`, written in the usage write's transaction; the metered-sync pass drains it.
  */
-export const meterQueue = sqliteTable(
+export const meterQueue = table(
   "meter_queue",
   {
     /** Also the meter event's `identifier` at Stripe (deduplicated there too). */
@@ -99,7 +97,7 @@ export const meterQueue = sqliteTable(
       .references(() => licenses.id, { onDelete: "cascade" }),
     feature: text("feature").notNull(),
     eventName: text("event_name").notNull(),
-    quantity: integer("quantity").notNull(),
+    quantity: bigint("quantity").notNull(),
     occurredAt: ts("occurred_at").notNull(),
     status: text("status", { enum: ["pending", "sent", "skipped"] }).notNull(),
     attempts: integer("attempts").notNull().default(0),

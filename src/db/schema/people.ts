@@ -1,8 +1,6 @@
 import { sql } from "drizzle-orm";
-import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { table, text, integer, index, uniqueIndex, primaryKey, ts, byteOrder } from "../dialect/sqlite";
 import { licenses } from "./licenses";
-
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
 
 export const ADMIN_ROLES = ["admin", "support", "viewer"] as const;
 export const SEAT_ROLES = ["admin", "member"] as const;
@@ -11,7 +9,7 @@ export const SEAT_ROLES = ["admin", "member"] as const;
  * People who sign in (portal customers, seat holders, admins). Keyed by the lower-cased email
  * (DECISIONS: Sessions and sign-in). `role` is the admin role; null = not an admin.
  */
-export const users = sqliteTable(
+export const users = table(
   "users",
   {
     id: text("id").primaryKey(),
@@ -22,9 +20,9 @@ export const users = sqliteTable(
   },
   // GET /admin/users: newest first in (created_at, id), all, by role, or every admin (role not null).
   (t) => [
-    index("users_created_idx").on(t.createdAt, t.id),
-    index("users_role_idx").on(t.role, t.createdAt, t.id),
-    index("users_admins_idx").on(t.createdAt, t.id).where(sql`${t.role} IS NOT NULL`),
+    index("users_created_idx").on(t.createdAt, byteOrder(t.id)),
+    index("users_role_idx").on(t.role, t.createdAt, byteOrder(t.id)),
+    index("users_admins_idx").on(t.createdAt, byteOrder(t.id)).where(sql`${t.role} IS NOT NULL`),
   ],
 );
 
@@ -32,7 +30,7 @@ export const users = sqliteTable(
  * Signed-in sessions. The cookie carries a random token; only its keyed hash is stored. A session
  * ends at `idle_expires_at` (slid forward while used) or `absolute_expires_at`, whichever is first.
  */
-export const sessions = sqliteTable(
+export const sessions = table(
   "sessions",
   {
     id: text("id").primaryKey(),
@@ -51,8 +49,8 @@ export const sessions = sqliteTable(
   },
   (t) => [
     // GET /admin/sessions: newest first in (created_at, id), all or one user's.
-    index("sessions_created_idx").on(t.createdAt, t.id),
-    index("sessions_user_idx").on(t.userId, t.createdAt, t.id),
+    index("sessions_created_idx").on(t.createdAt, byteOrder(t.id)),
+    index("sessions_user_idx").on(t.userId, t.createdAt, byteOrder(t.id)),
     // prune-sessions: the expired rows, by either end, in batches.
     index("sessions_idle_expiry_idx").on(t.idleExpiresAt),
     index("sessions_absolute_expiry_idx").on(t.absoluteExpiresAt),
@@ -65,7 +63,7 @@ export const sessions = sqliteTable(
  * attempts per address may be live; rows stay an hour (spent or not) so the per-address cap on codes
  * an hour can count them (docs/sign-in.md).
  */
-export const signInCodes = sqliteTable(
+export const signInCodes = table(
   "sign_in_codes",
   {
     attemptHash: text("attempt_hash").primaryKey(),
@@ -83,7 +81,7 @@ export const signInCodes = sqliteTable(
  * Team seats on a license (spec: Seat). The owner (the license email) has no row. `email` is
  * lower-cased. A pending seat holds the keyed hash of its invite token; accept clears it.
  */
-export const seats = sqliteTable(
+export const seats = table(
   "seats",
   {
     id: text("id").primaryKey(),
@@ -105,8 +103,8 @@ export const seats = sqliteTable(
     uniqueIndex("seats_license_email_uq").on(t.licenseId, t.email),
     index("seats_email_idx").on(t.email),
     // GET /portal/licenses: a signed-in user's accepted seats, in the order they were accepted.
-    index("seats_user_idx").on(t.userId, t.acceptedAt, t.id),
+    index("seats_user_idx").on(t.userId, t.acceptedAt, byteOrder(t.id)),
     // A license's seats oldest first (GET /admin/licenses/:id/seats, POST /portal/seats), without a sort.
-    index("seats_license_created_idx").on(t.licenseId, t.createdAt, t.id),
+    index("seats_license_created_idx").on(t.licenseId, t.createdAt, byteOrder(t.id)),
   ],
 );

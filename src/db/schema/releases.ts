@@ -1,7 +1,5 @@
-import { sqliteTable, text, integer, uniqueIndex, index } from "drizzle-orm/sqlite-core";
+import { table, text, index, uniqueIndex, primaryKey, ts, bigint } from "../dialect/sqlite";
 import { products } from "./catalog";
-
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
 
 export const RELEASE_CHANNELS = ["stable", "beta", "alpha", "dev"] as const;
 export const RELEASE_STATUSES = ["draft", "published", "yanked"] as const;
@@ -16,7 +14,7 @@ export const PLATFORMS = [
 ] as const;
 export const ARTIFACT_STATUSES = ["pending", "finalized"] as const;
 
-export const releases = sqliteTable(
+export const releases = table(
   "releases",
   {
     id: text("id").primaryKey(),
@@ -52,7 +50,7 @@ export const releases = sqliteTable(
   ],
 );
 
-export const artifacts = sqliteTable(
+export const artifacts = table(
   "artifacts",
   {
     id: text("id").primaryKey(),
@@ -63,12 +61,12 @@ export const artifacts = sqliteTable(
     filename: text("filename").notNull(),
     contentType: text("content_type").notNull(),
     /** Size the admin announced when adding the artifact; finalize refuses an object of another size. */
-    declaredSize: integer("declared_size").notNull(),
+    declaredSize: bigint("declared_size").notNull(),
     storageKey: text("storage_key").notNull().unique(),
     status: text("status", { enum: ARTIFACT_STATUSES }).notNull(),
     // Computed server-side at finalize by streaming the stored object (never taken from the client).
     sha256: text("sha256"),
-    fileSize: integer("file_size"),
+    fileSize: bigint("file_size"),
     /** BLAKE2b-512 (hex): the minisign prehash, kept so publish need not hash the file again. */
     blake2b512: text("blake2b512"),
     // Written at publish.

@@ -1,30 +1,28 @@
 import { sql } from "drizzle-orm";
-import { sqliteTable, text, integer, index } from "drizzle-orm/sqlite-core";
+import { table, text, integer, index, primaryKey, ts, json, bool, byteOrder, lowerAscii, jsonText } from "../dialect/sqlite";
 import { products } from "./catalog";
 
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
-
-export const apiKeys = sqliteTable("api_keys", {
+export const apiKeys = table("api_keys", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   /** HMAC-SHA256 of the key under a subkey; the key itself is shown once at creation. */
   keyHash: text("key_hash").notNull().unique(),
   /** First characters of the key, to recognise it in lists ("kw_live_ab12…"). */
   keyPrefix: text("key_prefix").notNull(),
-  scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+  scopes: json("scopes").$type<string[]>().notNull(),
   productId: text("product_id").references(() => products.id, { onDelete: "cascade" }),
   createdAt: ts("created_at").notNull(),
   lastUsedAt: ts("last_used_at"),
   revokedAt: ts("revoked_at"),
 });
 
-export const settings = sqliteTable("settings", {
+export const settings = table("settings", {
   key: text("key").primaryKey(),
-  value: text("value", { mode: "json" }).notNull(),
+  value: json("value").notNull(),
   updatedAt: ts("updated_at").notNull(),
 });
 
-export const auditLog = sqliteTable(
+export const auditLog = table(
   "audit_log",
   {
     id: text("id").primaryKey(),
@@ -34,7 +32,7 @@ export const auditLog = sqliteTable(
     entityType: text("entity_type").notNull(),
     entityId: text("entity_id"),
     productId: text("product_id"),
-    changes: text("changes", { mode: "json" }),
+    changes: json("changes"),
     ip: text("ip"),
     requestId: text("request_id"),
     createdAt: ts("created_at").notNull(),
@@ -43,17 +41,17 @@ export const auditLog = sqliteTable(
   // that ends in that order, so a page is one index range read of `limit` rows, never a sort
   // (docs/performance.md "Admin lists at scale"; test/contract/admin-query-plans.contract.test.ts).
   (t) => [
-    index("audit_created_idx").on(t.createdAt, t.id),
-    index("audit_entity_idx").on(t.entityType, t.entityId, t.createdAt, t.id),
-    index("audit_entity_type_idx").on(t.entityType, t.createdAt, t.id),
-    index("audit_action_idx").on(t.action, t.createdAt, t.id),
-    index("audit_actor_idx").on(t.actorId, t.createdAt, t.id),
-    index("audit_product_idx").on(t.productId, t.createdAt, t.id),
+    index("audit_created_idx").on(t.createdAt, byteOrder(t.id)),
+    index("audit_entity_idx").on(t.entityType, t.entityId, t.createdAt, byteOrder(t.id)),
+    index("audit_entity_type_idx").on(t.entityType, t.createdAt, byteOrder(t.id)),
+    index("audit_action_idx").on(t.action, t.createdAt, byteOrder(t.id)),
+    index("audit_actor_idx").on(t.actorId, t.createdAt, byteOrder(t.id)),
+    index("audit_product_idx").on(t.productId, t.createdAt, byteOrder(t.id)),
   ],
 );
 
 /** Ed25519 keys: purpose "token" (license tokens, product_id null) or "release" (per product). */
-export const signingKeys = sqliteTable(
+export const signingKeys = table(
   "signing_keys",
   {
     id: text("id").primaryKey(),
@@ -65,7 +63,7 @@ export const signingKeys = sqliteTable(
     privateKeyEncrypted: text("private_key_encrypted").notNull(),
     /** minisign key number (8 bytes, hex) for release keys. */
     keyNum: text("key_num"),
-    active: integer("active", { mode: "boolean" }).notNull(),
+    active: bool("active").notNull(),
     createdAt: ts("created_at").notNull(),
     retiredAt: ts("retired_at"),
   },
@@ -76,13 +74,13 @@ export const signingKeys = sqliteTable(
  * Transactional outbox: webhooks and emails are written here in the same transaction as the change
  * that causes them and delivered by a job afterwards (no network I/O inside transactions).
  */
-export const outbox = sqliteTable(
+export const outbox = table(
   "outbox",
   {
     id: text("id").primaryKey(),
     kind: text("kind", { enum: ["event", "email"] }).notNull(),
     topic: text("topic").notNull(),
-    payload: text("payload", { mode: "json" }).notNull(),
+    payload: json("payload").notNull(),
     status: text("status", { enum: ["pending", "sent", "failed", "logged"] }).notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: ts("next_attempt_at").notNull(),
@@ -93,21 +91,21 @@ export const outbox = sqliteTable(
   (t) => [
     // The delivery worker's claim (due pending messages in (next_attempt_at, id) order, LIMIT) and the
     // prune-history batches (finished ones by age).
-    index("outbox_due_idx").on(t.status, t.nextAttemptAt, t.id),
+    index("outbox_due_idx").on(t.status, t.nextAttemptAt, byteOrder(t.id)),
     // GET /admin/emails and /admin/events: newest first in (created_at, id) per kind, and per filter
     // offered (status, template/type, recipient, product) one index ending in that order. The
     // expressions are the repositories' own (modules/outbox/repo.sqlite.ts), written with `->>`:
     // drizzle-kit splits an index expression at its commas.
-    index("outbox_kind_created_idx").on(t.kind, t.createdAt, t.id),
-    index("outbox_kind_status_created_idx").on(t.kind, t.status, t.createdAt, t.id),
-    index("outbox_kind_topic_created_idx").on(t.kind, t.topic, t.createdAt, t.id),
-    index("outbox_email_to_idx").on(t.kind, sql`lower(${t.payload} ->> '$.to')`, t.createdAt, t.id),
-    index("outbox_event_product_idx").on(t.kind, sql`(${t.payload} ->> '$.data.product_id')`, t.createdAt, t.id),
+    index("outbox_kind_created_idx").on(t.kind, t.createdAt, byteOrder(t.id)),
+    index("outbox_kind_status_created_idx").on(t.kind, t.status, t.createdAt, byteOrder(t.id)),
+    index("outbox_kind_topic_created_idx").on(t.kind, t.topic, t.createdAt, byteOrder(t.id)),
+    index("outbox_email_to_idx").on(t.kind, lowerAscii(jsonText(t.payload, "to")), t.createdAt, byteOrder(t.id)),
+    index("outbox_event_product_idx").on(t.kind, sql`(${jsonText(t.payload, "data", "product_id")})`, t.createdAt, byteOrder(t.id)),
   ],
 );
 
 /** Admin overrides of the editable email templates (modules/email/editable.ts, template-admin.ts); no row = the default. */
-export const emailTemplates = sqliteTable("email_templates", {
+export const emailTemplates = table("email_templates", {
   name: text("name").primaryKey(),
   subject: text("subject").notNull(),
   body: text("body").notNull(),

@@ -1,13 +1,11 @@
-import { sqliteTable, text, integer, index, primaryKey } from "drizzle-orm/sqlite-core";
+import { table, text, index, primaryKey, ts, json, bigint } from "../dialect/sqlite";
 import { licenses } from "./licenses";
-
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
 
 /**
  * One counter per (license, feature, period window). The period key names the UTC window
  * (e.g. "2026-11" for monthly), so a new period starts from a fresh row and old rows stay as history.
  */
-export const usageCounters = sqliteTable(
+export const usageCounters = table(
   "usage_counters",
   {
     licenseId: text("license_id")
@@ -15,14 +13,14 @@ export const usageCounters = sqliteTable(
       .references(() => licenses.id, { onDelete: "cascade" }),
     feature: text("feature").notNull(),
     periodKey: text("period_key").notNull(),
-    used: integer("used").notNull(),
+    used: bigint("used").notNull(),
     updatedAt: ts("updated_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.licenseId, t.feature, t.periodKey] })],
 );
 
 /** Every accepted usage report, with the caller's metadata (spec: /license/usage "stored with the event"). */
-export const usageEvents = sqliteTable(
+export const usageEvents = table(
   "usage_events",
   {
     id: text("id").primaryKey(),
@@ -31,8 +29,8 @@ export const usageEvents = sqliteTable(
       .references(() => licenses.id, { onDelete: "cascade" }),
     feature: text("feature").notNull(),
     periodKey: text("period_key").notNull(),
-    quantity: integer("quantity").notNull(),
-    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>(),
+    quantity: bigint("quantity").notNull(),
+    metadata: json("metadata").$type<Record<string, unknown>>(),
     createdAt: ts("created_at").notNull(),
   },
   (t) => [index("usage_events_license_idx").on(t.licenseId, t.createdAt)],
@@ -43,7 +41,7 @@ export const usageEvents = sqliteTable(
  * period), so the quota.exceeded event is written exactly once per period; an admin reset of the
  * counter clears it.
  */
-export const quotaExceededMarks = sqliteTable(
+export const quotaExceededMarks = table(
   "quota_exceeded_marks",
   {
     licenseId: text("license_id")

@@ -1,22 +1,20 @@
-import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { table, text, integer, index, uniqueIndex, primaryKey, ts, json, bool, byteOrder } from "../dialect/sqlite";
 import { products } from "./catalog";
-
-const ts = (name: string) => integer(name, { mode: "timestamp_ms" });
 
 /**
  * Outgoing webhook endpoints (Standard Webhooks; docs/webhooks.md). The signing secret (`whsec_…`)
  * and the optional Ed25519 seed are sealed with AES-256-GCM (HKDF subkey webhookSecretEncryption,
  * the row id and field as additional data); the secret is shown once, at creation or rotation.
  */
-export const webhookEndpoints = sqliteTable(
+export const webhookEndpoints = table(
   "webhook_endpoints",
   {
     id: text("id").primaryKey(),
     url: text("url").notNull(),
     description: text("description").notNull(),
     /** Event filters: exact types, `prefix.*` wildcards, or `*`. */
-    events: text("events", { mode: "json" }).$type<string[]>().notNull(),
-    enabled: integer("enabled", { mode: "boolean" }).notNull(),
+    events: json("events").$type<string[]>().notNull(),
+    enabled: bool("enabled").notNull(),
     /** Only events of this product (null: every product, and events without one). */
     productId: text("product_id").references(() => products.id, { onDelete: "cascade" }),
     secretEncrypted: text("secret_encrypted").notNull(),
@@ -41,7 +39,7 @@ export const webhookEndpoints = sqliteTable(
  * One row per (event, endpoint): its id is the `webhook-id` header, the same on every attempt. The
  * body is stored as sent, so retries and redeliveries send the same bytes.
  */
-export const webhookDeliveries = sqliteTable(
+export const webhookDeliveries = table(
   "webhook_deliveries",
   {
     id: text("id").primaryKey(),
@@ -70,11 +68,11 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
     // GET /admin/webhooks/:id/deliveries: an endpoint's deliveries newest first in (created_at, id),
     // unfiltered or by status or event type (docs/performance.md "Admin lists at scale").
-    index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.createdAt, t.id),
-    index("webhook_deliveries_endpoint_status_idx").on(t.endpointId, t.status, t.createdAt, t.id),
-    index("webhook_deliveries_endpoint_type_idx").on(t.endpointId, t.eventType, t.createdAt, t.id),
+    index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.createdAt, byteOrder(t.id)),
+    index("webhook_deliveries_endpoint_status_idx").on(t.endpointId, t.status, t.createdAt, byteOrder(t.id)),
+    index("webhook_deliveries_endpoint_type_idx").on(t.endpointId, t.eventType, t.createdAt, byteOrder(t.id)),
     // The delivery worker: each enabled endpoint's earliest due pending delivery (its wake-up poll and
     // its per-endpoint claim window), one index seek per endpoint.
-    index("webhook_deliveries_endpoint_due_idx").on(t.endpointId, t.status, t.nextAttemptAt, t.id),
+    index("webhook_deliveries_endpoint_due_idx").on(t.endpointId, t.status, t.nextAttemptAt, byteOrder(t.id)),
   ],
 );
