@@ -14,7 +14,8 @@
 //
 // Messages in: { path, idlePriority, intervalMs, restartFrames } to start; "held"; "stop" to close the connection (answered
 // "closed"; the serving thread then ends this one).
-// Messages out: { checkpoints, walFrames } after a checkpoint that copied frames (stats); "pause",
+// Messages out: { idleTid } once the thread runs at idle priority (stats); { checkpoints, walFrames }
+// after a checkpoint that copied frames (stats); "pause",
 // "resume"; { error } when the connection cannot be opened or a checkpoint fails other than busy.
 import { Database } from "bun:sqlite";
 import { systemClock } from "../shared/clock";
@@ -107,7 +108,10 @@ self.onmessage = (event: MessageEvent) => {
   try {
     // Copying the WAL runs on the CPU that requests leave (shared/thread-priority.ts); when the
     // thread cannot be moved it copies at normal priority.
-    if (msg.idlePriority) lowerThisThreadPriority();
+    if (msg.idlePriority) {
+      const outcome = lowerThisThreadPriority();
+      if (outcome.lowered) postMessage({ idleTid: outcome.tid });
+    }
     db = new Database(msg.path, { readwrite: true, create: false });
     // A checkpoint syncs the WAL before copying and the database after, whatever this says; NORMAL
     // is the serving connection's level (db/client.ts).

@@ -31,6 +31,8 @@ export interface CheckpointerStats {
   walFrames: number;
   /** Times background writers were held while the thread restarted the WAL. */
   pauses: number;
+  /** The thread's id when it moved itself to idle priority (idlePriority, Linux); null otherwise. */
+  idleTid: number | null;
 }
 
 export interface Checkpointer {
@@ -71,7 +73,7 @@ export function startCheckpointer(sqlite: Database, path: string, opts: Checkpoi
   const pageSize = (sqlite.query("PRAGMA page_size").get() as { page_size: number }).page_size;
   const threshold = opts.thresholdBytes ?? AUTOCHECKPOINT_PAGES * pageSize;
   sqlite.exec("PRAGMA wal_autocheckpoint = 0");
-  const stats: CheckpointerStats = { running: false, checkpoints: 0, walFrames: 0, pauses: 0 };
+  const stats: CheckpointerStats = { running: false, checkpoints: 0, walFrames: 0, pauses: 0, idleTid: null };
   let worker: Worker | null = null;
   let stopped = false;
 
@@ -127,7 +129,7 @@ export function startCheckpointer(sqlite: Database, path: string, opts: Checkpoi
     worker.unref();
     stats.running = true;
     worker.onmessage = (event: MessageEvent) => {
-      const msg = event.data as { checkpoints: number; walFrames: number } | { error: string } | "pause" | "resume" | "closed";
+      const msg = event.data as { checkpoints: number; walFrames: number } | { idleTid: number } | { error: string } | "pause" | "resume" | "closed";
       if (msg === "pause") {
         pause();
         // Answered between two tasks of this thread: every background write after this awaits the gate.

@@ -5,7 +5,7 @@ import { SCHED_IDLE, threadPolicyMap } from "../../test/support/thread-policy";
 
 const linux = process.platform === "linux";
 
-test.if(linux)("a worker that lowers itself is in SCHED_IDLE; the main thread and the others are not", async () => {
+test.if(linux)("a worker that lowers itself is in SCHED_IDLE; the main thread is not", async () => {
   const before = threadPolicyMap();
   expect(before.get(process.pid)).not.toBe(SCHED_IDLE);
   const worker = new Worker(new URL("../../test/support/thread-priority-worker.ts", import.meta.url));
@@ -16,8 +16,10 @@ test.if(linux)("a worker that lowers itself is in SCHED_IDLE; the main thread an
     expect(outcome).toMatchObject({ lowered: true });
     const after = threadPolicyMap();
     expect(after.get(outcome.tid!)).toBe(SCHED_IDLE);
+    // The caller alone: the main thread keeps its policy. (Other threads of this process, other test
+    // files' checkpoint threads among them, come and go meanwhile.)
+    expect(outcome.tid).not.toBe(process.pid);
     expect(after.get(process.pid)).toBe(before.get(process.pid)!);
-    expect([...after].filter(([tid, p]) => p === SCHED_IDLE && tid !== outcome.tid)).toEqual([...before].filter(([, p]) => p === SCHED_IDLE));
   } finally {
     worker.terminate();
   }

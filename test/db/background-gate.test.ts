@@ -23,7 +23,7 @@ test("a write waits for the checkpoint thread's pause", async () => {
   let open!: () => void;
   let paused: Promise<void> | null = new Promise<void>((r) => (open = r));
   const checkpointer: Checkpointer = {
-    stats: () => ({ running: true, checkpoints: 0, walFrames: 0, pauses: 1 }),
+    stats: () => ({ running: true, checkpoints: 0, walFrames: 0, pauses: 1, idleTid: null }),
     backgroundWrite: () => paused,
     stop: () => {},
   };

@@ -23,6 +23,3 @@ export function threadPolicyMap(pid: number | "self" = "self"): Map<number, numb
 
 /** The policies of a process's threads, in no particular order. */
 export const threadPolicies = (pid: number) => [...threadPolicyMap(pid).values()];
-
-/** The threads of this process in the idle scheduling class. */
-export const idleThreads = () => [...threadPolicyMap()].filter(([, policy]) => policy === SCHED_IDLE).map(([tid]) => tid);
