@@ -1,27 +1,31 @@
-// SeatRepo on every engine: the seat state table (invite, re-invite rotates the token, accepted stays,
-// removed is restored), max_seats counting pending + accepted, the check callback, invite claims
-// (one-shot, not for removed or accepted seats), accept binding, soft removal, the portal lookups; and
-// 30 concurrent adds of distinct emails from 3 connections against max_seats = 5: exactly 5.
+// SeatRepo on every engine: the rows of the seat state table (a new invite, a renewed one — re-invite
+// or restore —, claims that are one-shot and not for removed or accepted seats, accept binding, soft
+// removal), what counts against max_seats, the license an add holds, the portal lookups; a unit of work
+// that throws leaves no seat and no effects; and 30 concurrent adds of distinct emails from 3
+// connections against max_seats = 5, each the verb's unit of work (lockLicense, count, planSeatAdd,
+// insert): exactly 5. The rules themselves are src/modules/seats/domain.ts's (domain.test.ts).
 import { afterEach, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import * as sqliteSchema from "../../src/db/schema";
 import * as pgSchema from "../../src/db/schema-pg";
-import { openDatabase } from "../../src/db/client";
+import type { DbHandle } from "../../src/db/client";
+import { openPostgres, type PgHandle } from "../../src/db/pg";
+import { createSqliteGate } from "../../src/db/transaction.sqlite";
+import { withPgTransaction } from "../../src/db/transaction.pg";
 import { createSqliteRepos } from "../../src/container";
-import type { NewSeatInvite, SeatLicense, SeatRepo } from "../../src/modules/seats/repo";
-import { AppError } from "../../src/shared/errors";
+import { createPgRepos } from "../../src/repos.pg";
+import type { Repos } from "../../src/deps";
+import type { SeatInvite, SeatRepo } from "../../src/modules/seats/repo";
+import { planSeatAdd } from "../../src/modules/seats/domain";
 import { newId } from "../../src/shared/ids";
+import { pgTestUrl } from "../support/pg";
 import { forEachEngine, type Opened } from "./harness";
 import { seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
-import { audited, auditRows, pgNodes } from "./inspect";
+import { audited, auditRows } from "./inspect";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const WEEK = 7 * 24 * 3600 * 1000;
-const noCheck = (cur: SeatLicense | null) => {
-  if (!cur) throw new AppError("LICENSE_NOT_FOUND");
-};
-const none = () => ({});
 
 async function seedUser(o: Opened, email: string): Promise<string> {
   const id = newId();
@@ -37,6 +41,16 @@ async function storedHash(o: Opened, seatId: string): Promise<string | null> {
   return r!.inviteTokenHash;
 }
 
+/** A unit of work on a connection, as DataStore.transaction runs one: the repositories bound to it. */
+function unitOn(handle: { sqlite: DbHandle } | { pg: PgHandle }) {
+  if ("sqlite" in handle) {
+    const gate = createSqliteGate(handle.sqlite);
+    const repos = createSqliteRepos(handle.sqlite);
+    return <T>(fn: (r: Repos) => Promise<T>) => gate.run(() => fn(repos));
+  }
+  return <T>(fn: (r: Repos) => Promise<T>) => withPgTransaction(handle.pg, (tx) => fn(createPgRepos(tx) as Repos));
+}
+
 forEachEngine("SeatRepo", (engine, open) => {
   let o: Opened;
   let repo: SeatRepo;
@@ -45,33 +59,22 @@ forEachEngine("SeatRepo", (engine, open) => {
     repo = repoFor(o).seats;
   };
   afterEach(() => o?.close());
-  const invite = (licenseId: string, email: string, over: Partial<NewSeatInvite> = {}): NewSeatInvite => ({
-    licenseId,
-    email,
-    role: "member",
-    tokenHash: `hash-${newId()}`,
-    inviteExpiresAt: later(WEEK),
-    at: later(1000),
-    ...over,
-  });
+  const invite = (over: Partial<SeatInvite> = {}): SeatInvite => ({ role: "member", tokenHash: `hash-${newId()}`, inviteExpiresAt: later(WEEK), at: later(1000), ...over });
+  const unit = () => unitOn(o.sqlite ? { sqlite: o.sqlite } : { pg: o.pg! });
 
-  test("the seat state table: invite, re-invite rotates the token, accepted stays, removed is restored as pending", async () => {
+  test("the rows of the state table: invite, renewal rotates the token, claim and accept bind, removal, renewal restores as pending", async () => {
     await setup();
     const { license } = await seedCatalog(o, { maxSeats: 3 });
-    const first = await repo.add(invite(license.id, "a@example.com", { tokenHash: "h1", role: "admin" }), noCheck, (c) => audited(`seat.${c.kind}`, c.seat.id));
-    expect(first.kind).toBe("invited");
-    if (first.kind === "limit") throw new Error("unexpected");
-    const seat = first.seat;
-    expect(seat).toMatchObject({ licenseId: license.id, email: "a@example.com", role: "admin", userId: null, acceptedAt: null, removedAt: null, inviteExpiresAt: later(WEEK) });
+    expect(await repo.findByEmail(license.id, "a@example.com")).toBeNull();
+    const seat = await repo.insertInvite(license.id, "a@example.com", invite({ tokenHash: "h1", role: "admin" }));
+    expect(seat).toMatchObject({ licenseId: license.id, email: "a@example.com", role: "admin", userId: null, acceptedAt: null, removedAt: null, invitedAt: later(1000), inviteExpiresAt: later(WEEK) });
     expect("inviteTokenHash" in seat).toBe(false);
-    expect(first.license.id).toBe(license.id);
     expect(await storedHash(o, seat.id)).toBe("h1");
+    expect(await repo.findByEmail(license.id, "a@example.com")).toEqual(seat);
 
-    // pending + add → pending, token rotated, role as asked now, same seat.
-    const again = await repo.add(invite(license.id, "a@example.com", { tokenHash: "h2", role: "member", at: later(2000), inviteExpiresAt: later(2000 + WEEK) }), noCheck, (c) => audited(`seat.${c.kind}`, c.seat.id));
-    expect(again.kind).toBe("reinvited");
-    if (again.kind === "limit") throw new Error("unexpected");
-    expect(again.seat).toMatchObject({ id: seat.id, role: "member", invitedAt: later(2000), inviteExpiresAt: later(2000 + WEEK) });
+    // A renewal (re-invite): token rotated, role as asked now, same seat.
+    const again = await repo.renewInvite(seat.id, invite({ tokenHash: "h2", role: "member", at: later(2000), inviteExpiresAt: later(2000 + WEEK) }));
+    expect(again).toMatchObject({ id: seat.id, role: "member", invitedAt: later(2000), inviteExpiresAt: later(2000 + WEEK), updatedAt: later(2000) });
     expect(await storedHash(o, seat.id)).toBe("h2");
     expect(await repo.claimInvite("h1", later(2500))).toBeNull(); // the old token is dead
 
@@ -81,110 +84,112 @@ forEachEngine("SeatRepo", (engine, open) => {
     expect(claimed).toMatchObject({ id: seat.id, inviteExpiresAt: later(2000 + WEEK) });
     expect(await storedHash(o, seat.id)).toBeNull();
     expect(await repo.claimInvite("h2", later(3000))).toBeNull(); // one-shot
-    const accepted = await repo.accept(seat.id, userId, later(3000), (s) => audited("seat.accepted", s.id));
+    const accepted = await repo.markAccepted(seat.id, userId, later(3000));
     expect(accepted).toMatchObject({ id: seat.id, userId, acceptedAt: later(3000), inviteExpiresAt: null });
-    expect(await repo.accept(seat.id, userId, later(3100), () => audited("seat.accepted.twice", seat.id))).toBeNull();
-
-    // accepted + add → the same seat, nothing written (the token offered is not stored).
-    const existing = await repo.add(invite(license.id, "a@example.com", { tokenHash: "h3", role: "admin", at: later(4000) }), noCheck, (c) => (c.kind === "existing" ? {} : audited("wrong", null)));
-    expect(existing.kind).toBe("existing");
-    if (existing.kind === "limit") throw new Error("unexpected");
-    expect(existing.seat).toEqual(accepted!);
-    expect(await storedHash(o, seat.id)).toBeNull();
+    expect(await repo.markAccepted(seat.id, userId, later(3100))).toBeNull();
     expect(await repo.acceptedSeatOf(license.id, userId)).toEqual(accepted!);
     expect(await repo.acceptedSeatsOf(userId)).toEqual([accepted!]);
+    expect(await repo.countActive([license.id])).toEqual(new Map([[license.id, 1]]));
 
-    // remove → removed; removing again changes nothing and writes nothing.
-    const removed = await repo.remove(license.id, seat.id, later(5000), (s) => audited("seat.removed", s.id));
-    expect(removed).toMatchObject({ changed: true, seat: { id: seat.id, removedAt: later(5000) } });
-    expect(await repo.remove(license.id, seat.id, later(5100), () => audited("seat.removed.twice", seat.id))).toMatchObject({ changed: false, seat: { removedAt: later(5000) } });
+    // remove → removed, token cleared; removing again changes nothing.
+    const removed = await repo.markRemoved(license.id, seat.id, later(5000));
+    expect(removed).toMatchObject({ id: seat.id, removedAt: later(5000), inviteExpiresAt: null });
+    expect(await repo.markRemoved(license.id, seat.id, later(5100))).toBeNull();
+    expect(await repo.get(license.id, seat.id)).toMatchObject({ removedAt: later(5000) });
     expect(await repo.acceptedSeatOf(license.id, userId)).toBeNull();
     expect(await repo.acceptedSeatsOf(userId)).toEqual([]);
+    expect(await repo.findByEmail(license.id, "a@example.com")).toMatchObject({ id: seat.id, removedAt: later(5000) });
 
-    // removed + add → restored as pending with a new invite, unbound.
-    const restored = await repo.add(invite(license.id, "a@example.com", { tokenHash: "h4", at: later(6000) }), noCheck, (c) => audited(`seat.${c.kind}`, c.seat.id));
-    expect(restored.kind).toBe("restored");
-    if (restored.kind === "limit") throw new Error("unexpected");
-    expect(restored.seat).toMatchObject({ id: seat.id, removedAt: null, acceptedAt: null, userId: null, invitedAt: later(6000), role: "member" });
+    // A renewal of a removed seat restores it as pending with a new invite, unbound.
+    const restored = await repo.renewInvite(seat.id, invite({ tokenHash: "h4", at: later(6000) }));
+    expect(restored).toMatchObject({ id: seat.id, removedAt: null, acceptedAt: null, userId: null, invitedAt: later(6000), role: "member" });
     expect(await storedHash(o, seat.id)).toBe("h4");
-
-    expect((await auditRows(o)).map((r) => r.action).sort()).toEqual(["seat.accepted", "seat.invited", "seat.reinvited", "seat.removed", "seat.restored"]);
+    // Rows only: none of these writes an audit row (the verbs write their effects).
+    expect(await auditRows(o)).toEqual([]);
   });
 
-  test("max_seats counts pending and accepted seats, not removed ones; null is unlimited", async () => {
+  test("what counts against max_seats: pending and accepted seats, not removed ones; the license an add holds", async () => {
     await setup();
     const { license } = await seedCatalog(o, { maxSeats: 2 });
-    const a = await repo.add(invite(license.id, "a@example.com"), noCheck, none);
-    await repo.add(invite(license.id, "b@example.com"), noCheck, none);
-    const refused = await repo.add(invite(license.id, "c@example.com"), noCheck, () => audited("wrong", null));
-    expect(refused).toEqual({ kind: "limit", max: 2, used: 2 });
-    // Re-inviting a pending seat at the limit is fine (it takes no new room).
-    expect((await repo.add(invite(license.id, "b@example.com"), noCheck, none)).kind).toBe("reinvited");
-    if (a.kind === "limit") throw new Error("unexpected");
-    await repo.remove(license.id, a.seat.id, later(2000), none);
-    expect((await repo.add(invite(license.id, "c@example.com"), noCheck, none)).kind).toBe("invited");
-    // a was removed; restoring it needs room again.
-    expect(await repo.add(invite(license.id, "a@example.com"), noCheck, none)).toEqual({ kind: "limit", max: 2, used: 2 });
+    const a = await repo.insertInvite(license.id, "a@example.com", invite());
+    await repo.insertInvite(license.id, "b@example.com", invite({ at: later(1001) }));
+    expect(await repo.countActive([license.id, "nope"])).toEqual(new Map([[license.id, 2], ["nope", 0]]));
+    await repo.markRemoved(license.id, a.id, later(2000));
+    expect(await repo.countActive([license.id])).toEqual(new Map([[license.id, 1]]));
+    await repo.insertInvite(license.id, "c@example.com", invite({ at: later(3000) }));
     expect((await repo.list(license.id, { includeRemoved: false })).map((s) => s.email)).toEqual(["b@example.com", "c@example.com"]);
     expect((await repo.list(license.id, { includeRemoved: true })).map((s) => s.email)).toEqual(["a@example.com", "b@example.com", "c@example.com"]);
-    expect(await repo.countActive([license.id, "nope"])).toEqual(new Map([[license.id, 2], ["nope", 0]]));
-    expect(await auditRows(o)).toEqual([]);
 
+    const held = await unit()((r) => r.seats.lockLicense(license.id));
+    expect(held).toMatchObject({ license: { id: license.id, email: license.email, status: "active" }, maxSeats: 2 });
+    expect(await unit()((r) => r.seats.lockLicense(newId()))).toBeNull();
     const unlimited = await seedCatalog(o, { maxSeats: null });
-    for (let i = 0; i < 12; i++) expect((await repo.add(invite(unlimited.license.id, `u${i}@example.com`), noCheck, none)).kind).toBe("invited");
+    expect(await unit()((r) => r.seats.lockLicense(unlimited.license.id))).toMatchObject({ maxSeats: null });
   });
 
-  test("check sees the current license and may refuse; a throwing effects callback writes nothing", async () => {
+  test("a unit of work that throws leaves neither the seat nor its effects; one that ends keeps both", async () => {
     await setup();
     const { license } = await seedCatalog(o, { maxSeats: 4 });
-    let seen: SeatLicense | null = null;
-    await repo.add(invite(license.id, "a@example.com"), (cur) => void (seen = cur), none);
-    expect(seen!).toMatchObject({ license: { id: license.id, email: license.email, status: "active" }, maxSeats: 4 });
-    await expect(repo.add(invite(newId(), "a@example.com"), noCheck, none)).rejects.toThrow(AppError);
     await expect(
-      repo.add(invite(license.id, "b@example.com"), () => {
-        throw new AppError("LICENSE_NOT_FOUND");
-      }, none),
-    ).rejects.toThrow(AppError);
-    await expect(repo.add(invite(license.id, "c@example.com"), noCheck, () => { throw new Error("no effects"); })).rejects.toThrow("no effects");
-    expect((await repo.list(license.id, { includeRemoved: true })).map((s) => s.email)).toEqual(["a@example.com"]);
+      unit()(async (r) => {
+        const seat = await r.seats.insertInvite(license.id, "a@example.com", invite());
+        await r.outbox.writeEffects(audited("seat.invite", seat.id));
+        throw new Error("refused after the write");
+      }),
+    ).rejects.toThrow("refused after the write");
+    expect(await repo.list(license.id, { includeRemoved: true })).toEqual([]);
+    expect(await auditRows(o)).toEqual([]);
+
+    const kept = await unit()(async (r) => {
+      const seat = await r.seats.insertInvite(license.id, "b@example.com", invite());
+      await r.outbox.writeEffects(audited("seat.invite", seat.id));
+      return seat;
+    });
+    expect((await repo.list(license.id, { includeRemoved: true })).map((s) => s.id)).toEqual([kept.id]);
+    expect((await auditRows(o)).map((r) => [r.action, r.entityId])).toEqual([["seat.invite", kept.id]]);
   });
 
   test("claims: unknown, removed and accepted seats' tokens do not claim; a removed seat loses its token", async () => {
     await setup();
     const { license } = await seedCatalog(o);
-    const added = await repo.add(invite(license.id, "a@example.com", { tokenHash: "ha" }), noCheck, none);
-    if (added.kind === "limit") throw new Error("unexpected");
+    const added = await repo.insertInvite(license.id, "a@example.com", invite({ tokenHash: "ha" }));
     expect(await repo.claimInvite("unknown", later(2000))).toBeNull();
-    await repo.remove(license.id, added.seat.id, later(2000), none);
-    expect(await storedHash(o, added.seat.id)).toBeNull();
+    await repo.markRemoved(license.id, added.id, later(2000));
+    expect(await storedHash(o, added.id)).toBeNull();
     expect(await repo.claimInvite("ha", later(3000))).toBeNull();
     // A seat of another license is not removable through this one.
     const other = await seedLicense(o, license.productId, license.planId);
-    const b = await repo.add(invite(other.id, "b@example.com"), noCheck, none);
-    if (b.kind === "limit") throw new Error("unexpected");
-    expect(await repo.remove(license.id, b.seat.id, later(4000), none)).toBeNull();
-    expect(await repo.get(license.id, b.seat.id)).toBeNull();
-    expect(await repo.get(other.id, b.seat.id)).toMatchObject({ email: "b@example.com" });
-    // accept of a removed seat is refused.
+    const b = await repo.insertInvite(other.id, "b@example.com", invite({ tokenHash: "hb" }));
+    expect(await repo.markRemoved(license.id, b.id, later(4000))).toBeNull();
+    expect(await repo.get(license.id, b.id)).toBeNull();
+    expect(await repo.get(other.id, b.id)).toMatchObject({ email: "b@example.com", removedAt: null });
+    // accept of a removed seat is refused; an accepted seat's token does not claim.
     const userId = await seedUser(o, "a@example.com");
-    expect(await repo.accept(added.seat.id, userId, later(5000), none)).toBeNull();
+    expect(await repo.markAccepted(added.id, userId, later(5000))).toBeNull();
+    const userB = await seedUser(o, "b@example.com");
+    expect(await repo.claimInvite("hb", later(5000))).toMatchObject({ id: b.id });
+    await repo.markAccepted(b.id, userB, later(5000));
+    await repo.renewInvite(b.id, invite({ tokenHash: "hb2", at: later(5500) }));
+    expect(await repo.markAccepted(b.id, userB, later(5600))).toMatchObject({ id: b.id, acceptedAt: later(5600) });
+    expect(await repo.claimInvite("hb2", later(5700))).toBeNull();
   });
 
-  test("an accepted seat whose user was deleted (unbound) is invited again by an add", async () => {
+  test("an accepted seat whose user was deleted is unbound; the add plans a re-invite and the renewal makes it pending", async () => {
     await setup();
     const { license } = await seedCatalog(o, { maxSeats: 1 });
-    const added = await repo.add(invite(license.id, "a@example.com", { tokenHash: "t1" }), noCheck, none);
-    if (added.kind === "limit") throw new Error("unexpected");
+    const added = await repo.insertInvite(license.id, "a@example.com", invite({ tokenHash: "t1" }));
     const userId = await seedUser(o, "a@example.com");
     await repo.claimInvite("t1", later(1500));
-    await repo.accept(added.seat.id, userId, later(1500), none);
+    await repo.markAccepted(added.id, userId, later(1500));
     // The users row goes; seats.user_id is ON DELETE SET NULL.
     if (o.sqlite) o.sqlite.db.delete(sqliteSchema.users).where(eq(sqliteSchema.users.id, userId)).run();
     else await o.pg!.db.delete(pgSchema.users).where(eq(pgSchema.users.id, userId));
-    const again = await repo.add(invite(license.id, "a@example.com", { tokenHash: "t2", at: later(2000) }), noCheck, none);
-    expect(again).toMatchObject({ kind: "reinvited", seat: { id: added.seat.id, acceptedAt: null, userId: null, invitedAt: later(2000) } });
-    expect(await storedHash(o, added.seat.id)).toBe("t2");
+    const unbound = await repo.findByEmail(license.id, "a@example.com");
+    expect(unbound).toMatchObject({ acceptedAt: later(1500), userId: null });
+    expect(planSeatAdd(unbound, 1, 1)).toEqual({ kind: "reinvited", seatId: added.id });
+    const again = await repo.renewInvite(added.id, invite({ tokenHash: "t2", at: later(2000) }));
+    expect(again).toMatchObject({ id: added.id, acceptedAt: null, userId: null, invitedAt: later(2000) });
+    expect(await storedHash(o, added.id)).toBe("t2");
   });
 
   test("licensesOwnedBy matches the owner email ASCII case-insensitively, newest first", async () => {
@@ -197,30 +202,50 @@ forEachEngine("SeatRepo", (engine, open) => {
     expect((await repo.licensesOwnedBy(license.email)).map((l) => l.id)).toEqual([license.id]);
   });
 
-  test("30 concurrent adds of distinct emails from 3 connections against max_seats = 5: exactly 5", async () => {
+  // On SQLite the three "connections" are one: a unit of work awaits inside its transaction, and a
+  // second connection in the same process would wait for SQLite's lock synchronously, on the thread
+  // the first unit needs to finish. Processes on one file are raced in test/race/seats.test.ts; here,
+  // 30 units on one connection's gate (the requests of one process).
+  test("30 concurrent adds of distinct emails (PostgreSQL: from 3 connections) against max_seats = 5: exactly 5", async () => {
     await setup();
     const { license } = await seedCatalog(o, { maxSeats: 5 });
-    let nodes: { repos: SeatRepo[]; close(): Promise<void> };
+    let units: ReturnType<typeof unitOn>[];
+    let close: () => Promise<void>;
     if (engine === "postgres") {
-      const pg = await pgNodes(o, 3);
-      nodes = { repos: pg.repos.map((r) => r.seats), close: pg.close };
+      const [row] = await o.pg!.sql<{ db: string }[]>`SELECT current_database() AS db`;
+      const url = new URL(pgTestUrl()!);
+      url.pathname = `/${row!.db}`;
+      const handles = [0, 1, 2].map(() => openPostgres(url.toString(), { max: 4 }));
+      units = handles.map((pg) => unitOn({ pg }));
+      close = async () => void (await Promise.all(handles.map((h) => h.close())));
     } else {
-      // Separate connections to the same file: SQLite serialises their write transactions.
-      const handles = [0, 1, 2].map(() => openDatabase(o.sqlite!.sqlite.filename));
-      nodes = { repos: handles.map((h) => createSqliteRepos(h).seats), close: async () => void (await Promise.all(handles.map((h) => h.close()))) };
+      const one = unitOn({ sqlite: o.sqlite! });
+      units = [one, one, one];
+      close = async () => {};
     }
     try {
+      // Each racer is the add verb's unit of work (service.ts addPortalSeat), its rule the domain's.
       const results = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          nodes.repos[i % 3]!.add(invite(license.id, `racer${i}@example.com`, { at: later(i) }), noCheck, (c) => audited("seat.invited", c.seat.id)),
+          units[i % 3]!(async (r) => {
+            const email = `racer${i}@example.com`;
+            const current = await r.seats.lockLicense(license.id);
+            const existing = await r.seats.findByEmail(license.id, email);
+            const used = (await r.seats.countActive([license.id])).get(license.id) ?? 0;
+            const plan = planSeatAdd(existing, current!.maxSeats, used);
+            if (plan.kind !== "invited") return plan.kind;
+            const seat = await r.seats.insertInvite(license.id, email, invite({ at: later(i) }));
+            await r.outbox.writeEffects(audited("seat.invite", seat.id));
+            return plan.kind;
+          }),
         ),
       );
-      expect(results.filter((r) => r.kind === "invited").length).toBe(5);
-      expect(results.filter((r) => r.kind === "limit").length).toBe(25);
+      expect(results.filter((k) => k === "invited").length).toBe(5);
+      expect(results.filter((k) => k === "limit").length).toBe(25);
       expect((await repo.list(license.id, { includeRemoved: true })).length).toBe(5);
       expect((await auditRows(o)).length).toBe(5);
     } finally {
-      await nodes.close();
+      await close();
     }
   });
 });

@@ -3,7 +3,7 @@ import type { PgHandle } from "../../db/pg";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema-pg";
 import { FINISHED_OUTBOX_STATUSES, type EmailFilter, type EventFilter, type OutboxMessage, type OutboxRepo } from "./repo";
-import { DELIVERY_CHANNEL, writeOutboxPg } from "./write.pg";
+import { DELIVERY_CHANNEL, writeEffectsPg, writeOutboxPg } from "./write.pg";
 
 /** The id in byte order (SQLite's text comparison), whatever the database collation. */
 const idBytes = sql`${outbox.id} COLLATE "C"`;
@@ -51,6 +51,11 @@ export function eventListQueryPg(db: PgHandle["db"], f: EventFilter) {
 export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
   const { db } = handle;
   return {
+    async writeEffects(effects) {
+      // Inside a unit of work `db` is its transaction; outside, the rows go in together.
+      if (handle.inTransaction) await writeEffectsPg(db, effects);
+      else await db.transaction((tx) => writeEffectsPg(tx, effects));
+    },
     enqueue: (m) => writeOutboxPg(db, m),
     async get(id) {
       const [row] = await db.select().from(outbox).where(eq(outbox.id, id));

@@ -4,7 +4,7 @@ import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema";
 import { FINISHED_OUTBOX_STATUSES, type EmailFilter, type EventFilter, type OutboxMessage, type OutboxRepo } from "./repo";
 import { onDeliveryBell } from "./bell";
-import { writeOutbox } from "./write.sqlite";
+import { writeEffects, writeOutbox } from "./write.sqlite";
 
 /** OutboxRepo.nextDue's one statement (exported for the query-plan test). */
 export const NEXT_DUE_SQL = `SELECT (SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending') AS outbox,
@@ -58,6 +58,10 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
       .prepare(),
   );
   return {
+    async writeEffects(effects) {
+      // Inside a unit of work this is a savepoint of its transaction.
+      immediate(handle, () => writeEffects(db, effects));
+    },
     enqueue: lift((m) => writeOutbox(db, m)),
     get: lift((id: string) => (db.select().from(outbox).where(eq(outbox.id, id)).get() as OutboxMessage | undefined) ?? null),
     async claimDue({ now, limit, leaseUntil, kinds }) {

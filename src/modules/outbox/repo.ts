@@ -1,6 +1,7 @@
 // The transactional outbox (DECISIONS: Data engines and jobs; Webhooks and email): side effects are
 // written here in the same transaction as the change that causes them, and the deliver-outbox job
 // hands them to a handler per kind afterwards (no network I/O inside transactions).
+import type { Effects } from "./effects";
 
 export const OUTBOX_KINDS = ["event", "email"] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
@@ -39,6 +40,12 @@ export interface NewOutboxMessage {
 }
 
 export interface OutboxRepo {
+  /**
+   * Writes a change's side effects (the audit row, event and email messages: effects.ts). In a unit
+   * of work (DataStore.transaction) they commit or roll back with the change; called outside one,
+   * they are written together in a transaction of their own.
+   */
+  writeEffects(effects: Effects): Promise<void>;
   /** Adds one pending message due at `at`, on its own. A change records its side effects with writeEffects / writeEffectsPg (write.sqlite.ts / write.pg.ts) inside its own transaction instead. */
   enqueue(message: NewOutboxMessage): Promise<OutboxMessage>;
   get(id: string): Promise<OutboxMessage | null>;

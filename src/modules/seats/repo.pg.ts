@@ -1,11 +1,10 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, isNotNull, or, sql } from "drizzle-orm";
 import type { PgExecutor, PgHandle } from "../../db/pg";
 import { licenses, plans, seats } from "../../db/schema-pg";
-import { writeEffectsPg } from "../outbox/write.pg";
 import { newId } from "../../shared/ids";
 import type { License } from "../licenses/repo";
 import { afterCursor, afterCursorAsc, type Cursor } from "../../db/cursor";
-import type { Seat, SeatAddKind, SeatAddOutcome, SeatRepo, SeatsPage } from "./repo";
+import type { Seat, SeatInvite, SeatRepo, SeatsPage } from "./repo";
 
 const toSeat = (r: typeof seats.$inferSelect): Seat => {
   const { inviteTokenHash: _hash, ...seat } = r;
@@ -13,13 +12,9 @@ const toSeat = (r: typeof seats.$inferSelect): Seat => {
 };
 
 const active = (licenseId: string) => and(eq(seats.licenseId, licenseId), isNull(seats.removedAt));
+const inviteColumns = (i: SeatInvite) => ({ role: i.role, inviteTokenHash: i.tokenHash, inviteExpiresAt: i.inviteExpiresAt, invitedAt: i.at, updatedAt: i.at });
 /** Ids compare bytewise on SQLite; COLLATE "C" keeps PostgreSQL's order the same. */
 const idC = sql`${seats.id} COLLATE "C"`;
-
-async function countActive(tx: PgExecutor, licenseId: string): Promise<number> {
-  const [r] = await tx.select({ n: count() }).from(seats).where(active(licenseId));
-  return r!.n;
-}
 
 async function readSeat(tx: PgExecutor, licenseId: string, seatId: string): Promise<Seat | null> {
   const [r] = await tx.select().from(seats).where(and(eq(seats.id, seatId), eq(seats.licenseId, licenseId)));
@@ -75,65 +70,39 @@ export function createSeatRepoPg(handle: PgHandle): SeatRepo {
   const { db } = handle;
 
   return {
-    async add(input, check, effects) {
-      return db.transaction(async (tx): Promise<SeatAddOutcome> => {
-        // Locks the license row: adds to one license (on any node) serialise here, so the count of
-        // pending + accepted seats below cannot be overtaken by another add.
-        const [row] = await tx
-          .select({ license: licenses, maxSeats: plans.maxSeats })
-          .from(licenses)
-          .innerJoin(plans, eq(plans.id, licenses.planId))
-          .where(eq(licenses.id, input.licenseId))
-          .for("update", { of: licenses });
-        const current = row ? { license: { ...row.license } as License, maxSeats: row.maxSeats } : null;
-        check(current);
-        const { license, maxSeats } = current!;
-        const { at } = input;
-        const [existing] = await tx.select().from(seats).where(and(eq(seats.licenseId, input.licenseId), eq(seats.email, input.email)));
-        const done = async (kind: SeatAddKind, seat: Seat): Promise<SeatAddOutcome> => {
-          await writeEffectsPg(tx, effects({ kind, seat, license }));
-          return { kind, seat, license };
-        };
-        const invite = { role: input.role, inviteTokenHash: input.tokenHash, inviteExpiresAt: input.inviteExpiresAt, invitedAt: at, updatedAt: at };
-        if (existing && existing.removedAt === null) {
-          // An accepted seat whose user was deleted (unbound) is invited again: nobody could use it.
-          if (existing.acceptedAt !== null && existing.userId !== null) return done("existing", toSeat(existing));
-          const [rotated] = await tx.update(seats).set({ ...invite, acceptedAt: null, userId: null }).where(eq(seats.id, existing.id)).returning();
-          return done("reinvited", toSeat(rotated!));
-        }
-        // A new or restored seat takes room: pending + accepted seats count (DECISIONS).
-        const used = await countActive(tx, input.licenseId);
-        if (maxSeats !== null && used >= maxSeats) return { kind: "limit", max: maxSeats, used };
-        if (existing) {
-          const [restored] = await tx
-            .update(seats)
-            .set({ ...invite, userId: null, acceptedAt: null, removedAt: null })
-            .where(eq(seats.id, existing.id))
-            .returning();
-          return done("restored", toSeat(restored!));
-        }
-        const [inserted] = await tx
-          .insert(seats)
-          .values({ id: newId(), licenseId: input.licenseId, email: input.email, userId: null, acceptedAt: null, removedAt: null, createdAt: at, ...invite })
-          .returning();
-        return done("invited", toSeat(inserted!));
-      });
+    async lockLicense(licenseId) {
+      // The license row locked for the unit of work: adds to one license (on any node) serialise
+      // here, so the count of pending + accepted seats the verb reads next cannot be overtaken.
+      const [row] = await db
+        .select({ license: licenses, maxSeats: plans.maxSeats })
+        .from(licenses)
+        .innerJoin(plans, eq(plans.id, licenses.planId))
+        .where(eq(licenses.id, licenseId))
+        .for("update", { of: licenses });
+      return row ? { license: { ...row.license } as License, maxSeats: row.maxSeats } : null;
     },
-    async remove(licenseId, seatId, at, effects) {
-      return db.transaction(async (tx) => {
-        const [removed] = await tx
-          .update(seats)
-          .set({ removedAt: at, inviteTokenHash: null, inviteExpiresAt: null, updatedAt: at })
-          .where(and(eq(seats.id, seatId), active(licenseId)))
-          .returning();
-        if (removed) {
-          const seat = toSeat(removed);
-          await writeEffectsPg(tx, effects(seat));
-          return { seat, changed: true };
-        }
-        const before = await readSeat(tx, licenseId, seatId);
-        return before ? { seat: before, changed: false } : null;
-      });
+    async findByEmail(licenseId, email) {
+      const [r] = await db.select().from(seats).where(and(eq(seats.licenseId, licenseId), eq(seats.email, email)));
+      return r ? toSeat(r) : null;
+    },
+    async insertInvite(licenseId, email, invite) {
+      const [inserted] = await db
+        .insert(seats)
+        .values({ id: newId(), licenseId, email, userId: null, acceptedAt: null, removedAt: null, createdAt: invite.at, ...inviteColumns(invite) })
+        .returning();
+      return toSeat(inserted!);
+    },
+    async renewInvite(seatId, invite) {
+      const [renewed] = await db.update(seats).set({ ...inviteColumns(invite), userId: null, acceptedAt: null, removedAt: null }).where(eq(seats.id, seatId)).returning();
+      return toSeat(renewed!);
+    },
+    async markRemoved(licenseId, seatId, at) {
+      const [removed] = await db
+        .update(seats)
+        .set({ removedAt: at, inviteTokenHash: null, inviteExpiresAt: null, updatedAt: at })
+        .where(and(eq(seats.id, seatId), active(licenseId)))
+        .returning();
+      return removed ? toSeat(removed) : null;
     },
     get: (licenseId, seatId) => readSeat(db, licenseId, seatId),
     async list(licenseId, opts) {
@@ -180,18 +149,13 @@ export function createSeatRepoPg(handle: PgHandle): SeatRepo {
         return cleared ? toSeat(r) : null;
       });
     },
-    async accept(seatId, userId, at, effects) {
-      return db.transaction(async (tx) => {
-        const [accepted] = await tx
-          .update(seats)
-          .set({ userId, acceptedAt: at, inviteTokenHash: null, inviteExpiresAt: null, updatedAt: at })
-          .where(and(eq(seats.id, seatId), isNull(seats.removedAt), isNull(seats.acceptedAt)))
-          .returning();
-        if (!accepted) return null;
-        const seat = toSeat(accepted);
-        await writeEffectsPg(tx, effects(seat));
-        return seat;
-      });
+    async markAccepted(seatId, userId, at) {
+      const [accepted] = await db
+        .update(seats)
+        .set({ userId, acceptedAt: at, inviteTokenHash: null, inviteExpiresAt: null, updatedAt: at })
+        .where(and(eq(seats.id, seatId), isNull(seats.removedAt), isNull(seats.acceptedAt)))
+        .returning();
+      return accepted ? toSeat(accepted) : null;
     },
   };
 }

@@ -1,11 +1,10 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, isNotNull, or, sql } from "drizzle-orm";
 import { immediate, lift, type DbHandle } from "../../db/client";
 import { licenses, plans, seats } from "../../db/schema";
-import { writeEffects } from "../outbox/write.sqlite";
 import { newId } from "../../shared/ids";
 import type { License } from "../licenses/repo";
 import { afterCursor, afterCursorAsc, type Cursor } from "../../db/cursor";
-import type { Seat, SeatAddKind, SeatAddOutcome, SeatRepo, SeatsPage } from "./repo";
+import type { Seat, SeatInvite, SeatRepo, SeatsPage } from "./repo";
 
 const toSeat = (r: typeof seats.$inferSelect): Seat => {
   const { inviteTokenHash: _hash, ...seat } = r;
@@ -13,6 +12,7 @@ const toSeat = (r: typeof seats.$inferSelect): Seat => {
 };
 
 const active = (licenseId: string) => and(eq(seats.licenseId, licenseId), isNull(seats.removedAt));
+const inviteColumns = (i: SeatInvite) => ({ role: i.role, inviteTokenHash: i.tokenHash, inviteExpiresAt: i.inviteExpiresAt, invitedAt: i.at, updatedAt: i.at });
 
 /** A license's seats, oldest first: one range of seats_license_created_idx (exported for the query-plan test). */
 export const seatsOfLicenseQuery = (db: DbHandle["db"], licenseId: string, includeRemoved: boolean, page?: { limit: number; cursor?: Cursor | null }) => {
@@ -62,73 +62,47 @@ export const licensesOwnedQuery = (db: DbHandle["db"], email: string, page?: Sea
 
 export function createSeatRepo(handle: DbHandle): SeatRepo {
   const { db } = handle;
-  const countActive = (licenseId: string) => db.select({ n: count() }).from(seats).where(active(licenseId)).get()!.n;
   const readSeat = (licenseId: string, seatId: string) => {
     const r = db.select().from(seats).where(and(eq(seats.id, seatId), eq(seats.licenseId, licenseId))).get();
     return r ? toSeat(r) : null;
   };
 
   return {
-    async add(input, check, effects) {
-      return immediate(handle, (): SeatAddOutcome => {
-        const row = db
-          .select({ license: licenses, maxSeats: plans.maxSeats })
-          .from(licenses)
-          .innerJoin(plans, eq(plans.id, licenses.planId))
-          .where(eq(licenses.id, input.licenseId))
-          .get();
-        const current = row ? { license: { ...row.license } as License, maxSeats: row.maxSeats } : null;
-        check(current);
-        const { license, maxSeats } = current!;
-        const { at } = input;
-        const existing = db.select().from(seats).where(and(eq(seats.licenseId, input.licenseId), eq(seats.email, input.email))).get();
-        const done = (kind: SeatAddKind, seat: Seat): SeatAddOutcome => {
-          writeEffects(db, effects({ kind, seat, license }));
-          return { kind, seat, license };
-        };
-        const invite = { role: input.role, inviteTokenHash: input.tokenHash, inviteExpiresAt: input.inviteExpiresAt, invitedAt: at, updatedAt: at };
-        if (existing && existing.removedAt === null) {
-          // An accepted seat whose user was deleted (unbound) is invited again: nobody could use it.
-          if (existing.acceptedAt !== null && existing.userId !== null) return done("existing", toSeat(existing));
-          const [rotated] = db.update(seats).set({ ...invite, acceptedAt: null, userId: null }).where(eq(seats.id, existing.id)).returning().all();
-          return done("reinvited", toSeat(rotated!));
-        }
-        // A new or restored seat takes room: pending + accepted seats count (DECISIONS).
-        const used = countActive(input.licenseId);
-        if (maxSeats !== null && used >= maxSeats) return { kind: "limit", max: maxSeats, used };
-        if (existing) {
-          const [restored] = db
-            .update(seats)
-            .set({ ...invite, userId: null, acceptedAt: null, removedAt: null })
-            .where(eq(seats.id, existing.id))
-            .returning()
-            .all();
-          return done("restored", toSeat(restored!));
-        }
-        const [inserted] = db
-          .insert(seats)
-          .values({ id: newId(), licenseId: input.licenseId, email: input.email, userId: null, acceptedAt: null, removedAt: null, createdAt: at, ...invite })
-          .returning()
-          .all();
-        return done("invited", toSeat(inserted!));
-      });
+    async lockLicense(licenseId) {
+      // The unit of work's BEGIN IMMEDIATE holds the write lock already: no other add (in this process
+      // or another on the file) runs until it commits.
+      const row = db
+        .select({ license: licenses, maxSeats: plans.maxSeats })
+        .from(licenses)
+        .innerJoin(plans, eq(plans.id, licenses.planId))
+        .where(eq(licenses.id, licenseId))
+        .get();
+      return row ? { license: { ...row.license } as License, maxSeats: row.maxSeats } : null;
     },
-    async remove(licenseId, seatId, at, effects) {
-      return immediate(handle, () => {
-        const [removed] = db
-          .update(seats)
-          .set({ removedAt: at, inviteTokenHash: null, inviteExpiresAt: null, updatedAt: at })
-          .where(and(eq(seats.id, seatId), active(licenseId)))
-          .returning()
-          .all();
-        if (removed) {
-          const seat = toSeat(removed);
-          writeEffects(db, effects(seat));
-          return { seat, changed: true };
-        }
-        const before = readSeat(licenseId, seatId);
-        return before ? { seat: before, changed: false } : null;
-      });
+    async findByEmail(licenseId, email) {
+      const r = db.select().from(seats).where(and(eq(seats.licenseId, licenseId), eq(seats.email, email))).get();
+      return r ? toSeat(r) : null;
+    },
+    async insertInvite(licenseId, email, invite) {
+      const [inserted] = db
+        .insert(seats)
+        .values({ id: newId(), licenseId, email, userId: null, acceptedAt: null, removedAt: null, createdAt: invite.at, ...inviteColumns(invite) })
+        .returning()
+        .all();
+      return toSeat(inserted!);
+    },
+    async renewInvite(seatId, invite) {
+      const [renewed] = db.update(seats).set({ ...inviteColumns(invite), userId: null, acceptedAt: null, removedAt: null }).where(eq(seats.id, seatId)).returning().all();
+      return toSeat(renewed!);
+    },
+    async markRemoved(licenseId, seatId, at) {
+      const [removed] = db
+        .update(seats)
+        .set({ removedAt: at, inviteTokenHash: null, inviteExpiresAt: null, updatedAt: at })
+        .where(and(eq(seats.id, seatId), active(licenseId)))
+        .returning()
+        .all();
+      return removed ? toSeat(removed) : null;
     },
     get: lift(readSeat),
     async list(licenseId, opts) {
@@ -176,19 +150,14 @@ export function createSeatRepo(handle: DbHandle): SeatRepo {
         return toSeat(r);
       });
     },
-    async accept(seatId, userId, at, effects) {
-      return immediate(handle, () => {
-        const [accepted] = db
-          .update(seats)
-          .set({ userId, acceptedAt: at, inviteTokenHash: null, inviteExpiresAt: null, updatedAt: at })
-          .where(and(eq(seats.id, seatId), isNull(seats.removedAt), isNull(seats.acceptedAt)))
-          .returning()
-          .all();
-        if (!accepted) return null;
-        const seat = toSeat(accepted);
-        writeEffects(db, effects(seat));
-        return seat;
-      });
+    async markAccepted(seatId, userId, at) {
+      const [accepted] = db
+        .update(seats)
+        .set({ userId, acceptedAt: at, inviteTokenHash: null, inviteExpiresAt: null, updatedAt: at })
+        .where(and(eq(seats.id, seatId), isNull(seats.removedAt), isNull(seats.acceptedAt)))
+        .returning()
+        .all();
+      return accepted ? toSeat(accepted) : null;
     },
   };
 }

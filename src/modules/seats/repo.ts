@@ -1,6 +1,5 @@
 // Team seats on a license (spec: Seat, Seat state table; DECISIONS: max_seats null = unlimited,
 // pending invites count). The owner (the license email) has no seat row.
-import type { Effects } from "../outbox/effects";
 import type { Cursor } from "../../db/cursor";
 import type { License } from "../licenses/repo";
 import type { SEAT_ROLES } from "../../db/schema/people";
@@ -27,18 +26,17 @@ export interface Seat {
 
 export type SeatState = "pending" | "accepted" | "removed";
 
-/** The license as the seat limit check sees it, re-read (and on PostgreSQL locked) inside the add. */
+/** The license as a seat add sees it, read (and on PostgreSQL locked) in the add's unit of work. */
 export interface SeatLicense {
   license: License;
   /** The plan's max_seats; null = unlimited. */
   maxSeats: number | null;
 }
 
-export interface NewSeatInvite {
-  licenseId: string;
-  email: string;
+/** A fresh invite: what a new, re-invited or restored seat gets. */
+export interface SeatInvite {
   role: SeatRole;
-  /** Keyed hash of the fresh invite token (used unless the seat is already accepted). */
+  /** Keyed hash of the fresh invite token. */
   tokenHash: string;
   inviteExpiresAt: Date;
   at: Date;
@@ -53,7 +51,6 @@ export interface NewSeatInvite {
  * - existing: accepted → accepted (nothing changed)
  */
 export type SeatAddKind = "invited" | "reinvited" | "restored" | "existing";
-export type SeatAddOutcome = { kind: SeatAddKind; seat: Seat; license: License } | { kind: "limit"; max: number; used: number };
 
 /** A keyset page of the portal's lists: `after` is the last row of the previous page. */
 export interface SeatsPage {
@@ -61,22 +58,30 @@ export interface SeatsPage {
   limit: number;
 }
 
+/**
+ * Seat rows, with no rules of their own: the verbs (service.ts) open the unit of work, decide with
+ * the pure rules of domain.ts (planSeatAdd) and write through these, effects included
+ * (OutboxRepo.writeEffects), in one transaction.
+ */
 export interface SeatRepo {
   /**
-   * Atomic (spec: Seat state table, "under max_seats"): inside one write transaction, re-reads the
-   * license with its plan's max_seats (PostgreSQL: the license row locked FOR UPDATE, so concurrent
-   * adds on any node serialise on it) and passes it to `check` (throws to refuse), then applies the
-   * state table to the (license, email) seat. A new or restored seat needs room: pending + accepted
-   * seats < max_seats, else `limit` and nothing is written. `effects` sees every non-limit outcome
-   * and its side effects are written in the same transaction.
+   * In a unit of work (DataStore.transaction): the license with its plan's max_seats, held until the
+   * unit ends. PostgreSQL locks the license row (FOR UPDATE), so adds to one license on any node
+   * serialise on it; SQLite's unit holds the database's write lock already. null when it does not
+   * exist.
    */
-  add(input: NewSeatInvite, check: (current: SeatLicense | null) => void, effects: (outcome: { kind: SeatAddKind; seat: Seat; license: License }) => Effects): Promise<SeatAddOutcome>;
+  lockLicense(licenseId: string): Promise<SeatLicense | null>;
+  /** The license's seat for this (lower-cased) email, in any state; null when there is none. */
+  findByEmail(licenseId: string, email: string): Promise<Seat | null>;
+  /** A new pending seat. */
+  insertInvite(licenseId: string, email: string, invite: SeatInvite): Promise<Seat>;
+  /** A fresh invite on an existing seat (re-invite, restore): pending again, unbound, not removed. */
+  renewInvite(seatId: string, invite: SeatInvite): Promise<Seat>;
   /**
-   * Soft-removes a pending or accepted seat of the license (removed_at set, invite token cleared),
-   * with `effects` in the same transaction. A seat removed before is returned as it is, with
-   * `changed: false` and no effects. null when the license has no such seat.
+   * Soft-removes a pending or accepted seat of the license (removed_at set, invite token cleared)
+   * and returns it; null when the license has no such seat or it was removed before.
    */
-  remove(licenseId: string, seatId: string, at: Date, effects: (removed: Seat) => Effects): Promise<{ seat: Seat; changed: boolean } | null>;
+  markRemoved(licenseId: string, seatId: string, at: Date): Promise<Seat | null>;
   get(licenseId: string, seatId: string): Promise<Seat | null>;
   /**
    * Seats of a license in invite order (created_at, id); removed ones only when asked. All of them,
@@ -104,9 +109,6 @@ export interface SeatRepo {
    * of one token, one gets the seat.
    */
   claimInvite(tokenHash: string, at: Date): Promise<Seat | null>;
-  /**
-   * Pending → accepted: binds the user, sets accepted_at, with `effects` in the same transaction.
-   * null when the seat is no longer pending (removed or accepted meanwhile).
-   */
-  accept(seatId: string, userId: string, at: Date, effects: (accepted: Seat) => Effects): Promise<Seat | null>;
+  /** Pending → accepted: binds the user, sets accepted_at. null when the seat is no longer pending (removed or accepted meanwhile). */
+  markAccepted(seatId: string, userId: string, at: Date): Promise<Seat | null>;
 }

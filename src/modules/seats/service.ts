@@ -15,7 +15,7 @@ import type { User } from "../users/repo";
 import { signIn } from "../sessions/service";
 import { sealedEmail } from "../email/outbox";
 import type { Effects } from "../outbox/effects";
-import { acceptUrl, INVITE_TOKEN_PATTERN, INVITE_TTL_MS, mayManageSeats, type PortalRole } from "./domain";
+import { acceptUrl, INVITE_TOKEN_PATTERN, INVITE_TTL_MS, mayManageSeats, planSeatAdd, type PortalRole } from "./domain";
 import { seatAccepted, seatInvited, seatRemoved } from "./events";
 import type { Seat, SeatAddKind, SeatRole } from "./repo";
 
@@ -131,66 +131,78 @@ export async function addPortalSeat(deps: Deps, caller: PortalCaller, input: Add
   const { token, hash } = newInviteToken(deps);
   const expiresAt = new Date(now.getTime() + INVITE_TTL_MS);
   const actor = portalActor(caller);
-  const outcome = await deps.repos.seats.add(
-    { licenseId: license.id, email, role: input.role, tokenHash: hash, inviteExpiresAt: expiresAt, at: now },
-    (current) => {
-      // Deleted meanwhile, or its owner changed to the invited address: the same answers as above.
-      if (!current) throw licenseNotFound();
-      if (normalizeEmail(current.license.email) === email) throw validationError({ email: "the license owner cannot hold a seat on their own license" });
+  const invite = { role: input.role, tokenHash: hash, inviteExpiresAt: expiresAt, at: now };
+  const effects = (kind: Exclude<SeatAddKind, "existing">, seat: Seat, current: License): Effects => ({
+    audit: {
+      actor,
+      action: kind === "restored" ? "seat.restore" : kind === "reinvited" ? "seat.reinvite" : "seat.invite",
+      entityType: "license",
+      entityId: current.id,
+      productId: current.productId,
+      changes: { seat_id: seat.id, email: seat.email, role: seat.role },
+      at: now,
     },
-    ({ kind, seat }): Effects => {
-      // Adding an accepted seat again changes nothing: no audit row, no event, no email.
-      if (kind === "existing") return {};
-      return {
-        audit: {
-          actor,
-          action: kind === "restored" ? "seat.restore" : kind === "reinvited" ? "seat.reinvite" : "seat.invite",
-          entityType: "license",
-          entityId: license.id,
-          productId: license.productId,
-          changes: { seat_id: seat.id, email: seat.email, role: seat.role },
-          at: now,
-        },
-        events: [seatInvited(seat, license.productId, kind, now)],
-        emails: [
-          sealedEmail(deps.secrets, {
-            template: "seat_invite",
-            to: seat.email,
-            at: now,
-            data: { product_name: product?.name ?? "", role: seat.role, invited_by: caller.user.email, expires_at: expiresAt.toISOString() },
-            secret: { accept_url: acceptUrl(deps.config.baseUrl, token) },
-          }),
-        ],
-      };
-    },
-  );
-  if (outcome.kind === "limit") {
+    events: [seatInvited(seat, current.productId, kind, now)],
+    emails: [
+      sealedEmail(deps.secrets, {
+        template: "seat_invite",
+        to: seat.email,
+        at: now,
+        data: { product_name: product?.name ?? "", role: seat.role, invited_by: caller.user.email, expires_at: expiresAt.toISOString() },
+        secret: { accept_url: acceptUrl(deps.config.baseUrl, token) },
+      }),
+    ],
+  });
+  // One unit of work: the license held, the seat state table decided (domain.ts) on what it read,
+  // and the seat written with its audit row, event and email, or nothing.
+  const outcome = await deps.db.transaction(async ({ repos }) => {
+    const current = await repos.seats.lockLicense(license.id);
+    // Deleted meanwhile, or its owner changed to the invited address: the same answers as above.
+    if (!current) throw licenseNotFound();
+    if (normalizeEmail(current.license.email) === email) throw validationError({ email: "the license owner cannot hold a seat on their own license" });
+    const existing = await repos.seats.findByEmail(license.id, email);
+    const used = (await repos.seats.countActive([license.id])).get(license.id) ?? 0;
+    const plan = planSeatAdd(existing, current.maxSeats, used);
+    // Adding an accepted seat again changes nothing: no audit row, no event, no email.
+    if (plan.kind === "limit" || plan.kind === "existing") return { plan, seat: existing };
+    const seat = plan.kind === "invited" ? await repos.seats.insertInvite(license.id, email, invite) : await repos.seats.renewInvite(plan.seatId, invite);
+    await repos.outbox.writeEffects(effects(plan.kind, seat, current.license));
+    return { plan, seat };
+  });
+  if (outcome.plan.kind === "limit") {
     throw new AppError("SEAT_LIMIT", {
       message: "All seats of this license are taken (pending invites count). Remove a seat first.",
-      details: { max_seats: outcome.max, used_seats: outcome.used },
+      details: { max_seats: outcome.plan.max, used_seats: outcome.plan.used },
     });
   }
-  return { kind: outcome.kind, seat: outcome.seat };
+  return { kind: outcome.plan.kind, seat: outcome.seat! };
 }
 
 /** Removal with its audit row and event; `by` says which API did it. */
 async function removeSeat(deps: Deps, actor: Actor, license: License, seatId: string, by: "portal" | "admin", notFound: () => AppError): Promise<Seat> {
   const now = deps.clock.now();
-  const result = await deps.repos.seats.remove(license.id, seatId, now, (seat) => ({
-    audit: {
-      actor,
-      action: "seat.remove",
-      entityType: "license",
-      entityId: license.id,
-      productId: license.productId,
-      changes: { seat_id: seat.id, email: seat.email, role: seat.role },
-      at: now,
-    },
-    // The row as it was is gone; accepted_at says which state it left.
-    events: [seatRemoved(seat, license.productId, seat.acceptedAt !== null ? "accepted" : "pending", by, now)],
-  }));
-  if (!result) throw notFound();
-  return result.seat;
+  // One unit of work: the seat removed with its audit row and event. A seat removed before is
+  // returned as it is, and nothing is recorded.
+  const seat = await deps.db.transaction(async ({ repos }) => {
+    const removed = await repos.seats.markRemoved(license.id, seatId, now);
+    if (!removed) return await repos.seats.get(license.id, seatId);
+    await repos.outbox.writeEffects({
+      audit: {
+        actor,
+        action: "seat.remove",
+        entityType: "license",
+        entityId: license.id,
+        productId: license.productId,
+        changes: { seat_id: removed.id, email: removed.email, role: removed.role },
+        at: now,
+      },
+      // The row as it was is gone; accepted_at says which state it left.
+      events: [seatRemoved(removed, license.productId, removed.acceptedAt !== null ? "accepted" : "pending", by, now)],
+    });
+    return removed;
+  });
+  if (!seat) throw notFound();
+  return seat;
 }
 
 /**
@@ -250,20 +262,21 @@ export async function acceptInvite(deps: Deps, input: AcceptInviteInput): Promis
     if (!license || !plan || !isUsable(license, plan.graceDays, now)) return null;
     const { user, setCookie } = await signIn(tx, { email: claimed.email, method: "invite", ip: input.ip, userAgent: input.userAgent });
     const actor: Actor = { type: "session", id: user.id, scopes: new Set(), productId: null, ip: input.ip, requestId: input.requestId };
-    const seat = await repos.seats.accept(claimed.id, user.id, now, (s) => ({
+    const seat = await repos.seats.markAccepted(claimed.id, user.id, now);
+    // The claim holds the seat in this transaction; a concurrent removal would have cleared the token first.
+    if (!seat) throw inviteInvalid();
+    await repos.outbox.writeEffects({
       audit: {
         actor,
         action: "seat.accept",
         entityType: "license",
         entityId: license.id,
         productId: license.productId,
-        changes: { seat_id: s.id, email: s.email, role: s.role, user_id: user.id },
+        changes: { seat_id: seat.id, email: seat.email, role: seat.role, user_id: user.id },
         at: now,
       },
-      events: [seatAccepted(s, license.productId, now)],
-    }));
-    // The claim holds the seat in this transaction; a concurrent removal would have cleared the token first.
-    if (!seat) throw inviteInvalid();
+      events: [seatAccepted(seat, license.productId, now)],
+    });
     const product = await repos.products.findById(license.productId);
     return { user, seat, license, productName: product?.name ?? "", setCookie };
   });

@@ -11,13 +11,8 @@ export async function fixtureSeat(ctx: RouteFixtureContext) {
   const plan = await makePlan(deps, ctx.product.id);
   const { license } = await makeLicense(deps, { productId: ctx.product.id, planId: plan.id });
   const now = deps.clock.now();
-  const outcome = await deps.repos.seats.add(
-    { licenseId: license.id, email: "fixture-seat@example.com", role: "member", tokenHash: newInviteToken(deps).hash, inviteExpiresAt: now, at: now },
-    () => undefined,
-    () => ({}),
-  );
-  if (outcome.kind === "limit") throw new Error("fixture seat refused");
-  return { license, seat: outcome.seat };
+  const seat = await deps.repos.seats.insertInvite(license.id, "fixture-seat@example.com", { role: "member", tokenHash: newInviteToken(deps).hash, inviteExpiresAt: now, at: now });
+  return { license, seat };
 }
 
 export default {
