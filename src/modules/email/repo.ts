@@ -1,5 +1,3 @@
-import type { Effects } from "../outbox/effects";
-
 /** An admin's override of an editable email template (editable.ts EDITABLE_TEMPLATES; no row = the default). */
 export interface EmailTemplateOverride {
   name: string;
@@ -8,10 +6,17 @@ export interface EmailTemplateOverride {
   updatedAt: Date;
 }
 
+/** Override rows, no rules: the verbs (template-admin.ts) write them with their audit row in one unit of work. */
 export interface EmailTemplateRepo {
   list(): Promise<EmailTemplateOverride[]>;
-  /** Inserts or replaces the override, with `effects` (the audit row) in the same transaction. */
-  put(override: EmailTemplateOverride, effects: (before: EmailTemplateOverride | null) => Effects): Promise<EmailTemplateOverride>;
-  /** Deletes the override (back to the default); false when there was none (nothing written). */
-  remove(name: string, effects: (before: EmailTemplateOverride) => Effects): Promise<boolean>;
+  /**
+   * The override, held until the unit of work ends (PostgreSQL: the row locked when it exists; a
+   * racing first insert is settled by upsert, and each caller's audit row says what it saw). null
+   * when there is none.
+   */
+  lock(name: string): Promise<EmailTemplateOverride | null>;
+  /** Inserts or replaces the override. */
+  upsert(override: EmailTemplateOverride): Promise<EmailTemplateOverride>;
+  /** Deletes the override (back to the default): the row as it was, or null when there was none. */
+  delete(name: string): Promise<EmailTemplateOverride | null>;
 }

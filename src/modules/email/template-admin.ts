@@ -65,17 +65,23 @@ export async function putEmailTemplate(deps: Deps, actor: Actor, rawName: string
   const name = templateName(rawName);
   const text = checked(name, normalize(input));
   const at = deps.clock.now();
-  const saved = await deps.repos.emailTemplates.put({ name, ...text, updatedAt: at }, (before) => ({
-    audit: {
-      actor,
-      action: "email_template.update",
-      entityType: "email_template",
-      entityId: name,
-      productId: null,
-      changes: { subject: { from: before?.subject ?? null, to: text.subject }, body: { from: before?.body ?? null, to: text.body } },
-      at,
-    },
-  }));
+  // One unit of work: the override as it was (held), the new one, and the audit row of the change.
+  const saved = await deps.db.transaction(async ({ repos }) => {
+    const before = await repos.emailTemplates.lock(name);
+    const row = await repos.emailTemplates.upsert({ name, ...text, updatedAt: at });
+    await repos.outbox.writeEffects({
+      audit: {
+        actor,
+        action: "email_template.update",
+        entityType: "email_template",
+        entityId: name,
+        productId: null,
+        changes: { subject: { from: before?.subject ?? null, to: text.subject }, body: { from: before?.body ?? null, to: text.body } },
+        at,
+      },
+    });
+    return row;
+  });
   return view(name, saved);
 }
 
@@ -83,17 +89,22 @@ export async function resetEmailTemplate(deps: Deps, actor: Actor, rawName: stri
   assertSystemWide(actor);
   const name = templateName(rawName);
   const at = deps.clock.now();
-  await deps.repos.emailTemplates.remove(name, (before) => ({
-    audit: {
-      actor,
-      action: "email_template.reset",
-      entityType: "email_template",
-      entityId: name,
-      productId: null,
-      changes: { subject: { from: before.subject, to: null }, body: { from: before.body, to: null } },
-      at,
-    },
-  }));
+  // Nothing to reset (no override): nothing is written, no audit row.
+  await deps.db.transaction(async ({ repos }) => {
+    const before = await repos.emailTemplates.delete(name);
+    if (!before) return;
+    await repos.outbox.writeEffects({
+      audit: {
+        actor,
+        action: "email_template.reset",
+        entityType: "email_template",
+        entityId: name,
+        productId: null,
+        changes: { subject: { from: before.subject, to: null }, body: { from: before.body, to: null } },
+        at,
+      },
+    });
+  });
   return view(name, null);
 }
 

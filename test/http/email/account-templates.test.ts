@@ -206,3 +206,24 @@ describe("seat_invite", () => {
     expect(again.html).toContain(">Accept the invitation</a>");
   });
 });
+
+describe("the audit of template changes (one unit of work each)", () => {
+  test("each save records from → to, a reset records what it removed, a reset with nothing to remove records nothing", async () => {
+    const t = await createTestApp();
+    cleanup.push(() => t.close());
+    const path = `${V1}/admin/email-templates/dunning`;
+    const audit = async () =>
+      (await t.request("GET", `${V1}/admin/audit?entity_id=dunning`)).body.data.items
+        .map((i: any) => [i.action, i.changes?.subject])
+        .reverse();
+    expect((await t.request("PUT", path, { body: { subject: "First {{product_name}}", body: "Pay." } })).status).toBe(200);
+    expect((await t.request("PUT", path, { body: { subject: "Second {{product_name}}", body: "Pay now." } })).status).toBe(200);
+    expect((await t.request("DELETE", path)).status).toBe(200);
+    expect((await t.request("DELETE", path)).status).toBe(200);
+    expect(await audit()).toEqual([
+      ["email_template.update", { from: null, to: "First {{product_name}}" }],
+      ["email_template.update", { from: "First {{product_name}}", to: "Second {{product_name}}" }],
+      ["email_template.reset", { from: "Second {{product_name}}", to: null }],
+    ]);
+  });
+});
