@@ -1,12 +1,16 @@
-// AddonRepo on every engine: CRUD with audit rows in the same transaction, the locked
-// read-decide-write of update, constraint conflicts, attach order of forLicense.
+// AddonRepo on every engine: its rows (create, lock, update, delete), constraint conflicts as CONFLICT,
+// attach order of forLicense; a unit of work that throws after a write leaves nothing; and on
+// PostgreSQL, concurrent lock-decide-write units from three nodes, each deciding on the previous one.
+// The update rule itself is domain.ts's addonPatch (domain.test.ts); the verbs are service.ts's.
 import { afterEach, expect, test } from "bun:test";
 import type { Addon, AddonRepo } from "../../src/modules/addons/repo";
 import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, insertRows, seedCatalog, seedProduct } from "./seed";
 import { repoFor } from "./repos";
 import { AT, auditActions, audited, rejection } from "./rows";
-import { withNodes } from "./nodes";
+import { unitOf, unitOn } from "./unit";
+import { openPostgres } from "../../src/db/pg";
+import { pgTestUrl } from "../support/pg";
 
 function addon(productId: string, over: Partial<Addon> = {}): Addon {
   return {
@@ -43,26 +47,25 @@ forEachEngine("AddonRepo", (engine, open) => {
   };
   afterEach(() => o?.close());
 
-  test("create stores the add-on with its audit row; findById; null for unknown", async () => {
+  test("create stores the add-on; findById; null for unknown; nothing audited by the repository", async () => {
     await setup();
     const product = await seedProduct(o);
     const a = addon(product.id, { quotaLimit: 6_000_000_000, value: "6000000000", quotaPeriod: null });
-    expect(await repo.create(a, audited("addon.create"))).toEqual(a);
+    expect(await repo.create(a)).toEqual(a);
     expect(await repo.findById(a.id)).toEqual(a);
     expect(await repo.findById("nope")).toBeNull();
-    expect(await auditActions(o)).toEqual(["addon.create"]);
+    expect(await auditActions(o)).toEqual([]);
   });
 
   test("create refuses a duplicate name and an unknown product with CONFLICT, writing nothing", async () => {
     await setup();
     const product = await seedProduct(o);
     const first = await seedAddon(o, product.id, { name: "Exports" });
-    const dup = await rejection(repo.create(addon(product.id, { name: "Exports" }), audited("addon.create")));
+    const dup = await rejection(unitOf(o)((r) => r.addons.create(addon(product.id, { name: "Exports" }))));
     expect(dup).toEqual({ code: "CONFLICT", message: 'The product already has an add-on named "Exports".' });
-    const fk = await rejection(repo.create(addon("no-such-product"), audited("addon.create")));
+    const fk = await rejection(unitOf(o)((r) => r.addons.create(addon("no-such-product"))));
     expect(fk).toEqual({ code: "CONFLICT", message: "Unknown product." });
     expect(await repo.list({})).toEqual([first]);
-    expect(await auditActions(o)).toEqual([]);
   });
 
   test("list orders by creation time then id in byte order, and filters by product", async () => {
@@ -76,76 +79,49 @@ forEachEngine("AddonRepo", (engine, open) => {
     expect(await repo.list({ productId: "nope" })).toEqual([]);
   });
 
-  test("update applies what decide returns for the current row and audits before/after; null for unknown", async () => {
+  test("lock reads the current row (null for unknown); update writes the patch and returns the row as it is now", async () => {
     await setup();
     const product = await seedProduct(o);
     const a = await seedAddon(o, product.id);
-    const seen: unknown[] = [];
-    const updated = await repo.update(
-      a.id,
-      (current) => {
-        seen.push(current);
-        return { name: "Renamed", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null };
-      },
-      AT,
-      (before, after) => {
-        seen.push([before, after]);
-        return audited("addon.update");
-      },
-    );
-    const expected: Addon = { ...a, name: "Renamed", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null, updatedAt: AT };
-    expect(updated).toEqual(expected);
-    expect(seen).toEqual([a, [a, expected]]);
-    let decided = false;
-    const none = await repo.update(
-      "nope",
-      () => {
-        decided = true;
-        return {};
-      },
-      AT,
-      () => audited("addon.update"),
-    );
-    expect(none).toBeNull();
-    expect(decided).toBe(false);
-    expect(await auditActions(o)).toEqual(["addon.update"]);
+    const updated = await unitOf(o)(async (r) => {
+      expect(await r.addons.lock(a.id)).toEqual(a);
+      expect(await r.addons.lock("nope")).toBeNull();
+      return r.addons.update(a.id, { name: "Renamed", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }, AT);
+    });
+    expect(updated).toEqual({ ...a, name: "Renamed", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null, updatedAt: AT });
+    expect(await repo.findById(a.id)).toEqual(updated);
   });
 
-  test("update refusals: decide or audit throwing, or a taken name (CONFLICT), change nothing", async () => {
+  test("a unit that throws after its update, or whose update takes a taken name (CONFLICT), changes nothing", async () => {
     await setup();
     const product = await seedProduct(o);
     await seedAddon(o, product.id, { name: "Taken" });
     const a = await seedAddon(o, product.id);
-    expect(await rejection(repo.update(a.id, boom, AT, () => audited("addon.update")))).toEqual({ code: "(no code)", message: "refused" });
-    expect(await rejection(repo.update(a.id, () => ({ name: "Other" }), AT, boom))).toEqual({ code: "(no code)", message: "refused" });
-    const err = await rejection(repo.update(a.id, () => ({ name: "Taken" }), AT, () => audited("addon.update")));
+    const thrown = await rejection(
+      unitOf(o)(async (r) => {
+        await r.addons.update(a.id, { name: "Other" }, AT);
+        await r.outbox.writeEffects(audited("addon.update"));
+        return boom();
+      }),
+    );
+    expect(thrown).toEqual({ code: "(no code)", message: "refused" });
+    const err = await rejection(unitOf(o)((r) => r.addons.update(a.id, { name: "Taken" }, AT)));
     expect(err).toEqual({ code: "CONFLICT", message: "The product already has an add-on with this name." });
     expect(await repo.findById(a.id)).toEqual(a);
     expect(await auditActions(o)).toEqual([]);
   });
 
-  test("delete removes and audits; false for unknown; CONFLICT while attached; a throwing audit keeps it", async () => {
+  test("delete removes it; CONFLICT while attached, and the add-on stays", async () => {
     await setup();
     const { product, license } = await seedCatalog(o);
     const gone = await seedAddon(o, product.id);
     const attached = await seedAddon(o, product.id);
     await insertRows(o, "licenseAddons", [{ licenseId: license.id, addonId: attached.id, createdAt: SEED_TIME }]);
-    expect(await rejection(repo.delete(gone.id, boom))).toEqual({ code: "(no code)", message: "refused" });
-    expect(await repo.findById(gone.id)).toEqual(gone);
-    let before: Addon | null = null;
-    expect(
-      await repo.delete(gone.id, (b) => {
-        before = b;
-        return audited("addon.delete");
-      }),
-    ).toBe(true);
-    expect(before!).toEqual(gone);
+    await unitOf(o)((r) => r.addons.delete(gone.id));
     expect(await repo.findById(gone.id)).toBeNull();
-    expect(await repo.delete(gone.id, () => audited("addon.delete"))).toBe(false);
-    const err = await rejection(repo.delete(attached.id, () => audited("addon.delete")));
+    const err = await rejection(unitOf(o)((r) => r.addons.delete(attached.id)));
     expect(err).toEqual({ code: "CONFLICT", message: "Licenses still have this add-on attached; detach it first." });
     expect(await repo.findById(attached.id)).toEqual(attached);
-    expect(await auditActions(o)).toEqual(["addon.delete"]);
   });
 
   test("forLicense lists attached add-ons in attach order, ties by id in byte order", async () => {
@@ -165,17 +141,28 @@ forEachEngine("AddonRepo", (engine, open) => {
   });
 
   if (engine === "postgres") {
-    test("concurrent read-decide-write updates from three nodes: every decision sees the previous one", async () => {
+    test("concurrent lock-decide-write units from three nodes: every decision sees the previous one", async () => {
       await setup();
       const product = await seedProduct(o);
       const a = await seedAddon(o, product.id, { quotaLimit: 0 });
-      await withNodes(o, 3, (nodes) =>
-        Promise.all(
+      const [row] = await o.pg!.sql<{ db: string }[]>`SELECT current_database() AS db`;
+      const url = new URL(pgTestUrl()!);
+      url.pathname = `/${row!.db}`;
+      const handles = [0, 1, 2].map(() => openPostgres(url.toString(), { max: 4 }));
+      try {
+        const units = handles.map((pg) => unitOn({ pg }));
+        await Promise.all(
           Array.from({ length: 24 }, (_, i) =>
-            nodes[i % 3]!.addons.update(a.id, (cur) => ({ quotaLimit: cur.quotaLimit! + 1 }), AT, () => audited("addon.update")),
+            units[i % 3]!(async (r) => {
+              const cur = await r.addons.lock(a.id);
+              await r.addons.update(a.id, { quotaLimit: cur!.quotaLimit! + 1 }, AT);
+              await r.outbox.writeEffects(audited("addon.update"));
+            }),
           ),
-        ),
-      );
+        );
+      } finally {
+        await Promise.all(handles.map((h) => h.close()));
+      }
       expect((await repo.findById(a.id))!.quotaLimit).toBe(24);
       expect((await auditActions(o)).length).toBe(24);
     });

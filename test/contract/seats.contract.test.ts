@@ -8,13 +8,7 @@ import { afterEach, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import * as sqliteSchema from "../../src/db/schema";
 import * as pgSchema from "../../src/db/schema-pg";
-import type { DbHandle } from "../../src/db/client";
-import { openPostgres, type PgHandle } from "../../src/db/pg";
-import { createSqliteGate } from "../../src/db/transaction.sqlite";
-import { withPgTransaction } from "../../src/db/transaction.pg";
-import { createSqliteRepos } from "../../src/container";
-import { createPgRepos } from "../../src/repos.pg";
-import type { Repos } from "../../src/deps";
+import { openPostgres } from "../../src/db/pg";
 import type { SeatInvite, SeatRepo } from "../../src/modules/seats/repo";
 import { planSeatAdd } from "../../src/modules/seats/domain";
 import { newId } from "../../src/shared/ids";
@@ -23,6 +17,7 @@ import { forEachEngine, type Opened } from "./harness";
 import { seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
 import { audited, auditRows } from "./inspect";
+import { unitOf, unitOn, type Unit } from "./unit";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const WEEK = 7 * 24 * 3600 * 1000;
@@ -41,16 +36,6 @@ async function storedHash(o: Opened, seatId: string): Promise<string | null> {
   return r!.inviteTokenHash;
 }
 
-/** A unit of work on a connection, as DataStore.transaction runs one: the repositories bound to it. */
-function unitOn(handle: { sqlite: DbHandle } | { pg: PgHandle }) {
-  if ("sqlite" in handle) {
-    const gate = createSqliteGate(handle.sqlite);
-    const repos = createSqliteRepos(handle.sqlite);
-    return <T>(fn: (r: Repos) => Promise<T>) => gate.run(() => fn(repos));
-  }
-  return <T>(fn: (r: Repos) => Promise<T>) => withPgTransaction(handle.pg, (tx) => fn(createPgRepos(tx) as Repos));
-}
-
 forEachEngine("SeatRepo", (engine, open) => {
   let o: Opened;
   let repo: SeatRepo;
@@ -60,7 +45,7 @@ forEachEngine("SeatRepo", (engine, open) => {
   };
   afterEach(() => o?.close());
   const invite = (over: Partial<SeatInvite> = {}): SeatInvite => ({ role: "member", tokenHash: `hash-${newId()}`, inviteExpiresAt: later(WEEK), at: later(1000), ...over });
-  const unit = () => unitOn(o.sqlite ? { sqlite: o.sqlite } : { pg: o.pg! });
+  const unit = () => unitOf(o);
 
   test("the rows of the state table: invite, renewal rotates the token, claim and accept bind, removal, renewal restores as pending", async () => {
     await setup();
@@ -209,7 +194,7 @@ forEachEngine("SeatRepo", (engine, open) => {
   test("30 concurrent adds of distinct emails (PostgreSQL: from 3 connections) against max_seats = 5: exactly 5", async () => {
     await setup();
     const { license } = await seedCatalog(o, { maxSeats: 5 });
-    let units: ReturnType<typeof unitOn>[];
+    let units: Unit[];
     let close: () => Promise<void>;
     if (engine === "postgres") {
       const [row] = await o.pg!.sql<{ db: string }[]>`SELECT current_database() AS db`;

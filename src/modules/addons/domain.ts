@@ -3,7 +3,8 @@
 // add-on) feature of the same name, except when both are quota features: then the limits add up and
 // the period already in force stays (one counter per feature can only have one reset boundary).
 import type { FeatureValueType, PlanFeature, QuotaPeriod } from "../plans/repo";
-import type { Addon } from "./repo";
+import { normalizeFeature, type FeatureSpec } from "../plans/domain";
+import type { Addon, AddonPatch } from "./repo";
 
 export interface EffectiveFeature {
   name: string;
@@ -50,4 +51,28 @@ export function mergeFeatures(
     });
   }
   return [...out.values()].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+}
+
+/** Fields an add-on update may carry; undefined = keep. `null` clears quota fields. */
+export interface AddonUpdate extends Partial<FeatureSpec> {
+  name?: string;
+  featureName?: string;
+}
+
+/**
+ * The whole patch an update makes of the add-on as it is now: the merged feature definition is
+ * validated again (changing value_type usually means new value/quota fields too), and a quota
+ * add-on's value, which mirrors its limit, is re-derived rather than carried over.
+ */
+export function addonPatch(current: Addon, input: AddonUpdate): AddonPatch {
+  const valueType = input.valueType ?? current.valueType;
+  const typeChanges = valueType !== current.valueType;
+  const keepValue = !typeChanges && valueType !== "quota";
+  const feature = normalizeFeature({
+    valueType,
+    value: input.value !== undefined ? input.value : keepValue ? current.value : undefined,
+    quotaLimit: input.quotaLimit !== undefined ? input.quotaLimit : typeChanges ? null : current.quotaLimit,
+    quotaPeriod: input.quotaPeriod !== undefined ? input.quotaPeriod : typeChanges ? null : current.quotaPeriod,
+  });
+  return { name: input.name ?? current.name, featureName: input.featureName ?? current.featureName, ...feature };
 }

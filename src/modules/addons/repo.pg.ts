@@ -2,7 +2,6 @@ import { asc, eq, sql } from "drizzle-orm";
 import type { PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { addons, licenseAddons } from "../../db/schema-pg";
-import { writeEffectsPg } from "../outbox/write.pg";
 import type { Addon, AddonRepo } from "./repo";
 
 const toAddon = (r: typeof addons.$inferSelect): Addon => ({ ...r });
@@ -16,13 +15,10 @@ async function findAddon(tx: PgExecutor, id: string, lock?: "update" | "no key u
 export function createAddonRepoPg(handle: PgHandle): AddonRepo {
   const { db } = handle;
   return {
-    async create(addon, effects) {
+    async create(addon) {
       try {
-        return await db.transaction(async (tx) => {
-          await tx.insert(addons).values(addon);
-          await writeEffectsPg(tx, effects);
-          return addon;
-        });
+        await db.insert(addons).values(addon);
+        return addon;
       } catch (e) {
         rethrowConstraint(e, { unique: `The product already has an add-on named "${addon.name}".`, foreignKey: "Unknown product." });
       }
@@ -34,35 +30,24 @@ export function createAddonRepoPg(handle: PgHandle): AddonRepo {
       const rows = await (productId ? q.where(eq(addons.productId, productId)) : q).orderBy(asc(addons.createdAt), sql`${addons.id} COLLATE "C"`);
       return rows.map(toAddon);
     },
-    async update(id, decide, at, effects) {
+    // Locked: the verb judges the row it replaces, even when another node edits it at the same time.
+    lock: (id) => findAddon(db, id, "no key update"),
+    async update(id, patch, at) {
       try {
-        return await db.transaction(async (tx) => {
-          // Locked: `decide` judges the row it replaces, even when another node edits it at the same time.
-          const before = await findAddon(tx, id, "no key update");
-          if (!before) return null;
-          const [row] = await tx
-            .update(addons)
-            .set({ ...decide(before), updatedAt: at })
-            .where(eq(addons.id, id))
-            .returning();
-          const after = toAddon(row!);
-          await writeEffectsPg(tx, effects(before, after));
-          return after;
-        });
+        const [row] = await db
+          .update(addons)
+          .set({ ...patch, updatedAt: at })
+          .where(eq(addons.id, id))
+          .returning();
+        return toAddon(row!);
       } catch (e) {
         rethrowConstraint(e, { unique: "The product already has an add-on with this name." });
       }
     },
-    async delete(id, effects) {
+    async delete(id) {
       try {
-        return await db.transaction(async (tx) => {
-          const before = await findAddon(tx, id, "update");
-          if (!before) return false;
-          // license_addons references add-ons with ON DELETE RESTRICT: an attached add-on throws here.
-          await tx.delete(addons).where(eq(addons.id, id));
-          await writeEffectsPg(tx, effects(before));
-          return true;
-        });
+        // license_addons references add-ons with ON DELETE RESTRICT: an attached add-on throws here.
+        await db.delete(addons).where(eq(addons.id, id));
       } catch (e) {
         rethrowConstraint(e, { foreignKey: "Licenses still have this add-on attached; detach it first." });
       }

@@ -1,8 +1,7 @@
 import { asc, eq } from "drizzle-orm";
-import { lift, immediate, type DbHandle } from "../../db/client";
+import { lift, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { addons, licenseAddons } from "../../db/schema";
-import { writeEffects } from "../outbox/write.sqlite";
 import type { Addon, AddonRepo } from "./repo";
 
 const toAddon = (r: typeof addons.$inferSelect): Addon => ({ ...r });
@@ -14,13 +13,10 @@ export function createAddonRepo(handle: DbHandle): AddonRepo {
     return r ? toAddon(r) : null;
   };
   return {
-    async create(addon, effects) {
+    async create(addon) {
       try {
-        return immediate(handle, () => {
-          db.insert(addons).values(addon).run();
-          writeEffects(db, effects);
-          return addon;
-        });
+        db.insert(addons).values(addon).run();
+        return addon;
       } catch (e) {
         rethrowConstraint(e, { unique: `The product already has an add-on named "${addon.name}".`, foreignKey: "Unknown product." });
       }
@@ -30,33 +26,23 @@ export function createAddonRepo(handle: DbHandle): AddonRepo {
       const q = db.select().from(addons);
       return (productId ? q.where(eq(addons.productId, productId)) : q).orderBy(asc(addons.createdAt), asc(addons.id)).all().map(toAddon);
     },
-    async update(id, decide, at, effects) {
+    // The unit of work's BEGIN IMMEDIATE holds the write lock already.
+    lock: lift(findById),
+    async update(id, patch, at) {
       try {
-        return immediate(handle, () => {
-          const before = findById(id);
-          if (!before) return null;
-          db.update(addons)
-            .set({ ...decide(before), updatedAt: at })
-            .where(eq(addons.id, id))
-            .run();
-          const after = findById(id)!;
-          writeEffects(db, effects(before, after));
-          return after;
-        });
+        db.update(addons)
+          .set({ ...patch, updatedAt: at })
+          .where(eq(addons.id, id))
+          .run();
+        return findById(id)!;
       } catch (e) {
         rethrowConstraint(e, { unique: "The product already has an add-on with this name." });
       }
     },
-    async delete(id, effects) {
+    async delete(id) {
       try {
-        return immediate(handle, () => {
-          const before = findById(id);
-          if (!before) return false;
-          // license_addons references add-ons with ON DELETE RESTRICT: an attached add-on throws here.
-          db.delete(addons).where(eq(addons.id, id)).run();
-          writeEffects(db, effects(before));
-          return true;
-        });
+        // license_addons references add-ons with ON DELETE RESTRICT: an attached add-on throws here.
+        db.delete(addons).where(eq(addons.id, id)).run();
       } catch (e) {
         rethrowConstraint(e, { foreignKey: "Licenses still have this add-on attached; detach it first." });
       }

@@ -1,4 +1,3 @@
-import type { Effects } from "../outbox/effects";
 import type { FeatureValueType, QuotaPeriod } from "../plans/repo";
 
 /** One extra feature a product sells separately and attaches to individual licenses. */
@@ -18,18 +17,24 @@ export interface Addon {
 
 export type AddonPatch = Partial<Pick<Addon, "name" | "featureName" | "valueType" | "value" | "quotaLimit" | "quotaPeriod">>;
 
+/**
+ * Add-on rows, no rules: the verbs (service.ts) read, decide (domain.ts) and write them with their
+ * audit row in one unit of work (DataStore.transaction).
+ */
 export interface AddonRepo {
   /** Throws CONFLICT when the product already has an add-on of this name. */
-  create(addon: Addon, effects: Effects): Promise<Addon>;
+  create(addon: Addon): Promise<Addon>;
   findById(id: string): Promise<Addon | null>;
   list(filter: { productId?: string }): Promise<Addon[]>;
   /**
-   * Atomic read-decide-write: `decide` sees the current row inside the write transaction and returns
-   * the full patch (or throws to refuse). Returns null when the add-on does not exist.
+   * The add-on, held until the unit of work ends (PostgreSQL: the row locked, so two edits on any
+   * nodes each judge the row they replace); null when it does not exist.
    */
-  update(id: string, decide: (current: Addon) => AddonPatch, at: Date, effects: (before: Addon, after: Addon) => Effects): Promise<Addon | null>;
-  /** Throws CONFLICT while licenses have it attached. Returns false when it does not exist. */
-  delete(id: string, effects: (before: Addon) => Effects): Promise<boolean>;
+  lock(id: string): Promise<Addon | null>;
+  /** Writes the patch and returns the row as it is now. Throws CONFLICT on a taken name. */
+  update(id: string, patch: AddonPatch, at: Date): Promise<Addon>;
+  /** Deletes it. Throws CONFLICT while licenses have it attached. */
+  delete(id: string): Promise<void>;
   /** Add-ons attached to a license, in attach order (the order the merge rule applies them). */
   forLicense(licenseId: string): Promise<Addon[]>;
 }

@@ -7,6 +7,7 @@ import { assertProductAccess, scopedProductFilter, type Actor } from "../../shar
 import type { Effects } from "../outbox/effects";
 import { createdChanges, deletedChanges, diffChanges, type Changes } from "../plans/changes";
 import { normalizeFeature, type FeatureSpec } from "../plans/domain";
+import { addonPatch, type AddonUpdate } from "./domain";
 import { addonAuditView } from "./present";
 import type { Addon } from "./repo";
 
@@ -16,11 +17,8 @@ export interface CreateAddonInput extends FeatureSpec {
   featureName: string;
 }
 
-/** Fields a PATCH may carry; undefined = keep. `null` clears quota fields. */
-export interface UpdateAddonInput extends Partial<FeatureSpec> {
-  name?: string;
-  featureName?: string;
-}
+/** Fields a PATCH may carry (domain.ts addonPatch). */
+export type UpdateAddonInput = AddonUpdate;
 
 const audit = (deps: Deps, actor: Actor, action: string, a: Pick<Addon, "id" | "productId">, changes: Changes): Effects => ({
   audit: {
@@ -49,7 +47,11 @@ export async function createAddon(deps: Deps, actor: Actor, input: CreateAddonIn
     createdAt: now,
     updatedAt: now,
   };
-  return await deps.repos.addons.create(addon, audit(deps, actor, "addon.create", addon, createdChanges(addonAuditView(addon))));
+  return await deps.db.transaction(async ({ repos }) => {
+    const created = await repos.addons.create(addon);
+    await repos.outbox.writeEffects(audit(deps, actor, "addon.create", addon, createdChanges(addonAuditView(addon))));
+    return created;
+  });
 }
 
 /** 404 when missing, 403 PRODUCT_SCOPE_MISMATCH for a bound key's other products. */
@@ -66,25 +68,14 @@ export async function listAddons(deps: Deps, actor: Actor, productId: string | u
 
 export async function updateAddon(deps: Deps, actor: Actor, id: string, input: UpdateAddonInput): Promise<Addon> {
   await getAddon(deps, actor, id);
-  const updated = await deps.repos.addons.update(
-    id,
-    (current) => {
-      // Validate the merged definition: changing value_type usually means new value/quota fields too.
-      const valueType = input.valueType ?? current.valueType;
-      const typeChanges = valueType !== current.valueType;
-      // A quota add-on's value mirrors its limit, so it is re-derived rather than carried over.
-      const keepValue = !typeChanges && valueType !== "quota";
-      const feature = normalizeFeature({
-        valueType,
-        value: input.value !== undefined ? input.value : keepValue ? current.value : undefined,
-        quotaLimit: input.quotaLimit !== undefined ? input.quotaLimit : typeChanges ? null : current.quotaLimit,
-        quotaPeriod: input.quotaPeriod !== undefined ? input.quotaPeriod : typeChanges ? null : current.quotaPeriod,
-      });
-      return { name: input.name ?? current.name, featureName: input.featureName ?? current.featureName, ...feature };
-    },
-    deps.clock.now(),
-    (before, after) => audit(deps, actor, "addon.update", after, diffChanges(addonAuditView(before), addonAuditView(after))),
-  );
+  // One unit of work: the add-on held, the patch decided on it (domain.ts), written with its audit row.
+  const updated = await deps.db.transaction(async ({ repos }) => {
+    const before = await repos.addons.lock(id);
+    if (!before) return null;
+    const after = await repos.addons.update(id, addonPatch(before, input), deps.clock.now());
+    await repos.outbox.writeEffects(audit(deps, actor, "addon.update", after, diffChanges(addonAuditView(before), addonAuditView(after))));
+    return after;
+  });
   if (!updated) throw notFound();
   return updated;
 }
@@ -92,6 +83,12 @@ export async function updateAddon(deps: Deps, actor: Actor, id: string, input: U
 /** 409 CONFLICT while any license has the add-on attached. */
 export async function deleteAddon(deps: Deps, actor: Actor, id: string): Promise<void> {
   await getAddon(deps, actor, id);
-  const gone = await deps.repos.addons.delete(id, (before) => audit(deps, actor, "addon.delete", before, deletedChanges(addonAuditView(before))));
+  const gone = await deps.db.transaction(async ({ repos }) => {
+    const before = await repos.addons.lock(id);
+    if (!before) return false;
+    await repos.addons.delete(id);
+    await repos.outbox.writeEffects(audit(deps, actor, "addon.delete", before, deletedChanges(addonAuditView(before))));
+    return true;
+  });
   if (!gone) throw notFound();
 }
