@@ -7,6 +7,8 @@ import type { LicenseAccess } from "../../src/modules/license-api/repo";
 import { ClaimLostError } from "../../src/modules/idempotency/repo";
 import { AppError } from "../../src/shared/errors";
 import { newId } from "../../src/shared/ids";
+import { unitOf } from "./unit";
+import { changeLicense } from "../../src/modules/licenses/change";
 import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, seedPlan, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
@@ -137,7 +139,7 @@ forEachEngine("ActivationRepo", (engine, open) => {
     expect(await repo.activate(input(license.id, "dev-3", { seen: full! }), mustBeActive)).toEqual({ kind: "limit", max: 2 });
     // Suspended after the lookup: activate does not go by the stale lookup, the check sees the suspension.
     const stale = await repo.lookup(license.keyHash, "dev-1");
-    await repoFor(o).licenses.mutate(license.id, () => ({ status: "suspended" }), later(3000), () => audited("license.suspend", license.id));
+    await unitOf(o)((r) => changeLicense(r, license.id, () => ({ status: "suspended" }), later(3000), () => audited("license.suspend", license.id)));
     let checked: LicenseAccess | null = null;
     await expect(
       repo.activate(input(license.id, "dev-1", { at: later(4000), seen: stale! }), (cur) => {
@@ -149,7 +151,7 @@ forEachEngine("ActivationRepo", (engine, open) => {
     expect((await repo.listByLicense(license.id)).find((a) => a.identifier === "dev-1")!.lastSeenAt).toEqual(later(2000));
     // Deactivated after the lookup: the re-activation the lookup suggests matches nothing; activate
     // reads again and takes a slot.
-    await repoFor(o).licenses.mutate(license.id, () => ({ status: "active" }), later(5000), () => audited("license.resume", license.id));
+    await unitOf(o)((r) => changeLicense(r, license.id, () => ({ status: "active" }), later(5000), () => audited("license.resume", license.id)));
     const again = await repo.lookup(license.keyHash, "dev-1");
     expect(await repo.deactivate(license.id, "dev-1")).toBe(true);
     const back = await repo.activate(input(license.id, "dev-1", { at: later(6000), seen: again! }), mustBeActive);

@@ -128,13 +128,14 @@ export const completion = (scope: IdempotencyScope, claimedAt: Date, responseSea
  * `n` independent pools on the PostgreSQL database of `o`, each with its own repository set, like
  * `n` nodes of one deployment. Close them with the returned function.
  */
-export async function pgNodes(o: Opened, n: number, max = 4): Promise<{ repos: Repos[]; close(): Promise<void> }> {
+export async function pgNodes(o: Opened, n: number, max = 4): Promise<{ repos: Repos[]; handles: PgHandle[]; close(): Promise<void> }> {
   const [row] = await o.pg!.sql<{ db: string }[]>`SELECT current_database() AS db`;
   const url = new URL(pgTestUrl()!);
   url.pathname = `/${row!.db}`;
   const handles: PgHandle[] = Array.from({ length: n }, () => openPostgres(url.toString(), { max }));
   return {
     repos: handles.map((h) => createPgRepos(h) as Repos),
+    handles,
     close: async () => {
       await Promise.all(handles.map((h) => h.close()));
     },

@@ -7,6 +7,8 @@ import { forEachEngine, type Opened } from "./harness";
 import { seedLicense, seedPlan, seedProduct, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
 import { withNodes } from "./nodes";
+import { unitOf } from "./unit";
+import { changeLicense } from "../../src/modules/licenses/change";
 import { DAY, HOUR } from "../../src/shared/clock";
 import { secretsFromMaster } from "../../src/modules/keys/secrets";
 import { runLifecycle } from "../../src/modules/lifecycle/service";
@@ -277,7 +279,7 @@ forEachEngine("LifecycleRepo", (engine, open) => {
       const T = at(DAY);
       expect((await pass(T)).scanned).toBe(0);
       // Edited between the passes: valid_until 2 days ahead (3-day reminder), support 20 days ahead (30-day reminder).
-      await repos.licenses.mutate(l.id, () => ({ validUntil: new Date(T.getTime() + 2 * DAY + 30 * 60_000), supportUntil: new Date(T.getTime() + 20 * DAY) }), new Date(T.getTime() + 30 * 60_000), () => ({}));
+      await unitOf(o)((r) => changeLicense(r, l.id, () => ({ validUntil: new Date(T.getTime() + 2 * DAY + 30 * 60_000), supportUntil: new Date(T.getTime() + 20 * DAY) }), new Date(T.getTime() + 30 * 60_000), () => ({})));
       const next = await pass(new Date(T.getTime() + HOUR));
       expect(next).toMatchObject({ expiry_reminders: 1, support_reminders: 1 });
       expect((await kinds(l.id)).sort()).toEqual(["expiry_reminder:3", "support_reminder:30"]);

@@ -19,6 +19,7 @@ import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import { DAY } from "../../src/shared/clock";
 import type { LicensePatch } from "../../src/modules/licenses/repo";
 import { missingRoutes } from "./lib/routes";
+import { changeLicenseNow } from "../support/license-change";
 
 const missing = await missingRoutes("oracle", ["activate", "verify", "deactivate"]);
 const inviteMissing = (await missingRoutes("oracle invites", ["invitesAccept"])).length > 0;
@@ -38,7 +39,7 @@ let licenseProbes: Probe[] = [];
 
 /** Sets a license's state directly through the repository (the lifecycle verbs are not under test here). */
 async function setState(licenseId: string, patch: LicensePatch, clearActivations = false) {
-  await t.deps.repos.licenses.mutate(
+  await changeLicenseNow(t.deps, 
     licenseId,
     () => patch,
     t.clock.now(),

@@ -7,6 +7,7 @@ import { createAddon } from "../../src/modules/addons/service";
 import { attachLicenseAddon } from "../../src/modules/licenses/service";
 import type { Plan, PlanFeature } from "../../src/modules/plans/repo";
 import type { LicensePatch } from "../../src/modules/licenses/repo";
+import { changeLicenseNow } from "./license-change";
 
 export type FeatureSpec = Omit<PlanFeature, "id" | "planId" | "createdAt" | "stripeMeter"> & { stripeMeter?: string | null };
 
@@ -32,7 +33,7 @@ export async function catalog(t: TestApp, planOver: Partial<Plan> = {}, features
 }
 
 export async function patchLicense(t: TestApp, licenseId: string, patch: LicensePatch, opts: { clearActivations?: boolean } = {}) {
-  await t.deps.repos.licenses.mutate(
+  await changeLicenseNow(t.deps, 
     licenseId,
     () => patch,
     t.clock.now(),

@@ -6,7 +6,6 @@ import { asciiLower as asciiLowerText } from "../../shared/ascii";
 import { writeEffectsPg } from "../outbox/write.pg";
 import type { License, LicenseListFilter, LicenseRepo } from "./repo";
 import { licenseListDriver, licenseListOrder, prefixUpperBound } from "./listing";
-import { withPastDueEpisode } from "./domain";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
 
@@ -116,14 +115,10 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
       const rows = await licenseListQueryPg(db, f);
       return { items: rows.slice(0, f.limit).map(toLicense), hasMore: rows.length > f.limit };
     },
-    async mutate(id, decide, at, effects, opts = {}) {
+    async update(id, patch, at, opts = {}) {
       try {
-        return await db.transaction(async (tx) => {
-          // The lock makes decide() see the row as committed and serialises racing mutations, and
-          // activations/checkouts (which lock the same row) with a revoke.
-          const before = await readLicense(tx, id, true);
-          if (!before) return null;
-          const patch = withPastDueEpisode(before, decide(before), at);
+        // In the unit of work that locked the row (lock); on its own, one transaction.
+        const write = async (tx: PgExecutor) => {
           // An empty patch changes nothing, updated_at included (a caller that only wanted the lock).
           if (Object.keys(patch).length > 0) await tx.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id));
           if (opts.clearActivations) {
@@ -131,9 +126,9 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
             // DECISIONS: revoke "drops activations and floating sessions".
             await tx.delete(floatingSessions).where(eq(floatingSessions.licenseId, id));
           }
-          await writeEffectsPg(tx, effects(before, patch));
-          return readLicense(tx, id);
-        });
+          return (await readLicense(tx, id))!;
+        };
+        return handle.inTransaction ? await write(db) : await db.transaction(write);
       } catch (e) {
         // A plan deleted between the caller's check and this write.
         rethrowConstraint(e, { foreignKey: "The plan no longer exists." });
@@ -151,37 +146,21 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
         .orderBy(sql`${licenseAddons.addonId} COLLATE "C"`);
       return rows.map((r) => r.id);
     },
-    async attachAddon(licenseId, addonId, at, guard, effects) {
+    async attachAddon(licenseId, addonId, at) {
       try {
-        return await db.transaction(async (tx) => {
-          const current = await readLicense(tx, licenseId, true);
-          if (!current) return null;
-          guard(current);
-          const added = await tx
-            .insert(licenseAddons)
-            .values({ licenseId, addonId, createdAt: at })
-            .onConflictDoNothing()
-            .returning({ id: licenseAddons.addonId });
-          if (added.length) await writeEffectsPg(tx, effects);
-          return added.length > 0;
-        });
+        const added = await db.insert(licenseAddons).values({ licenseId, addonId, createdAt: at }).onConflictDoNothing().returning({ id: licenseAddons.addonId });
+        return added.length > 0;
       } catch (e) {
         // An add-on deleted between the caller's check and this write.
         rethrowConstraint(e, { foreignKey: "The add-on no longer exists." });
       }
     },
-    async detachAddon(licenseId, addonId, guard, effects) {
-      return db.transaction(async (tx) => {
-        const current = await readLicense(tx, licenseId, true);
-        if (!current) return null;
-        guard(current);
-        const gone = await tx
-          .delete(licenseAddons)
-          .where(and(eq(licenseAddons.licenseId, licenseId), eq(licenseAddons.addonId, addonId)))
-          .returning({ id: licenseAddons.addonId });
-        if (gone.length) await writeEffectsPg(tx, effects);
-        return gone.length > 0;
-      });
+    async detachAddon(licenseId, addonId) {
+      const gone = await db
+        .delete(licenseAddons)
+        .where(and(eq(licenseAddons.licenseId, licenseId), eq(licenseAddons.addonId, addonId)))
+        .returning({ id: licenseAddons.addonId });
+      return gone.length > 0;
     },
   };
 }

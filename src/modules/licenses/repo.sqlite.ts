@@ -6,7 +6,6 @@ import { asciiLower } from "../../shared/ascii";
 import { writeEffects } from "../outbox/write.sqlite";
 import type { License, LicenseListFilter, LicenseRepo } from "./repo";
 import { licenseListDriver, licenseListOrder, prefixUpperBound } from "./listing";
-import { withPastDueEpisode } from "./domain";
 
 const toLicense = (r: typeof licenses.$inferSelect): License => ({ ...r });
 
@@ -128,17 +127,14 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
       const rows = licenseListQuery(db, f).all();
       return { items: rows.slice(0, f.limit).map(toLicense), hasMore: rows.length > f.limit };
     },
-    async mutate(id, decide, at, effects, opts = {}) {
+    async update(id, patch, at, opts = {}) {
       try {
+        // One transaction (a savepoint of the unit of work that locked the row).
         return immediate(handle, () => {
-          const before = findById(id);
-          if (!before) return null;
-          const patch = withPastDueEpisode(before, decide(before), at);
           // An empty patch changes nothing, updated_at included (a caller that only wanted the lock).
           if (Object.keys(patch).length > 0) db.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id)).run();
           if (opts.clearActivations) for (const clear of clearActivationsHooks) clear(id);
-          writeEffects(db, effects(before, patch));
-          return findById(id);
+          return findById(id)!;
         });
       } catch (e) {
         // A plan deleted between the caller's check and this write.
@@ -151,39 +147,22 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
     async addonIds(licenseId) {
       return db.select({ id: licenseAddons.addonId }).from(licenseAddons).where(eq(licenseAddons.licenseId, licenseId)).all().map((r) => r.id);
     },
-    async attachAddon(licenseId, addonId, at, guard, effects) {
+    async attachAddon(licenseId, addonId, at) {
       try {
-        return immediate(handle, () => {
-          const current = findById(licenseId);
-          if (!current) return null;
-          guard(current);
-          const added = db
-            .insert(licenseAddons)
-            .values({ licenseId, addonId, createdAt: at })
-            .onConflictDoNothing()
-            .returning({ id: licenseAddons.addonId })
-            .all();
-          if (added.length) writeEffects(db, effects);
-          return added.length > 0;
-        });
+        const added = db.insert(licenseAddons).values({ licenseId, addonId, createdAt: at }).onConflictDoNothing().returning({ id: licenseAddons.addonId }).all();
+        return added.length > 0;
       } catch (e) {
         // An add-on deleted between the caller's check and this write.
         rethrowConstraint(e, { foreignKey: "The add-on no longer exists." });
       }
     },
-    async detachAddon(licenseId, addonId, guard, effects) {
-      return immediate(handle, () => {
-        const current = findById(licenseId);
-        if (!current) return null;
-        guard(current);
-        const gone = db
-          .delete(licenseAddons)
-          .where(and(eq(licenseAddons.licenseId, licenseId), eq(licenseAddons.addonId, addonId)))
-          .returning({ id: licenseAddons.addonId })
-          .all();
-        if (gone.length) writeEffects(db, effects);
-        return gone.length > 0;
-      });
+    async detachAddon(licenseId, addonId) {
+      const gone = db
+        .delete(licenseAddons)
+        .where(and(eq(licenseAddons.licenseId, licenseId), eq(licenseAddons.addonId, addonId)))
+        .returning({ id: licenseAddons.addonId })
+        .all();
+      return gone.length > 0;
     },
   };
 }

@@ -67,19 +67,6 @@ export interface LicenseRepo {
   findByKeyHash(keyHash: string): Promise<License | null>;
   list(filter: LicenseListFilter): Promise<{ items: License[]; hasMore: boolean }>;
   /**
-   * Atomic read-decide-write: `decide` sees the current row inside the write transaction and returns
-   * the patch (or throws an AppError to refuse); an empty patch writes nothing to the row (updated_at
-   * included) but still holds its lock. `clearActivations` drops activations and floating
-   * sessions in the same transaction (revoke). Returns null when the license does not exist.
-   */
-  mutate(
-    id: string,
-    decide: (current: License) => LicensePatch,
-    at: Date,
-    effects: (before: License, patch: LicensePatch) => Effects,
-    opts?: { clearActivations?: boolean },
-  ): Promise<License | null>;
-  /**
    * The license row, locked until the enclosing transaction ends (a unit of work's repositories:
    * Deps.db.transaction); null when it does not exist. On PostgreSQL a row lock (SELECT … FOR
    * UPDATE): every writer of the license waits for that transaction. SQLite runs one writer at a
@@ -87,14 +74,17 @@ export interface LicenseRepo {
    * billing link or payments take it first, so they lock in one order and never deadlock.
    */
   lock(id: string): Promise<License | null>;
-  addonIds(licenseId: string): Promise<string[]>;
   /**
-   * Attaches an add-on atomically: `guard` sees the current license inside the transaction and may
-   * throw to refuse. Returns false when it was already attached (nothing written, no audit row),
-   * null when the license does not exist.
+   * Writes a patch to a license this unit of work has locked (lock first; change.ts changeLicense
+   * does both): an empty patch writes nothing, updated_at included. `clearActivations` also drops
+   * its activations and floating sessions (revoke). Returns the row as it is now. Throws CONFLICT
+   * when the patch names a plan that no longer exists.
    */
-  attachAddon(licenseId: string, addonId: string, at: Date, guard: (current: License) => void, effects: Effects): Promise<boolean | null>;
-  /** Like attachAddon; false when the add-on was not attached, null when the license does not exist. */
-  detachAddon(licenseId: string, addonId: string, guard: (current: License) => void, effects: Effects): Promise<boolean | null>;
+  update(id: string, patch: LicensePatch, at: Date, opts?: { clearActivations?: boolean }): Promise<License>;
+  addonIds(licenseId: string): Promise<string[]>;
+  /** Attaches an add-on; false when it was attached already (nothing written). CONFLICT when the add-on no longer exists. */
+  attachAddon(licenseId: string, addonId: string, at: Date): Promise<boolean>;
+  /** Detaches an add-on; false when it was not attached. */
+  detachAddon(licenseId: string, addonId: string): Promise<boolean>;
 }
 

@@ -3,6 +3,7 @@
 // for admins, decrypted on demand from its AES-GCM copy; the database holds a lookup hash and the
 // ciphertext (DECISIONS: Keys and secrets).
 import type { Deps } from "../../deps";
+import { changeLicense } from "./change";
 import { seal, openText } from "../../crypto/aead";
 import { generateLicenseKey, isWellFormedLicenseKey, licenseKeyHint, licenseKeyLookupHash, normalizeLicenseKey } from "../../crypto/license-key";
 import { asciiLower } from "../../shared/ascii";
@@ -271,15 +272,18 @@ async function mutateLicense(
 ): Promise<License> {
   await getLicense(deps, actor, id);
   const at = deps.clock.now();
-  const updated = await deps.repos.licenses.mutate(
-    id,
-    decide,
-    at,
-    (before, patch) => ({
-      ...audit(deps, actor, action, before, diffChanges(licenseAuditView(before), licenseAuditView({ ...before, ...patch }))),
-      events: events(before, patch, at),
-    }),
-    opts,
+  const updated = await deps.db.transaction(({ repos }) =>
+    changeLicense(
+      repos,
+      id,
+      decide,
+      at,
+      (before, patch) => ({
+        ...audit(deps, actor, action, before, diffChanges(licenseAuditView(before), licenseAuditView({ ...before, ...patch }))),
+        events: events(before, patch, at),
+      }),
+      opts,
+    ),
   );
   if (!updated) throw new AppError("NOT_FOUND", { message: "License not found." });
   return updated;
@@ -331,25 +335,31 @@ export async function setLicenseSupportUntil(deps: Deps, actor: Actor, id: strin
 export async function attachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): Promise<License> {
   const license = await getLicense(deps, actor, id);
   await productAddons(deps, license.productId, [addonId], "addon_id");
-  const result = await deps.repos.licenses.attachAddon(
-    id,
-    addonId,
-    deps.clock.now(),
-    (current) => assertNotRevoked(current, "attach an add-on to"),
-    audit(deps, actor, "license.addon.attach", license, createdChanges({ addon_id: addonId })),
-  );
-  if (result === null) throw new AppError("NOT_FOUND", { message: "License not found." });
+  // One unit of work: the license locked and judged, the add-on attached with its audit row (none
+  // when it was attached already).
+  const found = await deps.db.transaction(async ({ repos }) => {
+    const current = await repos.licenses.lock(id);
+    if (!current) return false;
+    assertNotRevoked(current, "attach an add-on to");
+    if (await repos.licenses.attachAddon(id, addonId, deps.clock.now())) {
+      await repos.outbox.writeEffects(audit(deps, actor, "license.addon.attach", license, createdChanges({ addon_id: addonId })));
+    }
+    return true;
+  });
+  if (!found) throw new AppError("NOT_FOUND", { message: "License not found." });
   return (await deps.repos.licenses.findById(id))!;
 }
 
 export async function detachLicenseAddon(deps: Deps, actor: Actor, id: string, addonId: string): Promise<License> {
   const license = await getLicense(deps, actor, id);
-  const result = await deps.repos.licenses.detachAddon(
-    id,
-    addonId,
-    (current) => assertNotRevoked(current, "detach an add-on from"),
-    audit(deps, actor, "license.addon.detach", license, { before: { addon_id: addonId }, after: null }),
-  );
+  const result = await deps.db.transaction(async ({ repos }) => {
+    const current = await repos.licenses.lock(id);
+    if (!current) return null;
+    assertNotRevoked(current, "detach an add-on from");
+    const detached = await repos.licenses.detachAddon(id, addonId);
+    if (detached) await repos.outbox.writeEffects(audit(deps, actor, "license.addon.detach", license, { before: { addon_id: addonId }, after: null }));
+    return detached;
+  });
   if (result === null) throw new AppError("NOT_FOUND", { message: "License not found." });
   if (result === false) throw new AppError("NOT_FOUND", { message: "The add-on is not attached to this license." });
   return (await deps.repos.licenses.findById(id))!;

@@ -19,6 +19,7 @@
 // - charge.refunded: a full refund Keyward did not make (the dashboard, the API by another tool) is
 //   recorded on the payment and revokes the license exactly as POST /admin/licenses/{id}/refund
 //   does. A refund Keyward made, or is making, is already recorded; a partial refund changes nothing.
+import { changeLicense } from "../licenses/change";
 import { USABLE_STATUSES, transition } from "../licenses/domain";
 import { licenseTransitioned } from "../licenses/events";
 import { licenseAuditView } from "../licenses/present";
@@ -102,7 +103,8 @@ async function transitionLicense(
 ): Promise<boolean> {
   let changed = false;
   let kind: "suspend" | "reinstate" | "revoke" | null = null;
-  await ctx.tx.repos.licenses.mutate(
+  await changeLicense(
+    ctx.tx.repos,
     licenseId,
     (current) => {
       const decided = decide(current);

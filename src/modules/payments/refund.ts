@@ -13,6 +13,7 @@
 //    with what it recorded.
 // A definite refusal by Stripe (a 4xx) gives the claim back; no answer or a 5xx keeps it "pending",
 // so the next request re-sends under the same key.
+import { changeLicense } from "../licenses/change";
 import type Stripe from "stripe";
 import type { Deps, Repos } from "../../deps";
 import type { Actor } from "../../shared/actor";
@@ -117,7 +118,7 @@ export async function refundLicense(deps: Deps, actor: Actor, licenseId: string)
   const at = deps.clock.now();
   const revoked = await deps.db.transaction(async ({ repos }) => {
     if (!(await repos.payments.completeRefund(last.id, refundId, at))) return null; // another request recorded it
-    return await repos.licenses.mutate(license.id, revokePatch, at, (before, patch) => ({
+    return await changeLicense(repos, license.id, revokePatch, at, (before, patch) => ({
       audit: {
         actor,
         action: "license.refund",

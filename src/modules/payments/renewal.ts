@@ -3,6 +3,7 @@
 // new support_until, the event license.support_renewed, the confirmation email and the audit row
 // commit together with the record that the event was processed — once, however often Stripe
 // delivers it and however many nodes receive it.
+import { changeLicense } from "../licenses/change";
 import type Stripe from "stripe";
 import { DAY, LATEST_INSTANT_MS } from "../../shared/clock";
 import { newId } from "../../shared/ids";
@@ -88,7 +89,8 @@ export async function applySupportRenewal(ctx: StripeHandlerContext): Promise<st
     at,
   });
   // The license row is read again under the write lock: the window grows from its current value.
-  await repos.licenses.mutate(
+  await changeLicense(
+    repos,
     license.id,
     (current) => {
       if (current.status === "revoked") {

@@ -13,6 +13,7 @@
 // - a status change applies only when the event is not older than the last one applied (the
 //   billing link's updated_at holds the Stripe time of that event), so a late event does not undo a
 //   newer state. Stripe times are whole seconds: events of the same second all apply, in arrival order.
+import { changeLicense } from "../licenses/change";
 import { newId } from "../../shared/ids";
 import { billingStatusOf, billingTransition, type BillingStatus } from "../licenses/domain";
 import { licenseBillingUpdated, licenseCanceled, licenseRenewed } from "../licenses/events";
@@ -67,7 +68,8 @@ async function applyBilling(ctx: BillingEventContext, link: BillingLink, change:
   if (locked.status === "revoked") return "ignored_revoked";
 
   let outcome = stale ? "ignored_stale" : "unchanged";
-  await repos.licenses.mutate(
+  await changeLicense(
+    repos,
     locked.id,
     (license) => {
       const patch: LicensePatch = {};

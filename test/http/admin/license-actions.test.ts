@@ -8,6 +8,7 @@ import type { LicenseStatus } from "../../../src/modules/licenses/repo";
 import type { Plan } from "../../../src/modules/plans/repo";
 import type { Product } from "../../../src/modules/products/repo";
 import { V1, auditFor, expectError, expectValidation, lastAudit } from "./helpers";
+import { changeLicenseNow } from "../../support/license-change";
 
 let t: TestApp;
 let product: Product;
@@ -37,7 +38,7 @@ const TABLE: Record<LicenseStatus, Record<Action, LicenseStatus | null>> = {
 async function licenseIn(status: LicenseStatus) {
   const { license, key } = await makeLicense(t.deps, { productId: product.id, planId: plan.id, validUntil: new Date("2027-01-01T00:00:00Z") });
   if (status !== "active") {
-    await t.deps.repos.licenses.mutate(license.id, () => ({ status, priorStatus: null }), t.clock.now(), () => ({
+    await changeLicenseNow(t.deps, license.id, () => ({ status, priorStatus: null }), t.clock.now(), () => ({
       audit: {
         actor: SYSTEM_ACTOR,
         action: "test.setup",

@@ -8,6 +8,7 @@ import type { Plan } from "../../../src/modules/plans/repo";
 import type { IssueLicenseInput } from "../../../src/modules/licenses/service";
 import type { Product } from "../../../src/modules/products/repo";
 import { getObject, publishRelease } from "../releases/support";
+import { changeLicenseNow } from "../../support/license-change";
 
 let t: TestApp;
 let open: Product;
@@ -40,7 +41,7 @@ const license = async (product: Product, plan: Plan, over: Partial<IssueLicenseI
   await makeLicense(t.deps, { productId: product.id, planId: plan.id, ...over });
 const download = (body: Record<string, unknown>) => t.request("POST", "/api/v1/license/download", { body });
 const suspend = async (id: string) =>
-  await t.deps.repos.licenses.mutate(id, () => ({ status: "suspended", priorStatus: "active" }), t.clock.now(), () => ({
+  await changeLicenseNow(t.deps, id, () => ({ status: "suspended", priorStatus: "active" }), t.clock.now(), () => ({
     audit: {
       actor: SYSTEM_ACTOR,
       action: "license.suspend",

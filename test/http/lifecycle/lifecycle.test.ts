@@ -12,6 +12,7 @@ import { runPass } from "../../../src/jobs/runner";
 import { pollRun, runExpiryChecks } from "../../support/expiry-checks";
 import type { Plan } from "../../../src/modules/plans/repo";
 import type { LicensePatch } from "../../../src/modules/licenses/repo";
+import { changeLicenseNow } from "../../support/license-change";
 
 const V1 = "/api/v1";
 const T0 = new Date("2026-11-21T08:00:00.000Z");
@@ -46,7 +47,7 @@ async function license(t: TestApp, plan: Partial<Plan>, input: { validUntil?: Da
 }
 
 async function patch(t: TestApp, id: string, p: LicensePatch) {
-  await t.deps.repos.licenses.mutate(id, () => p, t.clock.now(), () => ({}));
+  await changeLicenseNow(t.deps, id, () => p, t.clock.now(), () => ({}));
 }
 
 async function status(t: TestApp, id: string): Promise<string> {

@@ -14,6 +14,7 @@ import { startWebhookReceiver } from "../../support/webhook-receiver";
 import { DAY, fixedClock } from "../../../src/shared/clock";
 import type { Plan } from "../../../src/modules/plans/repo";
 import type { LicensePatch } from "../../../src/modules/licenses/repo";
+import { changeLicenseNow } from "../../support/license-change";
 
 const V1 = "/api/v1";
 const PRICE = "price_support_1y";
@@ -49,7 +50,7 @@ async function license(t: TestApp, plan: Partial<Plan> = {}, input: { supportUnt
   return await makeLicense(t.deps, { productId: product.id, planId: p.id, ...input, supportUntil });
 }
 
-const patch = (t: TestApp, id: string, p: LicensePatch) => t.deps.repos.licenses.mutate(id, () => p, t.clock.now(), () => ({}));
+const patch = (t: TestApp, id: string, p: LicensePatch) => changeLicenseNow(t.deps, id, () => p, t.clock.now(), () => ({}));
 const supportUntil = async (t: TestApp, id: string) => (await t.deps.repos.licenses.findById(id))!.supportUntil;
 
 const checkout = (t: TestApp, body: unknown) => t.request("POST", `${V1}/license/support/checkout`, { body });
