@@ -1,13 +1,16 @@
-// PlanRepo on every engine: plans with their features, audit callbacks inside the transaction (a
-// throw rolls everything back), constraint conflicts, byte-order sorting, and on PostgreSQL the
-// row locks that make each audit's "before" the state its change replaced.
+// PlanRepo on every engine: plans with their features as rows (the verbs in plans/service.ts write the
+// audit rows in the same unit of work: a throw rolls everything back), constraint conflicts,
+// byte-order sorting, and on PostgreSQL the plan's row lock that makes each unit's "before" the state
+// its change replaced.
 import { afterEach, expect, test } from "bun:test";
 import type { Plan, PlanFeature, PlanRepo } from "../../src/modules/plans/repo";
 import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, seedLicense, seedPlan, seedProduct } from "./seed";
 import { repoFor } from "./repos";
 import { AT, auditActions, audited, rejection } from "./rows";
-import { withNodes } from "./nodes";
+import { openPostgres } from "../../src/db/pg";
+import { pgTestUrl } from "../support/pg";
+import { unitOf, unitOn, type Unit } from "./unit";
 import { planValue } from "../support/plan-value";
 
 /** A plan whose every field differs from planValue's defaults, so a column mixed up shows. */
@@ -48,33 +51,34 @@ forEachEngine("PlanRepo", (engine, open) => {
   };
   afterEach(() => o?.close());
 
-  test("create stores the plan, its features and one audit row; features sort by name in byte order", async () => {
+  test("create stores the plan and its features; features sort by name in byte order; the repository audits nothing", async () => {
     await setup();
     const product = await seedProduct(o);
     const p = plan(product.id);
     const fs = ["b", "B", "a_x", "a-x"].map((n) => feature(p.id, n));
     fs[0] = { ...fs[0]!, valueType: "quota", value: "", quotaLimit: 5_000_000_000, quotaPeriod: "hourly" };
-    expect(await repo.create(p, fs, audited("plan.create"))).toEqual(p);
+    expect(await repo.create(p, fs)).toEqual(p);
     expect(await repo.findById(p.id)).toEqual(p);
     expect((await repo.features(p.id)).map((f) => f.name)).toEqual(["B", "a-x", "a_x", "b"]);
     expect((await repo.features(p.id)).find((f) => f.name === "b")).toEqual(fs[0]!);
+    expect(await repo.feature(p.id, "b")).toEqual(fs[0]!);
+    expect(await repo.feature(p.id, "nope")).toBeNull();
     expect(await repo.features("nope")).toEqual([]);
     expect(await repo.findById("nope")).toBeNull();
-    expect(await auditActions(o)).toEqual(["plan.create"]);
+    expect(await auditActions(o)).toEqual([]);
   });
 
   test("create refuses duplicate feature names and unknown products with CONFLICT, writing nothing", async () => {
     await setup();
     const product = await seedProduct(o);
     const p = plan(product.id);
-    const dup = await rejection(repo.create(p, [feature(p.id, "x"), feature(p.id, "x")], audited("plan.create")));
+    const dup = await rejection(unitOf(o)((r) => r.plans.create(p, [feature(p.id, "x"), feature(p.id, "x")])));
     expect(dup).toEqual({ code: "CONFLICT", message: "Feature names must be unique within a plan." });
     const orphan = plan("no-such-product");
-    const fk = await rejection(repo.create(orphan, [], audited("plan.create")));
+    const fk = await rejection(unitOf(o)((r) => r.plans.create(orphan, [])));
     expect(fk).toEqual({ code: "CONFLICT", message: "Unknown product." });
     expect(await repo.list({})).toEqual([]);
     expect(await repo.features(p.id)).toEqual([]);
-    expect(await auditActions(o)).toEqual([]);
   });
 
   test("list orders by creation time then id in byte order, and filters by product", async () => {
@@ -88,105 +92,89 @@ forEachEngine("PlanRepo", (engine, open) => {
     expect(await repo.list({ productId: "nope" })).toEqual([]);
   });
 
-  test("update patches and audits with before/after; null for unknown; a throwing audit changes nothing", async () => {
+  test("lock reads the plan (null for unknown); update returns it as it is now; a unit that throws after it changes nothing", async () => {
     await setup();
     const product = await seedProduct(o);
     const { plan: p } = await seedPlan(o, product.id);
-    const seen: [Plan, Plan][] = [];
-    const updated = await repo.update(p.id, { name: "Gold", maxActivations: null, floating: true }, AT, (before, after) => {
-      seen.push([before, after]);
-      return audited("plan.update");
+    const updated = await unitOf(o)(async (r) => {
+      expect(await r.plans.lock(p.id)).toEqual(p);
+      expect(await r.plans.lock("nope")).toBeNull();
+      return r.plans.update(p.id, { name: "Gold", maxActivations: null, floating: true }, AT);
     });
     const expected = { ...p, name: "Gold", maxActivations: null, floating: true, updatedAt: AT };
     expect(updated).toEqual(expected);
-    expect(seen).toEqual([[p, expected]]);
-    expect(await repo.update("nope", { name: "x" }, AT, () => audited("plan.update"))).toBeNull();
-    expect(await rejection(repo.update(p.id, { name: "Lost" }, AT, boom))).toEqual({ code: "(no code)", message: "refused" });
+    const thrown = unitOf(o)(async (r) => {
+      await r.plans.update(p.id, { name: "Lost" }, AT);
+      await r.outbox.writeEffects(audited("plan.update"));
+      return boom();
+    });
+    expect(await rejection(thrown)).toEqual({ code: "(no code)", message: "refused" });
     expect(await repo.findById(p.id)).toEqual(expected);
-    expect(await auditActions(o)).toEqual(["plan.update"]);
+    expect(await auditActions(o)).toEqual([]);
   });
 
-  test("delete cascades features and audits; false for unknown; CONFLICT while licenses use it; a throwing audit keeps it", async () => {
+  test("delete cascades features and returns the plan as it was; null for unknown; CONFLICT while licenses use it", async () => {
     await setup();
     const product = await seedProduct(o);
     const { plan: gone } = await seedPlan(o, product.id, {}, [{ name: "f", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }]);
     const { plan: used } = await seedPlan(o, product.id);
     await seedLicense(o, product.id, used.id);
-    expect(await rejection(repo.delete(gone.id, boom))).toEqual({ code: "(no code)", message: "refused" });
+    expect(await rejection(unitOf(o)(async (r) => (await r.plans.delete(gone.id), boom())))).toEqual({ code: "(no code)", message: "refused" });
     expect(await repo.findById(gone.id)).toEqual(gone);
-    let before: Plan | null = null;
-    expect(
-      await repo.delete(gone.id, (b) => {
-        before = b;
-        return audited("plan.delete");
-      }),
-    ).toBe(true);
-    expect(before!).toEqual(gone);
+    expect(await unitOf(o)((r) => r.plans.delete(gone.id))).toEqual(gone);
     expect(await repo.findById(gone.id)).toBeNull();
     expect(await repo.features(gone.id)).toEqual([]);
-    expect(await repo.delete(gone.id, () => audited("plan.delete"))).toBe(false);
-    const err = await rejection(repo.delete(used.id, () => audited("plan.delete")));
+    expect(await unitOf(o)((r) => r.plans.delete(gone.id))).toBeNull();
+    const err = await rejection(unitOf(o)((r) => r.plans.delete(used.id)));
     expect(err).toEqual({ code: "CONFLICT", message: "Licenses still use this plan." });
     expect(await repo.findById(used.id)).toEqual(used);
-    expect(await auditActions(o)).toEqual(["plan.delete"]);
   });
 
-  test("upsertFeature inserts, then replaces in place (id and createdAt kept); audit sees the replaced row", async () => {
+  test("upsertFeature inserts, then replaces in place (id and createdAt kept); deleteFeature returns what it removed", async () => {
     await setup();
     const product = await seedProduct(o);
     const { plan: p } = await seedPlan(o, product.id);
-    const seen: [PlanFeature | null, PlanFeature][] = [];
-    const audit = (b: PlanFeature | null, a: PlanFeature) => {
-      seen.push([b, a]);
-      return audited("plan.feature");
-    };
     const first = feature(p.id, "seats", { valueType: "int", value: "5" });
-    expect(await repo.upsertFeature(first, audit)).toEqual(first);
+    expect(await repo.upsertFeature(first)).toEqual(first);
     const second = feature(p.id, "seats", { valueType: "quota", value: "", quotaLimit: 9, quotaPeriod: "yearly", createdAt: AT });
     const replaced = { ...first, valueType: "quota" as const, value: "", quotaLimit: 9, quotaPeriod: "yearly" as const };
-    expect(await repo.upsertFeature(second, audit)).toEqual(replaced);
-    expect(seen).toEqual([
-      [null, first],
-      [first, replaced],
-    ]);
-    expect(await rejection(repo.upsertFeature(feature(p.id, "seats", { value: "7" }), boom))).toEqual({ code: "(no code)", message: "refused" });
-    expect(await rejection(repo.upsertFeature(feature(p.id, "new"), boom))).toEqual({ code: "(no code)", message: "refused" });
+    expect(await repo.upsertFeature(second)).toEqual(replaced);
+    expect(await rejection(unitOf(o)(async (r) => (await r.plans.upsertFeature(feature(p.id, "new")), boom())))).toEqual({ code: "(no code)", message: "refused" });
     expect(await repo.features(p.id)).toEqual([replaced]);
-    expect(await auditActions(o)).toEqual(["plan.feature", "plan.feature"]);
-  });
-
-  test("deleteFeature removes and audits; false for an unknown name; a throwing audit keeps it", async () => {
-    await setup();
-    const product = await seedProduct(o);
-    const { plan: p, features } = await seedPlan(o, product.id, {}, [{ name: "f", valueType: "flag", value: "on", quotaLimit: null, quotaPeriod: null }]);
-    expect(await rejection(repo.deleteFeature(p.id, "f", boom))).toEqual({ code: "(no code)", message: "refused" });
-    expect(await repo.features(p.id)).toEqual(features);
-    let before: PlanFeature | null = null;
-    expect(
-      await repo.deleteFeature(p.id, "f", (b) => {
-        before = b;
-        return audited("plan.feature_delete");
-      }),
-    ).toBe(true);
-    expect(before!).toEqual(features[0]!);
+    expect(await rejection(unitOf(o)(async (r) => (await r.plans.deleteFeature(p.id, "seats"), boom())))).toEqual({ code: "(no code)", message: "refused" });
+    expect(await repo.features(p.id)).toEqual([replaced]);
+    expect(await repo.deleteFeature(p.id, "seats")).toEqual(replaced);
+    expect(await repo.deleteFeature(p.id, "seats")).toBeNull();
+    expect(await repo.deleteFeature("nope", "seats")).toBeNull();
     expect(await repo.features(p.id)).toEqual([]);
-    expect(await repo.deleteFeature(p.id, "f", () => audited("plan.feature_delete"))).toBe(false);
-    expect(await repo.deleteFeature("nope", "f", () => audited("plan.feature_delete"))).toBe(false);
-    expect(await auditActions(o)).toEqual(["plan.feature_delete"]);
   });
 
   if (engine === "postgres") {
-    test("concurrent updates from three nodes: each audit's before is a different predecessor", async () => {
+    /** Three nodes' units (separate pools), as three server processes. */
+    async function threeNodes(body: (units: Unit[]) => Promise<unknown>) {
+      const [row] = await o.pg!.sql<{ db: string }[]>`SELECT current_database() AS db`;
+      const url = new URL(pgTestUrl()!);
+      url.pathname = `/${row!.db}`;
+      const handles = [0, 1, 2].map(() => openPostgres(url.toString(), { max: 4 }));
+      try {
+        await body(handles.map((pg) => unitOn({ pg })));
+      } finally {
+        await Promise.all(handles.map((h) => h.close()));
+      }
+    }
+
+    test("concurrent updates (the verb's unit: lock, update, audit) from three nodes: each before is a different predecessor", async () => {
       await setup();
       const product = await seedProduct(o);
       const { plan: p } = await seedPlan(o, product.id, { name: "start" });
       const befores: string[] = [];
-      await withNodes(o, 3, (nodes) =>
+      await threeNodes((units) =>
         Promise.all(
           Array.from({ length: 18 }, (_, i) =>
-            nodes[i % 3]!.plans.update(p.id, { name: `n${i}` }, AT, (b) => {
-              befores.push(b.name);
-              return audited("plan.update");
+            units[i % 3]!(async (r) => {
+              befores.push((await r.plans.lock(p.id))!.name);
+              await r.plans.update(p.id, { name: `n${i}` }, AT);
+              await r.outbox.writeEffects(audited("plan.update"));
             }),
           ),
         ),
@@ -198,17 +186,19 @@ forEachEngine("PlanRepo", (engine, open) => {
       expect(befores).not.toContain(final);
     });
 
-    test("concurrent upserts of one new feature from three nodes: exactly one sees no previous row", async () => {
+    test("concurrent upserts of one new feature from three nodes (the plan held first): exactly one sees no previous row", async () => {
       await setup();
       const product = await seedProduct(o);
       const { plan: p } = await seedPlan(o, product.id);
       const befores: (string | null)[] = [];
-      await withNodes(o, 3, (nodes) =>
+      await threeNodes((units) =>
         Promise.all(
           Array.from({ length: 18 }, (_, i) =>
-            nodes[i % 3]!.plans.upsertFeature(feature(p.id, "seats", { valueType: "int", value: String(i) }), (b) => {
-              befores.push(b ? b.value : null);
-              return audited("plan.feature");
+            units[i % 3]!(async (r) => {
+              await r.plans.lock(p.id);
+              befores.push((await r.plans.feature(p.id, "seats"))?.value ?? null);
+              await r.plans.upsertFeature(feature(p.id, "seats", { valueType: "int", value: String(i) }));
+              await r.outbox.writeEffects(audited("plan.feature"));
             }),
           ),
         ),

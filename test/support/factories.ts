@@ -23,11 +23,14 @@ export async function makePlan(
 ): Promise<Plan> {
   const now = deps.clock.now();
   const plan = planValue(productId, now, over);
-  return await deps.repos.plans.create(
-    plan,
-    features.map((f) => ({ stripeMeter: null, ...f, id: newId(), planId: plan.id, createdAt: now })),
-    { audit: { actor: SYSTEM_ACTOR, action: "plan.create", entityType: "plan", entityId: plan.id, productId, changes: null, at: now } },
-  );
+  return await deps.db.transaction(async ({ repos }) => {
+    const created = await repos.plans.create(
+      plan,
+      features.map((f) => ({ stripeMeter: null, ...f, id: newId(), planId: plan.id, createdAt: now })),
+    );
+    await repos.outbox.writeEffects({ audit: { actor: SYSTEM_ACTOR, action: "plan.create", entityType: "plan", entityId: plan.id, productId, changes: null, at: now } });
+    return created;
+  });
 }
 
 export async function makeLicense(deps: Deps, input: Partial<IssueLicenseInput> & Pick<IssueLicenseInput, "productId" | "planId">) {

@@ -3,7 +3,6 @@ import type { PgHandle, PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { generations, planFeatures, plans } from "../../db/schema-pg";
 import { CATALOG_GENERATION } from "./catalog";
-import { writeEffectsPg } from "../outbox/write.pg";
 import type { Plan, PlanFeature, PlanRepo } from "./repo";
 
 const toPlan = (r: typeof plans.$inferSelect): Plan => ({ ...r });
@@ -33,23 +32,18 @@ const bumpCatalog = (tx: PgExecutor) =>
     .values({ name: CATALOG_GENERATION, value: 1 })
     .onConflictDoUpdate({ target: generations.name, set: { value: sql`${generations.value} + 1` } });
 
-/**
- * Feature writers lock their plan's row first, so writers of one plan's features run one after the
- * other and `audit` sees the feature exactly as it was replaced (a feature being inserted has no row
- * to lock yet). NO KEY UPDATE leaves foreign-key checks (a license created on the plan) unblocked.
- */
-const lockPlan = (tx: PgExecutor, planId: string) => findPlan(tx, planId, "no key update");
 
 export function createPlanRepoPg(handle: PgHandle): PlanRepo {
   const { db } = handle;
+  // A write and its catalog bump together: in the caller's unit of work, or in a transaction of their own.
+  const atomically = <T>(fn: (tx: PgExecutor) => Promise<T>): Promise<T> => (handle.inTransaction ? fn(db) : db.transaction(fn));
   return {
-    async create(plan, features, effects) {
+    async create(plan, features) {
       try {
-        return await db.transaction(async (tx) => {
+        return await atomically(async (tx) => {
           await tx.insert(plans).values(plan);
           if (features.length > 0) await tx.insert(planFeatures).values(features);
           await bumpCatalog(tx);
-          await writeEffectsPg(tx, effects);
           return plan;
         });
       } catch (e) {
@@ -63,31 +57,25 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
       const rows = await (productId ? q.where(eq(plans.productId, productId)) : q).orderBy(asc(plans.createdAt), sql`${plans.id} COLLATE "C"`);
       return rows.map(toPlan);
     },
-    async update(id, patch, at, effects) {
-      return await db.transaction(async (tx) => {
-        const before = await findPlan(tx, id, "no key update");
-        if (!before) return null;
+    lock: (id) => findPlan(db, id, "no key update"),
+    update: (id, patch, at) =>
+      atomically(async (tx) => {
         const [row] = await tx
           .update(plans)
           .set({ ...patch, updatedAt: at })
           .where(eq(plans.id, id))
           .returning();
         await bumpCatalog(tx);
-        const after = toPlan(row!);
-        await writeEffectsPg(tx, effects(before, after));
-        return after;
-      });
-    },
-    async delete(id, effects) {
+        return toPlan(row!);
+      }),
+    async delete(id) {
       try {
-        return await db.transaction(async (tx) => {
-          const before = await findPlan(tx, id, "update");
-          if (!before) return false;
-          // Features cascade; licenses reference plans with ON DELETE RESTRICT, so a used plan throws here.
-          await tx.delete(plans).where(eq(plans.id, id));
+        // Features cascade; licenses reference plans with ON DELETE RESTRICT, so a used plan throws here.
+        return await atomically(async (tx) => {
+          const [gone] = await tx.delete(plans).where(eq(plans.id, id)).returning();
+          if (!gone) return null;
           await bumpCatalog(tx);
-          await writeEffectsPg(tx, effects(before));
-          return true;
+          return toPlan(gone);
         });
       } catch (e) {
         rethrowConstraint(e, { foreignKey: "Licenses still use this plan." });
@@ -101,10 +89,9 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
         .orderBy(sql`${planFeatures.name} COLLATE "C"`);
       return rows.map(toFeature);
     },
-    async upsertFeature(feature, effects) {
-      return await db.transaction(async (tx) => {
-        await lockPlan(tx, feature.planId);
-        const before = await findFeature(tx, feature.planId, feature.name);
+    feature: (planId, name) => findFeature(db, planId, name),
+    upsertFeature: (feature) =>
+      atomically(async (tx) => {
         const [row] = await tx
           .insert(planFeatures)
           .values(feature)
@@ -114,21 +101,17 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
           })
           .returning();
         await bumpCatalog(tx);
-        const after = toFeature(row!);
-        await writeEffectsPg(tx, effects(before, after));
-        return after;
-      });
-    },
-    async deleteFeature(planId, name, effects) {
-      return await db.transaction(async (tx) => {
-        await lockPlan(tx, planId);
-        const before = await findFeature(tx, planId, name);
-        if (!before) return false;
-        await tx.delete(planFeatures).where(eq(planFeatures.id, before.id));
+        return toFeature(row!);
+      }),
+    deleteFeature: (planId, name) =>
+      atomically(async (tx) => {
+        const [gone] = await tx
+          .delete(planFeatures)
+          .where(and(eq(planFeatures.planId, planId), eq(planFeatures.name, name)))
+          .returning();
+        if (!gone) return null;
         await bumpCatalog(tx);
-        await writeEffectsPg(tx, effects(before));
-        return true;
-      });
-    },
+        return toFeature(gone);
+      }),
   };
 }

@@ -3,7 +3,6 @@ import { lift, immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { generations, planFeatures, plans } from "../../db/schema";
 import { CATALOG_GENERATION } from "./catalog";
-import { writeEffects } from "../outbox/write.sqlite";
 import type { Plan, PlanFeature, PlanRepo } from "./repo";
 
 const toPlan = (r: typeof plans.$inferSelect): Plan => ({ ...r });
@@ -32,13 +31,12 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
     return r ? toFeature(r) : null;
   };
   return {
-    async create(plan, features, effects) {
+    async create(plan, features) {
       try {
         return immediate(handle, () => {
           db.insert(plans).values(plan).run();
           for (const f of features) db.insert(planFeatures).values(f).run();
           bumpCatalog();
-          writeEffects(db, effects);
           return plan;
         });
       } catch (e) {
@@ -50,27 +48,23 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
       const q = db.select().from(plans);
       return (productId ? q.where(eq(plans.productId, productId)) : q).orderBy(asc(plans.createdAt), asc(plans.id)).all().map(toPlan);
     },
-    async update(id, patch, at, effects) {
+    // The unit of work's BEGIN IMMEDIATE holds the write lock already.
+    lock: lift(findById),
+    async update(id, patch, at) {
       return immediate(handle, () => {
-        const before = findById(id);
-        if (!before) return null;
         db.update(plans).set({ ...patch, updatedAt: at }).where(eq(plans.id, id)).run();
         bumpCatalog();
-        const after = findById(id)!;
-        writeEffects(db, effects(before, after));
-        return after;
+        return findById(id)!;
       });
     },
-    async delete(id, effects) {
+    async delete(id) {
       try {
         return immediate(handle, () => {
-          const before = findById(id);
-          if (!before) return false;
           // Features cascade; licenses reference plans with ON DELETE RESTRICT, so a used plan throws here.
-          db.delete(plans).where(eq(plans.id, id)).run();
+          const [gone] = db.delete(plans).where(eq(plans.id, id)).returning().all();
+          if (!gone) return null;
           bumpCatalog();
-          writeEffects(db, effects(before));
-          return true;
+          return toPlan(gone);
         });
       } catch (e) {
         rethrowConstraint(e, { foreignKey: "Licenses still use this plan." });
@@ -79,9 +73,9 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
     async features(planId) {
       return db.select().from(planFeatures).where(eq(planFeatures.planId, planId)).orderBy(asc(planFeatures.name)).all().map(toFeature);
     },
-    async upsertFeature(feature, effects) {
+    feature: lift(findFeature),
+    async upsertFeature(feature) {
       return immediate(handle, () => {
-        const before = findFeature(feature.planId, feature.name);
         db.insert(planFeatures)
           .values(feature)
           .onConflictDoUpdate({
@@ -90,19 +84,15 @@ export function createPlanRepo(handle: DbHandle): PlanRepo {
           })
           .run();
         bumpCatalog();
-        const after = findFeature(feature.planId, feature.name)!;
-        writeEffects(db, effects(before, after));
-        return after;
+        return findFeature(feature.planId, feature.name)!;
       });
     },
-    async deleteFeature(planId, name, effects) {
+    async deleteFeature(planId, name) {
       return immediate(handle, () => {
-        const before = findFeature(planId, name);
-        if (!before) return false;
-        db.delete(planFeatures).where(eq(planFeatures.id, before.id)).run();
+        const [gone] = db.delete(planFeatures).where(and(eq(planFeatures.planId, planId), eq(planFeatures.name, name))).returning().all();
+        if (!gone) return null;
         bumpCatalog();
-        writeEffects(db, effects(before));
-        return true;
+        return toFeature(gone);
       });
     },
   };

@@ -1,4 +1,3 @@
-import type { Effects } from "../outbox/effects";
 
 export type LicenseType = "perpetual" | "subscription" | "trial";
 export type QuotaPeriod = "hourly" | "daily" | "monthly" | "yearly";
@@ -47,18 +46,31 @@ export interface PlanFeature {
 
 export type PlanPatch = Partial<Omit<Plan, "id" | "productId" | "createdAt" | "updatedAt">>;
 
+/**
+ * Plan and feature rows, no rules: the verbs (service.ts) write them with their audit rows in one
+ * unit of work (DataStore.transaction). Every write bumps the catalog generation in the same
+ * transaction (verify's plan cache on every node drops what it holds: catalog-cache.ts).
+ */
 export interface PlanRepo {
-  /** Throws CONFLICT on a duplicate feature name. */
-  create(plan: Plan, features: PlanFeature[], effects: Effects): Promise<Plan>;
+  /** Throws CONFLICT on a duplicate feature name or an unknown product. */
+  create(plan: Plan, features: PlanFeature[]): Promise<Plan>;
   findById(id: string): Promise<Plan | null>;
   list(filter: { productId?: string }): Promise<Plan[]>;
-  /** Returns null when the plan does not exist; `audit` sees the rows before and after, inside the transaction. */
-  update(id: string, patch: PlanPatch, at: Date, effects: (before: Plan, after: Plan) => Effects): Promise<Plan | null>;
-  /** Throws CONFLICT while licenses reference the plan. Returns false when it does not exist. */
-  delete(id: string, effects: (before: Plan) => Effects): Promise<boolean>;
+  /**
+   * The plan, held until the unit of work ends (PostgreSQL: FOR NO KEY UPDATE, which leaves
+   * foreign-key checks — a license issued on the plan — unblocked): edits of one plan and of its
+   * features run one after another, each seeing the rows as the previous one left them. null when
+   * it does not exist.
+   */
+  lock(id: string): Promise<Plan | null>;
+  /** Writes the patch and returns the plan as it is now. */
+  update(id: string, patch: PlanPatch, at: Date): Promise<Plan>;
+  /** Deletes it (features cascade) and returns it as it was; null when it does not exist. Throws CONFLICT while licenses use it. */
+  delete(id: string): Promise<Plan | null>;
   features(planId: string): Promise<PlanFeature[]>;
-  /** Insert or replace the feature with this name; `audit` sees the replaced feature (null when new). */
-  upsertFeature(feature: PlanFeature, effects: (before: PlanFeature | null, after: PlanFeature) => Effects): Promise<PlanFeature>;
-  /** Returns false when the plan has no feature of that name. */
-  deleteFeature(planId: string, name: string, effects: (before: PlanFeature) => Effects): Promise<boolean>;
+  feature(planId: string, name: string): Promise<PlanFeature | null>;
+  /** Inserts or replaces the feature with this name; returns it as stored. */
+  upsertFeature(feature: PlanFeature): Promise<PlanFeature>;
+  /** Deletes the feature and returns it as it was; null when the plan has no feature of that name. */
+  deleteFeature(planId: string, name: string): Promise<PlanFeature | null>;
 }

@@ -88,11 +88,11 @@ export async function createPlan(deps: Deps, actor: Actor, input: CreatePlanInpu
     seen.add(f.name);
     return { id: newId(), planId: plan.id, name: f.name, ...normalizeFeature(f, `features.${i}.`), stripeMeter: planFeatureMeter(f, `features.${i}.`), createdAt: now };
   });
-  const created = await deps.repos.plans.create(
-    plan,
-    features,
-    audit(deps, actor, "plan.create", plan, createdChanges({ ...presentPlanFields(plan), features: features.map(featureAuditView) })),
-  );
+  const created = await deps.db.transaction(async ({ repos }) => {
+    const row = await repos.plans.create(plan, features);
+    await repos.outbox.writeEffects(audit(deps, actor, "plan.create", plan, createdChanges({ ...presentPlanFields(plan), features: features.map(featureAuditView) })));
+    return row;
+  });
   return { plan: created, features: features.sort((a, b) => (a.name < b.name ? -1 : 1)) };
 }
 
@@ -116,9 +116,13 @@ export async function listPlans(deps: Deps, actor: Actor, productId: string | un
 
 export async function updatePlan(deps: Deps, actor: Actor, id: string, patch: PlanPatch): Promise<PlanWithFeatures> {
   await getPlan(deps, actor, id);
-  const updated = await deps.repos.plans.update(id, patch, deps.clock.now(), (before, after) =>
-    audit(deps, actor, "plan.update", after, diffChanges(presentPlanFields(before), presentPlanFields(after))),
-  );
+  const updated = await deps.db.transaction(async ({ repos }) => {
+    const before = await repos.plans.lock(id);
+    if (!before) return null;
+    const after = await repos.plans.update(id, patch, deps.clock.now());
+    await repos.outbox.writeEffects(audit(deps, actor, "plan.update", after, diffChanges(presentPlanFields(before), presentPlanFields(after))));
+    return after;
+  });
   if (!updated) throw notFound();
   return { plan: updated, features: await deps.repos.plans.features(id) };
 }
@@ -126,10 +130,15 @@ export async function updatePlan(deps: Deps, actor: Actor, id: string, patch: Pl
 /** 409 CONFLICT while licenses use the plan (they reference it with ON DELETE RESTRICT). */
 export async function deletePlan(deps: Deps, actor: Actor, id: string): Promise<void> {
   await getPlan(deps, actor, id);
-  const features = await deps.repos.plans.features(id);
-  const gone = await deps.repos.plans.delete(id, (before) =>
-    audit(deps, actor, "plan.delete", before, deletedChanges({ ...presentPlanFields(before), features: features.map(featureAuditView) })),
-  );
+  const gone = await deps.db.transaction(async ({ repos }) => {
+    // Held first, so the audit row lists the features as they were when the plan went.
+    if (!(await repos.plans.lock(id))) return false;
+    const features = await repos.plans.features(id);
+    const before = await repos.plans.delete(id);
+    if (!before) return false;
+    await repos.outbox.writeEffects(audit(deps, actor, "plan.delete", before, deletedChanges({ ...presentPlanFields(before), features: features.map(featureAuditView) })));
+    return true;
+  });
   if (!gone) throw notFound();
 }
 
@@ -137,21 +146,32 @@ export async function upsertPlanFeature(deps: Deps, actor: Actor, planId: string
   const plan = await getPlan(deps, actor, planId);
   const now = deps.clock.now();
   const feature: PlanFeature = { id: newId(), planId: plan.id, name, ...normalizeFeature(spec), stripeMeter: planFeatureMeter(spec), createdAt: now };
-  return await deps.repos.plans.upsertFeature(feature, (before, after) =>
-    audit(
-      deps,
-      actor,
-      "plan.feature.upsert",
-      plan,
-      before ? { feature: name, ...diffChanges(featureAuditView(before), featureAuditView(after)) } : { feature: name, ...createdChanges(featureAuditView(after)) },
-    ),
-  );
+  // One unit of work: the plan held (writers of one plan's features run one after the other), the
+  // feature as it was, the new one, and the audit row of the difference.
+  return await deps.db.transaction(async ({ repos }) => {
+    if (!(await repos.plans.lock(plan.id))) throw notFound();
+    const before = await repos.plans.feature(plan.id, name);
+    const after = await repos.plans.upsertFeature(feature);
+    await repos.outbox.writeEffects(
+      audit(
+        deps,
+        actor,
+        "plan.feature.upsert",
+        plan,
+        before ? { feature: name, ...diffChanges(featureAuditView(before), featureAuditView(after)) } : { feature: name, ...createdChanges(featureAuditView(after)) },
+      ),
+    );
+    return after;
+  });
 }
 
 export async function deletePlanFeature(deps: Deps, actor: Actor, planId: string, name: string): Promise<void> {
   const plan = await getPlan(deps, actor, planId);
-  const gone = await deps.repos.plans.deleteFeature(plan.id, name, (before) =>
-    audit(deps, actor, "plan.feature.delete", plan, { feature: name, ...deletedChanges(featureAuditView(before)) }),
-  );
+  const gone = await deps.db.transaction(async ({ repos }) => {
+    if (!(await repos.plans.lock(plan.id))) throw notFound();
+    const before = await repos.plans.deleteFeature(plan.id, name);
+    if (before) await repos.outbox.writeEffects(audit(deps, actor, "plan.feature.delete", plan, { feature: name, ...deletedChanges(featureAuditView(before)) }));
+    return before !== null;
+  });
   if (!gone) throw new AppError("NOT_FOUND", { message: `The plan has no feature "${name}".` });
 }
