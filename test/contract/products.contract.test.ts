@@ -33,21 +33,21 @@ forEachEngine("ProductRepo", (engine, open) => {
   };
   afterEach(() => o?.close());
 
-  test("create stores the product with its audit row; find by id and slug; null for unknown", async () => {
+  test("create stores the product (the repository writes no audit row); find by id and slug; null for unknown", async () => {
     await setup();
     const p = product();
-    expect(await repo.create(p, audited("product.create"))).toEqual(p);
+    expect(await repo.create(p)).toEqual(p);
     expect(await repo.findById(p.id)).toEqual(p);
     expect(await repo.findBySlug(p.slug)).toEqual(p);
     expect(await repo.findById("nope")).toBeNull();
     expect(await repo.findBySlug("nope")).toBeNull();
-    expect(await auditActions(o)).toEqual(["product.create"]);
+    expect(await auditActions(o)).toEqual([]); // the verbs write the audit rows
   });
 
   test("create refuses a taken slug with CONFLICT and writes nothing", async () => {
     await setup();
     const first = await seedProduct(o, { slug: "taken" });
-    const err = await rejection(repo.create(product({ slug: "taken" }), audited("product.create")));
+    const err = await rejection(repo.create(product({ slug: "taken" })));
     expect(err).toEqual({ code: "CONFLICT", message: 'The slug "taken" is already taken.' });
     expect((await repo.list({})).map((p) => p.id)).toEqual([first.id]);
     expect(await auditActions(o)).toEqual([]);
@@ -64,39 +64,39 @@ forEachEngine("ProductRepo", (engine, open) => {
     expect(await repo.list({ productId: "nope" })).toEqual([]);
   });
 
-  test("update patches, stamps updatedAt, moves the release generation and audits; null for unknown", async () => {
+  test("update patches, stamps updatedAt, moves the release generation; null for unknown", async () => {
     await setup();
     const p = await seedProduct(o, { releaseGeneration: 4 });
-    const updated = await repo.update(p.id, { name: "Renamed", minimumSupportedVersion: null }, AT, audited("product.update"));
+    const updated = await repo.update(p.id, { name: "Renamed", minimumSupportedVersion: null }, AT);
     const expected = { ...p, name: "Renamed", minimumSupportedVersion: null, releaseGeneration: 5, updatedAt: AT };
     expect(updated).toEqual(expected);
     expect(await repo.findById(p.id)).toEqual(expected);
-    expect(await repo.update("nope", { name: "x" }, AT, audited("product.update"))).toBeNull();
-    expect(await auditActions(o)).toEqual(["product.update"]);
+    expect(await repo.update("nope", { name: "x" }, AT)).toBeNull();
+    expect(await auditActions(o)).toEqual([]);
   });
 
   test("update refuses a taken slug with CONFLICT and changes nothing", async () => {
     await setup();
     await seedProduct(o, { slug: "taken" });
     const p = await seedProduct(o);
-    const err = await rejection(repo.update(p.id, { slug: "taken", name: "x" }, AT, audited("product.update")));
+    const err = await rejection(repo.update(p.id, { slug: "taken", name: "x" }, AT));
     expect(err).toEqual({ code: "CONFLICT", message: 'The slug "taken" is already taken.' });
     expect(await repo.findById(p.id)).toEqual(p);
     expect(await auditActions(o)).toEqual([]);
   });
 
-  test("delete removes and audits; false for unknown; CONFLICT while a plan references the product", async () => {
+  test("delete removes; false for unknown; CONFLICT while a plan references the product", async () => {
     await setup();
     const gone = await seedProduct(o);
     const used = await seedProduct(o);
     await seedPlan(o, used.id);
-    expect(await repo.delete(gone.id, audited("product.delete"))).toBe(true);
+    expect(await repo.delete(gone.id)).toBe(true);
     expect(await repo.findById(gone.id)).toBeNull();
-    expect(await repo.delete(gone.id, audited("product.delete"))).toBe(false);
-    const err = await rejection(repo.delete(used.id, audited("product.delete")));
+    expect(await repo.delete(gone.id)).toBe(false);
+    const err = await rejection(repo.delete(used.id));
     expect(err).toEqual({ code: "CONFLICT", message: "The product still has plans, add-ons, licenses or releases." });
     expect(await repo.findById(used.id)).toEqual(used);
-    expect(await auditActions(o)).toEqual(["product.delete"]);
+    expect(await auditActions(o)).toEqual([]);
   });
 
   if (engine === "postgres") {
@@ -105,11 +105,10 @@ forEachEngine("ProductRepo", (engine, open) => {
       const p = await seedProduct(o);
       await withNodes(o, 3, async (nodes) => {
         await Promise.all(
-          Array.from({ length: 24 }, (_, i) => nodes[i % 3]!.products.update(p.id, { name: `n${i}` }, AT, audited("product.update"))),
+          Array.from({ length: 24 }, (_, i) => nodes[i % 3]!.products.update(p.id, { name: `n${i}` }, AT)),
         );
       });
       expect((await repo.findById(p.id))!.releaseGeneration).toBe(24);
-      expect((await auditActions(o)).length).toBe(24);
     });
   }
 });

@@ -9,6 +9,7 @@ import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import type { Product } from "../../src/modules/products/repo";
 import type { Effects } from "../../src/modules/outbox/effects";
 import type { Tx } from "../../src/db/store";
+import type { Repos } from "../../src/deps";
 import { TransactionScopeError } from "../../src/db/transaction-scope";
 
 for (const engine of engines()) {
@@ -33,13 +34,24 @@ for (const engine of engines()) {
     };
     const audit = (p: Product): Effects => ({ audit: { actor: SYSTEM_ACTOR, action: "product.create", entityType: "product", entityId: p.id, productId: p.id, changes: null, at: t.clock.now() } });
     const auditRows = async (id: string) => (await t.exec("SELECT id FROM audit_log WHERE entity_id = $1", [id])).length;
+    // A write and its audit row, as the verbs make them (products/service.ts).
+    const createAudited = async (repos: Repos, p: Product) => {
+      const out = await repos.products.create(p);
+      await repos.outbox.writeEffects(audit(p));
+      return out;
+    };
+    const updateAudited = async (repos: Repos, p: Product, patch: { name: string }, at: Date) => {
+      const out = await repos.products.update(p.id, patch, at);
+      await repos.outbox.writeEffects(audit(p));
+      return out;
+    };
 
     test("commits what its repositories wrote when the callback resolves", async () => {
       const a = product();
       const b = product();
       const out = await t.deps.db.transaction(async ({ repos: r }) => {
-        await r.products.create(a, audit(a));
-        await r.products.create(b, audit(b));
+        await createAudited(r, a);
+        await createAudited(r, b);
         return "done";
       });
       expect(out).toBe("done");
@@ -53,9 +65,9 @@ for (const engine of engines()) {
       const failure = new Error("refused halfway");
       const err = await t.deps.db
         .transaction(async ({ repos: r }) => {
-          await r.products.create(a, audit(a));
+          await createAudited(r, a);
           // update() runs its own transaction: inside this one it is a savepoint, undone with it.
-          await r.products.update(a.id, { name: "Renamed" }, t.clock.now(), audit(a));
+          await updateAudited(r, a, { name: "Renamed" }, t.clock.now());
           throw failure;
         })
         .catch((e: unknown) => e);
@@ -70,7 +82,7 @@ for (const engine of engines()) {
       const latch = new Promise<void>((r) => (release = r));
       let committed = false;
       const tx = t.deps.db.transaction(async ({ repos: r }) => {
-        await r.products.create(a, audit(a));
+        await createAudited(r, a);
         await latch;
       }).then(() => (committed = true));
       await Bun.sleep(20); // the transaction has written its row and waits
@@ -100,7 +112,7 @@ for (const engine of engines()) {
     const refusal = async (a: Product, reach: (tx: Tx) => Promise<unknown>): Promise<Error> => {
       const err = await t.deps.db
         .transaction(async (tx) => {
-          await tx.repos.products.create(a, audit(a));
+          await createAudited(tx.repos, a);
           return await reach(tx);
         })
         .catch((e: unknown) => e);
@@ -111,7 +123,7 @@ for (const engine of engines()) {
 
     test("a Deps repository called inside the callback refuses at once, and the transaction rolls back", async () => {
       const b = product();
-      const err = await refusal(product(), () => t.deps.repos.products.create(b, audit(b))); // the wrong repositories
+      const err = await refusal(product(), () => createAudited(t.deps.repos, b)); // the wrong repositories
       expect(err.message).toContain("deps.repos.products.create called inside deps.db.transaction: use the transaction's repositories");
       expect(await t.deps.repos.products.findById(b.id)).toBeNull();
     }, 3000);
@@ -139,14 +151,14 @@ for (const engine of engines()) {
       const latch = new Promise<void>((r) => (release = r));
       let later: (() => Promise<Product | null>) | null = null;
       const tx = t.deps.db.transaction(async ({ repos: r }) => {
-        await r.products.create(a, audit(a));
+        await createAudited(r, a);
         // Work the callback leaves behind runs in its async context after the commit: no longer refused.
         later = () => t.deps.repos.products.findById(a.id);
         await latch;
       });
       await Bun.sleep(20);
       // Another async context (another request): it waits on SQLite, runs on another connection on PostgreSQL.
-      const other = t.deps.repos.products.create(b, audit(b));
+      const other = createAudited(t.deps.repos, b);
       await Bun.sleep(20);
       release();
       await tx;
@@ -159,13 +171,13 @@ for (const engine of engines()) {
       // One writer per file: transactions queue, so a read-modify-write inside one loses no update.
       test("transactions run one after the other: ten read-modify-writes keep all ten changes", async () => {
         const a = product();
-        await t.deps.repos.products.create(a, audit(a));
+        await createAudited(t.deps.repos, a);
         await Promise.all(
           Array.from({ length: 10 }, (_, i) =>
             t.deps.db.transaction(async ({ repos: r }) => {
               const current = (await r.products.findById(a.id))!;
               await Bun.sleep(1); // yield inside the transaction: nothing else may interleave
-              await r.products.update(a.id, { name: `${current.name}+${i}` }, t.clock.now(), audit(a));
+              await updateAudited(r, a, { name: `${current.name}+${i}` }, t.clock.now());
             }),
           ),
         );

@@ -2,7 +2,6 @@ import { asc, eq, sql } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { products } from "../../db/schema-pg";
-import { writeEffectsPg } from "../outbox/write.pg";
 import type { Product, ProductRepo } from "./repo";
 
 type Row = typeof products.$inferSelect;
@@ -11,11 +10,10 @@ const toProduct = (r: Row): Product => ({ ...r });
 export function createProductRepoPg(handle: PgHandle): ProductRepo {
   const { db } = handle;
   return {
-    async create(product, effects) {
+    async create(product) {
       try {
         return await db.transaction(async (tx) => {
           await tx.insert(products).values(product);
-          await writeEffectsPg(tx, effects);
           return product;
         });
       } catch (e) {
@@ -39,7 +37,7 @@ export function createProductRepoPg(handle: PgHandle): ProductRepo {
       );
       return rows.map(toProduct);
     },
-    async update(id, patch, at, effects) {
+    async update(id, patch, at) {
       try {
         return await db.transaction(async (tx) => {
           // A product edit can change what its feeds show (name, slug, supported-version floor), so it
@@ -51,19 +49,17 @@ export function createProductRepoPg(handle: PgHandle): ProductRepo {
             .where(eq(products.id, id))
             .returning();
           if (!after) return null;
-          await writeEffectsPg(tx, effects);
           return toProduct(after);
         });
       } catch (e) {
         rethrowConstraint(e, { unique: `The slug "${patch.slug}" is already taken.` });
       }
     },
-    async delete(id, effects) {
+    async delete(id) {
       try {
         return await db.transaction(async (tx) => {
           const gone = await tx.delete(products).where(eq(products.id, id)).returning({ id: products.id });
           if (gone.length === 0) return false;
-          await writeEffectsPg(tx, effects);
           return true;
         });
       } catch (e) {

@@ -2,7 +2,6 @@ import { asc, eq, sql } from "drizzle-orm";
 import { lift, immediate, type DbHandle } from "../../db/client";
 import { rethrowConstraint } from "../../db/errors";
 import { products } from "../../db/schema";
-import { writeEffects } from "../outbox/write.sqlite";
 import type { Product, ProductRepo } from "./repo";
 
 type Row = typeof products.$inferSelect;
@@ -15,11 +14,10 @@ export function createProductRepo(handle: DbHandle): ProductRepo {
     return r ? toProduct(r) : null;
   };
   return {
-    async create(product, effects) {
+    async create(product) {
       try {
         return immediate(handle, () => {
           db.insert(products).values(product).run();
-          writeEffects(db, effects);
           return product;
         });
       } catch (e) {
@@ -35,7 +33,7 @@ export function createProductRepo(handle: DbHandle): ProductRepo {
       const q = db.select().from(products);
       return (productId ? q.where(eq(products.id, productId)) : q).orderBy(asc(products.createdAt), asc(products.id)).all().map(toProduct);
     },
-    async update(id, patch, at, effects) {
+    async update(id, patch, at) {
       try {
         return immediate(handle, () => {
           const before = findById(id);
@@ -46,19 +44,17 @@ export function createProductRepo(handle: DbHandle): ProductRepo {
             .set({ ...patch, updatedAt: at, releaseGeneration: sql`${products.releaseGeneration} + 1` })
             .where(eq(products.id, id))
             .run();
-          writeEffects(db, effects);
           return findById(id);
         });
       } catch (e) {
         rethrowConstraint(e, { unique: `The slug "${patch.slug}" is already taken.` });
       }
     },
-    async delete(id, effects) {
+    async delete(id) {
       try {
         return immediate(handle, () => {
           const gone = db.delete(products).where(eq(products.id, id)).returning({ id: products.id }).all();
           if (gone.length === 0) return false;
-          writeEffects(db, effects);
           return true;
         });
       } catch (e) {

@@ -1,4 +1,3 @@
-import type { Effects } from "../outbox/effects";
 
 export type Distribution = "open" | "licensed";
 
@@ -19,14 +18,15 @@ export type ProductPatch = Partial<
   Pick<Product, "name" | "slug" | "distribution" | "minimumSupportedVersion" | "minimumSupportedMessage">
 >;
 
+/** Product rows: the verbs (service.ts) write their audit rows in the same unit of work. */
 export interface ProductRepo {
   /** Throws AppError CONFLICT when the slug is taken. */
-  create(product: Product, effects: Effects): Promise<Product>;
+  create(product: Product): Promise<Product>;
   findById(id: string): Promise<Product | null>;
   findBySlug(slug: string): Promise<Product | null>;
   list(filter: { productId?: string }): Promise<Product[]>;
   /** Returns null when the product does not exist. Throws CONFLICT on a taken slug. */
-  update(id: string, patch: ProductPatch, at: Date, effects: Effects): Promise<Product | null>;
+  update(id: string, patch: ProductPatch, at: Date): Promise<Product | null>;
   /** Throws CONFLICT while plans, licenses or releases still reference the product. */
-  delete(id: string, effects: Effects): Promise<boolean>;
+  delete(id: string): Promise<boolean>;
 }

@@ -40,7 +40,11 @@ export async function createProduct(deps: Deps, actor: Actor, input: CreateProdu
     createdAt: now,
     updatedAt: now,
   };
-  return await deps.repos.products.create(product, audit(deps, actor, "product.create", product, { ...input }));
+  return await deps.db.transaction(async ({ repos }) => {
+    const created = await repos.products.create(product);
+    await repos.outbox.writeEffects(audit(deps, actor, "product.create", product, { ...input }));
+    return created;
+  });
 }
 
 /** Loads a product the actor may see: 404 when missing, 403 PRODUCT_SCOPE_MISMATCH for a bound key's other products. */
@@ -57,14 +61,23 @@ export async function listProducts(deps: Deps, actor: Actor, productId?: string)
 
 export async function updateProduct(deps: Deps, actor: Actor, id: string, patch: ProductPatch): Promise<Product> {
   await getProduct(deps, actor, id);
-  const updated = await deps.repos.products.update(id, patch, deps.clock.now(), audit(deps, actor, "product.update", { id }, { ...patch }));
+  const updated = await deps.db.transaction(async ({ repos }) => {
+    const row = await repos.products.update(id, patch, deps.clock.now());
+    if (row) await repos.outbox.writeEffects(audit(deps, actor, "product.update", { id }, { ...patch }));
+    return row;
+  });
   if (!updated) throw new AppError("NOT_FOUND", { message: "Product not found." });
   return updated;
 }
 
 export async function deleteProduct(deps: Deps, actor: Actor, id: string): Promise<void> {
   await getProduct(deps, actor, id);
-  if (!await deps.repos.products.delete(id, audit(deps, actor, "product.delete", { id }, null))) {
+  const deleted = await deps.db.transaction(async ({ repos }) => {
+    const gone = await repos.products.delete(id);
+    if (gone) await repos.outbox.writeEffects(audit(deps, actor, "product.delete", { id }, null));
+    return gone;
+  });
+  if (!deleted) {
     throw new AppError("NOT_FOUND", { message: "Product not found." });
   }
 }
