@@ -96,7 +96,6 @@ async function newEndpoint(repos: Repos): Promise<string> {
       createdAt: NOW,
       updatedAt: NOW,
     },
-    {},
   );
   return id;
 }
@@ -138,7 +137,7 @@ forEachEngine("prune-history batches", (engine, open) => {
     const old = [deliveryRow(e, "delivered", daysAgo(31)), deliveryRow(e, "failed", daysAgo(31)), deliveryRow(e, "delivered", daysAgo(400))];
     expect(await repos.webhooks.addDeliveries([pending, recent, redelivered, ...old])).toBe(6);
     // An admin redelivers an old failed delivery: pending and due now, so it stays.
-    expect((await repos.webhooks.redeliver(redelivered.id, NOW, {}))?.status).toBe("pending");
+    expect((await repos.webhooks.redeliver(redelivered.id, NOW))?.status).toBe("pending");
 
     expect(await repos.webhooks.pruneFinishedDeliveries(CUT, 2)).toBe(2);
     expect(await repos.webhooks.pruneFinishedDeliveries(CUT, 2)).toBe(1);

@@ -90,16 +90,17 @@ forEachEngine("WebhookRepo", (engine, open) => {
   afterEach(() => o?.close());
   const auditActions = async () => (await repos.audit.list({ limit: 100 })).items.map((a) => a.action).sort();
 
-  test("endpoints: create (with its audit row), get, update, list newest first with product filter and cursor, delete", async () => {
+  test("endpoints: create, get, update, list newest first with product filter and cursor, delete", async () => {
     await setup();
     const product = await seedProduct(o);
-    const a = await repo.createEndpoint(endpointRow({ events: ["*", "license.revoked"], signingPublicKey: "pk", signingKeyEncrypted: "v1.k" }), auditOf("webhook.create", "a"));
-    const b = await repo.createEndpoint(endpointRow({ productId: product.id, createdAt: at(1000), updatedAt: at(1000) }), auditOf("webhook.create", "b"));
-    const c = await repo.createEndpoint(endpointRow({ enabled: false, disabledReason: "manual", disabledAt: T0, createdAt: at(2000) }), auditOf("webhook.create", "c"));
+    const a = await repo.createEndpoint(endpointRow({ events: ["*", "license.revoked"], signingPublicKey: "pk", signingKeyEncrypted: "v1.k" }));
+    const b = await repo.createEndpoint(endpointRow({ productId: product.id, createdAt: at(1000), updatedAt: at(1000) }));
+    const c = await repo.createEndpoint(endpointRow({ enabled: false, disabledReason: "manual", disabledAt: T0, createdAt: at(2000) }));
     expect(await repo.getEndpoint(a.id)).toEqual(a);
     expect(a.events).toEqual(["*", "license.revoked"]);
     expect(await repo.getEndpoint(newId())).toBeNull();
-    expect(await auditActions()).toEqual(["webhook.create", "webhook.create", "webhook.create"]);
+    // Rows only: the verbs (webhooks/service.ts) write the audit rows.
+    expect(await auditActions()).toEqual([]);
 
     const first = await repo.listEndpoints({ limit: 2 });
     expect(first.items.map((e) => e.id)).toEqual([c.id, b.id]);
@@ -109,28 +110,27 @@ forEachEngine("WebhookRepo", (engine, open) => {
     expect((await repo.listEndpoints({ limit: 10, productId: product.id })).items.map((e) => e.id)).toEqual([b.id]);
     expect((await repo.listEnabledEndpoints()).map((e) => e.id).sort()).toEqual([a.id, b.id].sort());
 
-    const updated = await repo.updateEndpoint(a.id, { url: "https://x.example/y", events: ["release.*"], signingKeyEncrypted: null, signingPublicKey: null, updatedAt: at(5000) }, auditOf("webhook.update", a.id));
+    const updated = await repo.updateEndpoint(a.id, { url: "https://x.example/y", events: ["release.*"], signingKeyEncrypted: null, signingPublicKey: null, updatedAt: at(5000) });
     expect(updated).toEqual({ ...a, url: "https://x.example/y", events: ["release.*"], signingKeyEncrypted: null, signingPublicKey: null, updatedAt: at(5000) });
-    expect(await repo.updateEndpoint(newId(), { updatedAt: T0 }, auditOf("webhook.update", "none"))).toBeNull();
+    expect(await repo.updateEndpoint(newId(), { updatedAt: T0 })).toBeNull();
 
     await repo.addDeliveries([deliveryRow(a.id)]);
-    expect(await repo.deleteEndpoint(a.id, auditOf("webhook.delete", a.id))).toBe(true);
-    expect(await repo.deleteEndpoint(a.id, auditOf("webhook.delete", a.id))).toBe(false);
+    expect(await repo.deleteEndpoint(a.id)).toBe(true);
+    expect(await repo.deleteEndpoint(a.id)).toBe(false);
     expect((await repo.listDeliveries({ endpointId: a.id, limit: 10 })).items).toEqual([]);
-    expect(await auditActions()).toEqual(["webhook.create", "webhook.create", "webhook.create", "webhook.delete", "webhook.update"]);
+    expect(await auditActions()).toEqual([]);
   });
 
   test("addDeliveries inserts one delivery per (event, endpoint): a second fan-out of the same event adds nothing", async () => {
     await setup();
-    const e1 = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "1"));
-    const e2 = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "2"));
+    const e1 = await repo.createEndpoint(endpointRow());
+    const e2 = await repo.createEndpoint(endpointRow());
     const eventId = newId();
     expect(await repo.addDeliveries([deliveryRow(e1.id, { eventId }), deliveryRow(e2.id, { eventId })])).toBe(2);
     expect(await repo.addDeliveries([deliveryRow(e1.id, { eventId }), deliveryRow(e2.id, { eventId })])).toBe(0);
     // Test events have no event id: each is its own delivery.
-    expect(await repo.addDeliveries([deliveryRow(e1.id, { eventId: null }), deliveryRow(e1.id, { eventId: null })], auditOf("webhook.test", e1.id))).toBe(2);
+    expect(await repo.addDeliveries([deliveryRow(e1.id, { eventId: null }), deliveryRow(e1.id, { eventId: null })])).toBe(2);
     expect((await repo.listDeliveries({ endpointId: e1.id, limit: 10 })).items).toHaveLength(3);
-    expect(await auditActions()).toContain("webhook.test");
     const d = deliveryRow(e2.id, { createdAt: at(1), nextAttemptAt: at(1) });
     await repo.addDeliveries([d]);
     expect(await repo.getDelivery(d.id)).toEqual(d);
@@ -141,8 +141,8 @@ forEachEngine("WebhookRepo", (engine, open) => {
 
   test("claimDueDeliveries: due, pending, of an enabled endpoint, oldest first; the claim fences settlement", async () => {
     await setup();
-    const on = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "on"));
-    const off = await repo.createEndpoint(endpointRow({ enabled: false }), auditOf("webhook.create", "off"));
+    const on = await repo.createEndpoint(endpointRow());
+    const off = await repo.createEndpoint(endpointRow({ enabled: false }));
     const old = deliveryRow(on.id, { createdAt: at(-2000), nextAttemptAt: at(-2000) });
     const due = deliveryRow(on.id, { createdAt: at(-1000), nextAttemptAt: at(-1000) });
     const later = deliveryRow(on.id, { nextAttemptAt: at(MIN) });
@@ -181,7 +181,7 @@ forEachEngine("WebhookRepo", (engine, open) => {
 
   test("the threshold and 410 disable the endpoint once, writing the effects only then", async () => {
     await setup();
-    const e = await repo.createEndpoint(endpointRow({ consecutiveFailures: 1 }), auditOf("webhook.create", "e"));
+    const e = await repo.createEndpoint(endpointRow({ consecutiveFailures: 1 }));
     const rows = [deliveryRow(e.id), deliveryRow(e.id), deliveryRow(e.id)];
     await repo.addDeliveries(rows);
     const claimed = await repo.claimDueDeliveries({ now: T0, limit: 10, leaseUntil: at(MIN) });
@@ -199,7 +199,7 @@ forEachEngine("WebhookRepo", (engine, open) => {
     // Paused: nothing of a disabled endpoint is claimed.
     expect(await repo.claimDueDeliveries({ now: at(10 * MIN), limit: 10, leaseUntil: at(11 * MIN) })).toEqual([]);
 
-    const g = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "g"));
+    const g = await repo.createEndpoint(endpointRow());
     const d = deliveryRow(g.id);
     await repo.addDeliveries([d]);
     const [c] = await repo.claimDueDeliveries({ now: T0, limit: 1, leaseUntil: at(MIN) });
@@ -209,20 +209,19 @@ forEachEngine("WebhookRepo", (engine, open) => {
 
   test("redeliver makes any delivery pending and due now, keeping its id and attempts", async () => {
     await setup();
-    const e = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "e"));
+    const e = await repo.createEndpoint(endpointRow());
     const d = deliveryRow(e.id, { status: "failed", attempts: 4, lastError: "HTTP 500" });
     await repo.addDeliveries([d]);
-    const again = await repo.redeliver(d.id, at(5 * MIN), auditOf("webhook.redeliver", d.id));
+    const again = await repo.redeliver(d.id, at(5 * MIN));
     expect(again).toMatchObject({ id: d.id, status: "pending", attempts: 4, nextAttemptAt: at(5 * MIN), lastError: "HTTP 500" });
-    expect(await repo.redeliver(newId(), T0, auditOf("webhook.redeliver", "x"))).toBeNull();
+    expect(await repo.redeliver(newId(), T0)).toBeNull();
     expect((await repo.claimDueDeliveries({ now: at(5 * MIN), limit: 5, leaseUntil: at(6 * MIN) })).map((x) => x.id)).toEqual([d.id]);
-    expect(await auditActions()).toContain("webhook.redeliver");
   });
 
   test("claimDueDeliveries with perEndpoint: no endpoint past its room; a slow endpoint's backlog does not take the claim", async () => {
     await setup();
-    const slow = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "slow"));
-    const healthy = await repo.createEndpoint(endpointRow(), auditOf("webhook.create", "healthy"));
+    const slow = await repo.createEndpoint(endpointRow());
+    const healthy = await repo.createEndpoint(endpointRow());
     // 60 older deliveries of the slow endpoint, then one of the healthy one.
     const backlog = Array.from({ length: 60 }, (_, i) => deliveryRow(slow.id, { createdAt: at(-100_000 + i), nextAttemptAt: at(-100_000 + i) }));
     const fresh = deliveryRow(healthy.id, { createdAt: at(-1), nextAttemptAt: at(-1) });
@@ -261,7 +260,7 @@ forEachEngine("WebhookRepo", (engine, open) => {
 
   test("three nodes claiming concurrently never get the same delivery", async () => {
     await setup();
-    const endpoints = await Promise.all([0, 1, 2].map((i) => repo.createEndpoint(endpointRow(), auditOf("webhook.create", String(i)))));
+    const endpoints = await Promise.all([0, 1, 2].map(() => repo.createEndpoint(endpointRow())));
     const rows = Array.from({ length: 60 }, (_, i) => deliveryRow(endpoints[i % 3]!.id, { nextAttemptAt: at(i) }));
     await repo.addDeliveries(rows);
     const extra = engine === "postgres" ? await morePools(o, 2) : [];

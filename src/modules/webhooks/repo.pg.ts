@@ -57,10 +57,9 @@ export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
     return r ? toDelivery(r) : null;
   };
   return {
-    async createEndpoint(endpoint, effects) {
+    async createEndpoint(endpoint) {
       return await db.transaction(async (tx) => {
         const [row] = await tx.insert(webhookEndpoints).values(endpoint).returning();
-        await writeEffectsPg(tx, effects);
         return toEndpoint(row!);
       });
     },
@@ -81,35 +80,28 @@ export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
       const rows = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.enabled, true)).orderBy(bytes(webhookEndpoints.id));
       return rows.map(toEndpoint);
     },
-    async updateEndpoint(id, changes, effects) {
+    async updateEndpoint(id, changes) {
       return await db.transaction(async (tx) => {
         const [row] = await tx.update(webhookEndpoints).set(changes).where(eq(webhookEndpoints.id, id)).returning();
         if (!row) return null;
-        await writeEffectsPg(tx, effects);
         return toEndpoint(row);
       });
     },
-    async deleteEndpoint(id, effects) {
+    async deleteEndpoint(id) {
       return await db.transaction(async (tx) => {
         const done = await tx.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id)).returning({ id: webhookEndpoints.id });
         if (done.length === 0) return false;
-        await writeEffectsPg(tx, effects);
         return true;
       });
     },
-    async addDeliveries(rows, effects) {
+    async addDeliveries(rows) {
       const insert = async (tx: PgExecutor) => {
         if (rows.length === 0) return 0;
         const added = (await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id })).length;
         if (added > 0) await notifyDelivery(tx);
         return added;
       };
-      if (!effects) return await insert(db);
-      return await db.transaction(async (tx) => {
-        const added = await insert(tx);
-        await writeEffectsPg(tx, effects);
-        return added;
-      });
+      return await insert(db);
     },
     getDelivery,
     async listDeliveries(f) {
@@ -188,11 +180,10 @@ export function createWebhookRepoPg(handle: PgHandle): WebhookRepo {
         return { settled: true, disabled: reason };
       });
     },
-    async redeliver(id, now, effects) {
+    async redeliver(id, now) {
       return await db.transaction(async (tx) => {
         const [row] = await tx.update(webhookDeliveries).set({ status: "pending", nextAttemptAt: now }).where(eq(webhookDeliveries.id, id)).returning();
         if (!row) return null;
-        await writeEffectsPg(tx, effects);
         await notifyDelivery(tx);
         return toDelivery(row);
       });

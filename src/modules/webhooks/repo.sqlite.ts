@@ -53,10 +53,9 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
     return r ? toDelivery(r) : null;
   };
   return {
-    async createEndpoint(endpoint, effects) {
+    async createEndpoint(endpoint) {
       return immediate(handle, () => {
         db.insert(webhookEndpoints).values(endpoint).run();
-        writeEffects(db, effects);
         return getEndpoint(endpoint.id)!;
       });
     },
@@ -78,26 +77,23 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
     async listEnabledEndpoints() {
       return enabledEndpoints().all().map(toEndpoint);
     },
-    async updateEndpoint(id, changes, effects) {
+    async updateEndpoint(id, changes) {
       return immediate(handle, () => {
         const done = db.update(webhookEndpoints).set(changes).where(eq(webhookEndpoints.id, id)).returning({ id: webhookEndpoints.id }).all();
         if (done.length === 0) return null;
-        writeEffects(db, effects);
         return getEndpoint(id);
       });
     },
-    async deleteEndpoint(id, effects) {
+    async deleteEndpoint(id) {
       return immediate(handle, () => {
         const done = db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id)).returning({ id: webhookEndpoints.id }).all();
         if (done.length === 0) return false;
-        writeEffects(db, effects);
         return true;
       });
     },
-    async addDeliveries(rows, effects) {
+    async addDeliveries(rows) {
       return immediate(handle, () => {
         const added = rows.length === 0 ? 0 : db.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id }).all().length;
-        if (effects) writeEffects(db, effects);
         if (added > 0) ringDeliveryBell();
         return added;
       });
@@ -173,7 +169,7 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
         return { settled: true, disabled: reason };
       });
     },
-    async redeliver(id, now, effects) {
+    async redeliver(id, now) {
       return immediate(handle, () => {
         const done = db
           .update(webhookDeliveries)
@@ -182,7 +178,6 @@ export function createWebhookRepo(handle: DbHandle): WebhookRepo {
           .returning({ id: webhookDeliveries.id })
           .all();
         if (done.length === 0) return null;
-        writeEffects(db, effects);
         ringDeliveryBell();
         return getDelivery(id);
       });

@@ -115,22 +115,21 @@ export interface Page<T> {
 }
 
 export interface WebhookRepo {
-  createEndpoint(endpoint: WebhookEndpoint, effects: Effects): Promise<WebhookEndpoint>;
+  createEndpoint(endpoint: WebhookEndpoint): Promise<WebhookEndpoint>;
   getEndpoint(id: string): Promise<WebhookEndpoint | null>;
   /** Newest first (created_at, then id), keyset-paginated. */
   listEndpoints(filter: EndpointFilter): Promise<Page<WebhookEndpoint>>;
   /** Every enabled endpoint (the fan-out reads them once per event). */
   listEnabledEndpoints(): Promise<WebhookEndpoint[]>;
-  /** Applies `changes` and writes `effects` in one transaction; null when it does not exist. */
-  updateEndpoint(id: string, changes: EndpointChanges, effects: Effects): Promise<WebhookEndpoint | null>;
+  /** Applies `changes`; null when it does not exist. */
+  updateEndpoint(id: string, changes: EndpointChanges): Promise<WebhookEndpoint | null>;
   /** Deletes it and its deliveries; false when it does not exist. */
-  deleteEndpoint(id: string, effects: Effects): Promise<boolean>;
+  deleteEndpoint(id: string): Promise<boolean>;
   /**
    * Inserts pending deliveries in one statement, skipping any (event, endpoint) pair that already has
-   * one (the outbox hands an event over at least once), and `effects` (an audit row) in the same
-   * transaction. Returns how many were inserted.
+   * one (the outbox hands an event over at least once). Returns how many were inserted.
    */
-  addDeliveries(rows: WebhookDelivery[], effects?: Effects): Promise<number>;
+  addDeliveries(rows: WebhookDelivery[]): Promise<number>;
   getDelivery(id: string): Promise<WebhookDelivery | null>;
   /** An endpoint's deliveries, newest first (created_at, then id), keyset-paginated. */
   listDeliveries(filter: DeliveryFilter): Promise<Page<WebhookDelivery>>;
@@ -157,7 +156,7 @@ export interface WebhookRepo {
     disableEffects: (reason: DisabledReason) => Effects;
   }): Promise<{ settled: boolean; disabled: DisabledReason | null }>;
   /** Makes a delivery pending and due at `now` again (keeping its id and attempts); null when missing. */
-  redeliver(id: string, now: Date, effects: Effects): Promise<WebhookDelivery | null>;
+  redeliver(id: string, now: Date): Promise<WebhookDelivery | null>;
   /**
    * One batch of the prune-history pass: deletes up to `limit` finished deliveries (delivered or
    * failed) whose next_attempt_at is before `before`, by primary key, in one short statement; returns

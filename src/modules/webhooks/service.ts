@@ -118,7 +118,11 @@ export async function createEndpoint(deps: Deps, actor: Actor, input: CreateEndp
     updatedAt: now,
   };
   const changes = { url, description: input.description, events, enabled: input.enabled, product_id: input.productId, ed25519: input.ed25519 };
-  const created = await deps.repos.webhooks.createEndpoint(endpoint, audit(deps, actor, "webhook.create", endpoint, changes));
+  const created = await deps.db.transaction(async ({ repos }) => {
+    const row = await repos.webhooks.createEndpoint(endpoint);
+    await repos.outbox.writeEffects(audit(deps, actor, "webhook.create", endpoint, changes));
+    return row;
+  });
   return { endpoint: created, secret };
 }
 
@@ -136,6 +140,15 @@ export interface UpdateEndpointInput {
   productId?: string | null;
   /** true: add an Ed25519 key (a new one if it had one); false: remove it. */
   ed25519?: boolean;
+}
+
+/** An endpoint change and its audit row in one unit of work; null when the endpoint is gone. */
+async function updateAudited(deps: Deps, id: string, changes: EndpointChanges, effects: Effects): Promise<WebhookEndpoint | null> {
+  return await deps.db.transaction(async ({ repos }) => {
+    const row = await repos.webhooks.updateEndpoint(id, changes);
+    if (row) await repos.outbox.writeEffects(effects);
+    return row;
+  });
 }
 
 export async function updateEndpoint(deps: Deps, actor: Actor, id: string, input: UpdateEndpointInput): Promise<WebhookEndpoint> {
@@ -160,14 +173,19 @@ export async function updateEndpoint(deps: Deps, actor: Actor, id: string, input
     changes.signingPublicKey = null;
     logged.ed25519 = "removed";
   }
-  const updated = await deps.repos.webhooks.updateEndpoint(id, changes, audit(deps, actor, "webhook.update", current, logged));
+  const updated = await updateAudited(deps, id, changes, audit(deps, actor, "webhook.update", current, logged));
   if (!updated) throw new AppError("NOT_FOUND", { message: "Webhook endpoint not found." });
   return updated;
 }
 
 export async function deleteEndpoint(deps: Deps, actor: Actor, id: string): Promise<void> {
   const current = await loadEndpoint(deps, actor, id);
-  if (!(await deps.repos.webhooks.deleteEndpoint(id, audit(deps, actor, "webhook.delete", current, { url: current.url })))) {
+  const deleted = await deps.db.transaction(async ({ repos }) => {
+    const gone = await repos.webhooks.deleteEndpoint(id);
+    if (gone) await repos.outbox.writeEffects(audit(deps, actor, "webhook.delete", current, { url: current.url }));
+    return gone;
+  });
+  if (!deleted) {
     throw new AppError("NOT_FOUND", { message: "Webhook endpoint not found." });
   }
 }
@@ -179,7 +197,7 @@ export async function setEndpointEnabled(deps: Deps, actor: Actor, id: string, e
   const changes: EndpointChanges = enabled
     ? { enabled: true, consecutiveFailures: 0, disabledReason: null, disabledAt: null, updatedAt: now }
     : { enabled: false, disabledReason: "manual", disabledAt: now, updatedAt: now };
-  const updated = await deps.repos.webhooks.updateEndpoint(id, changes, audit(deps, actor, enabled ? "webhook.enable" : "webhook.disable", current, null));
+  const updated = await updateAudited(deps, id, changes, audit(deps, actor, enabled ? "webhook.enable" : "webhook.disable", current, null));
   if (!updated) throw new AppError("NOT_FOUND", { message: "Webhook endpoint not found." });
   // Deliveries that waited while it was disabled are due again, though nothing was written: wake this
   // node's delivery worker (the others find them at their next poll, within a second).
@@ -202,7 +220,7 @@ export async function rotateSecret(deps: Deps, actor: Actor, id: string): Promis
     previousSecretExpiresAt: expires,
     updatedAt: now,
   };
-  const updated = await deps.repos.webhooks.updateEndpoint(id, changes, audit(deps, actor, "webhook.rotate_secret", current, { previous_secret_expires_at: expires.toISOString() }));
+  const updated = await updateAudited(deps, id, changes, audit(deps, actor, "webhook.rotate_secret", current, { previous_secret_expires_at: expires.toISOString() }));
   if (!updated) throw new AppError("NOT_FOUND", { message: "Webhook endpoint not found." });
   return { endpoint: updated, secret };
 }
@@ -215,7 +233,10 @@ export async function sendTestEvent(deps: Deps, actor: Actor, id: string): Promi
   const body = JSON.stringify({ type: TEST_EVENT_TYPE, timestamp: at.toISOString(), data: { endpoint_id: e.id, product_id: e.productId, message: "A test event sent from Keyward." } });
   const delivery = newDelivery({ endpointId: e.id, eventId: null, eventType: TEST_EVENT_TYPE, body, at });
   // Writing the delivery wakes the delivery worker (outbox/bell.ts, NOTIFY on PostgreSQL).
-  await deps.repos.webhooks.addDeliveries([delivery], audit(deps, actor, "webhook.test", e, { delivery_id: delivery.id }));
+  await deps.db.transaction(async ({ repos }) => {
+    await repos.webhooks.addDeliveries([delivery]);
+    await repos.outbox.writeEffects(audit(deps, actor, "webhook.test", e, { delivery_id: delivery.id }));
+  });
   return delivery;
 }
 
@@ -237,7 +258,11 @@ export async function redeliver(deps: Deps, actor: Actor, deliveryId: string): P
   if (!e.enabled) throw new AppError("WEBHOOK_DISABLED");
   const now = deps.clock.now();
   const effects: Effects = { audit: { actor, action: "webhook.redeliver", entityType: "webhook_delivery", entityId: d.id, productId: e.productId, changes: { endpoint_id: e.id, previous_status: d.status }, at: now } };
-  const updated = await deps.repos.webhooks.redeliver(d.id, now, effects);
+  const updated = await deps.db.transaction(async ({ repos }) => {
+    const row = await repos.webhooks.redeliver(d.id, now);
+    if (row) await repos.outbox.writeEffects(effects);
+    return row;
+  });
   if (!updated) throw new AppError("NOT_FOUND", { message: "Webhook delivery not found." });
   return updated;
 }

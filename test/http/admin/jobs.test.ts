@@ -154,7 +154,6 @@ describe("job passes", () => {
           secretEncrypted: "v1.sealed", previousSecretEncrypted: null, previousSecretExpiresAt: null, signingKeyEncrypted: null,
           signingPublicKey: null, consecutiveFailures: 0, disabledReason: null, disabledAt: null, createdAt: at, updatedAt: at,
         },
-        {},
       );
       const endpoint = (await repos.webhooks.listEndpoints({ limit: 1 })).items[0]!;
       const delivery = (status: "delivered" | "pending") => ({

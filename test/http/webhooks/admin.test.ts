@@ -263,3 +263,28 @@ describe("GET /admin/events", () => {
     expect((await t.request("GET", `${V1}/admin/events?product_id=${b.product.id}`, { key })).status).toBe(403);
   });
 });
+
+describe("the audit rows of endpoint changes (each with its change in one unit of work)", () => {
+  test("create, update, disable, enable, rotate, test, redeliver and delete each record one row; an unknown endpoint records none", async () => {
+    const t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: "true" } });
+    try {
+      const e = (await t.request("POST", `${V1}/admin/webhooks`, { body: { url: "http://127.0.0.1:9/audit", events: ["*"] } })).body.data;
+      expect((await t.request("PATCH", `${V1}/admin/webhooks/${e.id}`, { body: { description: "renamed" } })).status).toBe(200);
+      expect((await t.request("POST", `${V1}/admin/webhooks/${e.id}/disable`)).status).toBe(200);
+      expect((await t.request("POST", `${V1}/admin/webhooks/${e.id}/enable`)).status).toBe(200);
+      expect((await t.request("POST", `${V1}/admin/webhooks/${e.id}/rotate-secret`)).status).toBe(200);
+      const sent = await t.request("POST", `${V1}/admin/webhooks/${e.id}/test`);
+      expect(sent.status).toBeLessThan(300);
+      const delivery = (await t.request("GET", `${V1}/admin/webhooks/${e.id}/deliveries`)).body.data.items[0];
+      expect((await t.request("POST", `${V1}/admin/webhooks/deliveries/${delivery.id}/redeliver`)).status).toBe(200);
+      expect((await t.request("PATCH", `${V1}/admin/webhooks/00000000-0000-7000-8000-000000000000`, { body: { description: "x" } })).status).toBe(404);
+      expect((await t.request("DELETE", `${V1}/admin/webhooks/${e.id}`)).status).toBeLessThan(300);
+      const rows = await t.exec<{ action: string }>("SELECT action FROM audit_log WHERE action LIKE 'webhook.%' ORDER BY created_at, id");
+      expect(rows.map((r) => r.action).sort()).toEqual(
+        ["webhook.create", "webhook.update", "webhook.disable", "webhook.enable", "webhook.rotate_secret", "webhook.test", "webhook.redeliver", "webhook.delete"].sort(),
+      );
+    } finally {
+      await t.close();
+    }
+  });
+});
