@@ -2,7 +2,6 @@ import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { PgHandle } from "../../db/pg";
 import { autocommitWrite } from "../../db/serializable.pg";
 import { apiKeys } from "../../db/schema-pg";
-import { writeEffectsPg } from "../outbox/write.pg";
 import type { Scope } from "../../shared/actor";
 import type { ApiKeyRecord, ApiKeyRepo } from "./repo";
 
@@ -24,12 +23,9 @@ export function createApiKeyRepoPg(handle: PgHandle): ApiKeyRepo {
     return r ? toRecord(r) : null;
   };
   return {
-    async create(record, effects) {
-      return await db.transaction(async (tx) => {
-        await tx.insert(apiKeys).values(record);
-        if (effects) await writeEffectsPg(tx, effects);
-        return record;
-      });
+    async create(record) {
+      await db.insert(apiKeys).values(record);
+      return record;
     },
     async findByHash(hash) {
       const [r] = await byHash.execute({ hash });
@@ -42,22 +38,17 @@ export function createApiKeyRepoPg(handle: PgHandle): ApiKeyRepo {
       const rows = await db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt), sql`${apiKeys.id} COLLATE "C"`);
       return rows.map(toRecord);
     },
-    async revoke(id, at, effects) {
-      return await db.transaction(async (tx) => {
-        // A conditional write: of several nodes revoking at once, exactly one revokes (and audits);
-        // the others find it revoked and return it as it is.
-        const [revoked] = await tx
-          .update(apiKeys)
-          .set({ revokedAt: at })
-          .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
-          .returning();
-        if (revoked) {
-          await writeEffectsPg(tx, effects);
-          return toRecord(revoked);
-        }
-        const [current] = await tx.select().from(apiKeys).where(eq(apiKeys.id, id));
-        return current ? toRecord(current) : null;
-      });
+    async revoke(id, at) {
+      // A conditional write: of several nodes revoking at once, exactly one revokes (and its verb
+      // audits); the others find it revoked and return it as it is.
+      const [revoked] = await db
+        .update(apiKeys)
+        .set({ revokedAt: at })
+        .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+        .returning();
+      if (revoked) return { key: toRecord(revoked), revoked: true };
+      const [current] = await db.select().from(apiKeys).where(eq(apiKeys.id, id));
+      return current ? { key: toRecord(current), revoked: false } : null;
     },
     async touch(id, at) {
       await autocommitWrite(() => touch.execute({ id, at: at.toISOString() }), "skip");

@@ -1,7 +1,6 @@
-import { desc, eq, sql } from "drizzle-orm";
-import { lift, immediate, lazyStatement, writeUnlessLocked, type DbHandle } from "../../db/client";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import { lift, lazyStatement, writeUnlessLocked, type DbHandle } from "../../db/client";
 import { apiKeys } from "../../db/schema";
-import { writeEffects } from "../outbox/write.sqlite";
 import type { Scope } from "../../shared/actor";
 import type { ApiKeyRecord, ApiKeyRepo } from "./repo";
 
@@ -17,12 +16,9 @@ export function createApiKeyRepo(handle: DbHandle): ApiKeyRepo {
     return r ? toRecord(r) : null;
   };
   return {
-    async create(record, effects) {
-      return immediate(handle, () => {
-        db.insert(apiKeys).values(record).run();
-        if (effects) writeEffects(db, effects);
-        return record;
-      });
+    async create(record) {
+      db.insert(apiKeys).values(record).run();
+      return record;
     },
     async findByHash(hash) {
       const r = byHash().get({ hash });
@@ -32,16 +28,16 @@ export function createApiKeyRepo(handle: DbHandle): ApiKeyRepo {
     async list() {
       return db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)).all().map(toRecord);
     },
-    async revoke(id, at, effects) {
-      return immediate(handle, () => {
-        const current = findById(id);
-        if (!current) return null;
-        if (!current.revokedAt) {
-          db.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, id)).run();
-          writeEffects(db, effects);
-        }
-        return findById(id);
-      });
+    async revoke(id, at) {
+      const [revoked] = db
+        .update(apiKeys)
+        .set({ revokedAt: at })
+        .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+        .returning()
+        .all();
+      if (revoked) return { key: toRecord(revoked), revoked: true };
+      const current = findById(id);
+      return current ? { key: current, revoked: false } : null;
     },
     async touch(id, at) {
       // Skipped while another process holds the write lock: the key's next use notes it.

@@ -61,7 +61,10 @@ export async function createApiKey(deps: Deps, actor: Actor, input: CreateApiKey
     changes: { name: input.name, scopes, product_id: input.productId },
     at: now,
   };
-  await deps.repos.apiKeys.create(record, { audit });
+  await deps.db.transaction(async ({ repos }) => {
+    await repos.apiKeys.create(record);
+    await repos.outbox.writeEffects({ audit });
+  });
   return { record, key };
 }
 
@@ -73,11 +76,14 @@ export async function listApiKeys(deps: Deps, actor: Actor): Promise<ApiKeyRecor
 export async function revokeApiKey(deps: Deps, actor: Actor, id: string): Promise<ApiKeyRecord> {
   assertSystemWide(actor);
   const now = deps.clock.now();
-  const r = await deps.repos.apiKeys.revoke(id, now, {
-    audit: { actor, action: "api_key.revoke", entityType: "api_key", entityId: id, productId: null, changes: null, at: now },
+  // Revoked and audited once: a second revoke returns the key as it is and records nothing.
+  const r = await deps.db.transaction(async ({ repos }) => {
+    const out = await repos.apiKeys.revoke(id, now);
+    if (out?.revoked) await repos.outbox.writeEffects({ audit: { actor, action: "api_key.revoke", entityType: "api_key", entityId: id, productId: null, changes: null, at: now } });
+    return out;
   });
   if (!r) throw new AppError("NOT_FOUND", { message: "API key not found." });
-  return r;
+  return r.key;
 }
 
 /**
