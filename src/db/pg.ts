@@ -164,6 +164,15 @@ function stallOptions(stallMs: number | undefined): Record<string, number> {
   return stallMs ? { stall_timeout: stallMs / 1000, connect_timeout: stallMs / 1000 } : {};
 }
 
+/**
+ * Runs a repository method's several statements as one: in the caller's unit of work when the handle
+ * is a transaction's (DataStore.transaction: no savepoint round trips), otherwise in a transaction of
+ * their own.
+ */
+export function atomically<T>(handle: PgHandle, fn: (tx: PgExecutor) => Promise<T>): Promise<T> {
+  return handle.inTransaction ? fn(handle.db) : handle.db.transaction(fn);
+}
+
 export function openPostgres(
   url: string,
   opts: { max?: number; maxPipeline?: number; timeouts?: TransactionTimeouts; stallMs?: number } = {},

@@ -8,9 +8,7 @@ import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, insertRows, seedCatalog, seedProduct } from "./seed";
 import { repoFor } from "./repos";
 import { AT, auditActions, audited, rejection } from "./rows";
-import { unitOf, unitOn } from "./unit";
-import { openPostgres } from "../../src/db/pg";
-import { pgTestUrl } from "../support/pg";
+import { unitOf, withPgUnits } from "./unit";
 
 function addon(productId: string, over: Partial<Addon> = {}): Addon {
   return {
@@ -145,13 +143,8 @@ forEachEngine("AddonRepo", (engine, open) => {
       await setup();
       const product = await seedProduct(o);
       const a = await seedAddon(o, product.id, { quotaLimit: 0 });
-      const [row] = await o.pg!.sql<{ db: string }[]>`SELECT current_database() AS db`;
-      const url = new URL(pgTestUrl()!);
-      url.pathname = `/${row!.db}`;
-      const handles = [0, 1, 2].map(() => openPostgres(url.toString(), { max: 4 }));
-      try {
-        const units = handles.map((pg) => unitOn({ pg }));
-        await Promise.all(
+      await withPgUnits(o, 3, (units) =>
+        Promise.all(
           Array.from({ length: 24 }, (_, i) =>
             units[i % 3]!(async (r) => {
               const cur = await r.addons.lock(a.id);
@@ -159,10 +152,8 @@ forEachEngine("AddonRepo", (engine, open) => {
               await r.outbox.writeEffects(audited("addon.update"));
             }),
           ),
-        );
-      } finally {
-        await Promise.all(handles.map((h) => h.close()));
-      }
+        ),
+      );
       expect((await repo.findById(a.id))!.quotaLimit).toBe(24);
       expect((await auditActions(o)).length).toBe(24);
     });

@@ -8,9 +8,7 @@ import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, seedLicense, seedPlan, seedProduct } from "./seed";
 import { repoFor } from "./repos";
 import { AT, auditActions, audited, rejection } from "./rows";
-import { openPostgres } from "../../src/db/pg";
-import { pgTestUrl } from "../support/pg";
-import { unitOf, unitOn, type Unit } from "./unit";
+import { unitOf, withPgUnits, type Unit } from "./unit";
 import { planValue } from "../support/plan-value";
 
 /** A plan whose every field differs from planValue's defaults, so a column mixed up shows. */
@@ -150,18 +148,7 @@ forEachEngine("PlanRepo", (engine, open) => {
   });
 
   if (engine === "postgres") {
-    /** Three nodes' units (separate pools), as three server processes. */
-    async function threeNodes(body: (units: Unit[]) => Promise<unknown>) {
-      const [row] = await o.pg!.sql<{ db: string }[]>`SELECT current_database() AS db`;
-      const url = new URL(pgTestUrl()!);
-      url.pathname = `/${row!.db}`;
-      const handles = [0, 1, 2].map(() => openPostgres(url.toString(), { max: 4 }));
-      try {
-        await body(handles.map((pg) => unitOn({ pg })));
-      } finally {
-        await Promise.all(handles.map((h) => h.close()));
-      }
-    }
+    const threeNodes = (body: (units: Unit[]) => Promise<unknown>) => withPgUnits(o, 3, body);
 
     test("concurrent updates (the verb's unit: lock, update, audit) from three nodes: each before is a different predecessor", async () => {
       await setup();

@@ -8,16 +8,14 @@ import { afterEach, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import * as sqliteSchema from "../../src/db/schema";
 import * as pgSchema from "../../src/db/schema-pg";
-import { openPostgres } from "../../src/db/pg";
 import type { SeatInvite, SeatRepo } from "../../src/modules/seats/repo";
 import { planSeatAdd } from "../../src/modules/seats/domain";
 import { newId } from "../../src/shared/ids";
-import { pgTestUrl } from "../support/pg";
 import { forEachEngine, type Opened } from "./harness";
 import { seedCatalog, seedLicense, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
 import { audited, auditRows } from "./inspect";
-import { unitOf, unitOn, type Unit } from "./unit";
+import { unitOf, withPgUnits, type Unit } from "./unit";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const WEEK = 7 * 24 * 3600 * 1000;
@@ -194,25 +192,11 @@ forEachEngine("SeatRepo", (engine, open) => {
   test("30 concurrent adds of distinct emails (PostgreSQL: from 3 connections) against max_seats = 5: exactly 5", async () => {
     await setup();
     const { license } = await seedCatalog(o, { maxSeats: 5 });
-    let units: Unit[];
-    let close: () => Promise<void>;
-    if (engine === "postgres") {
-      const [row] = await o.pg!.sql<{ db: string }[]>`SELECT current_database() AS db`;
-      const url = new URL(pgTestUrl()!);
-      url.pathname = `/${row!.db}`;
-      const handles = [0, 1, 2].map(() => openPostgres(url.toString(), { max: 4 }));
-      units = handles.map((pg) => unitOn({ pg }));
-      close = async () => void (await Promise.all(handles.map((h) => h.close())));
-    } else {
-      const one = unitOn({ sqlite: o.sqlite! });
-      units = [one, one, one];
-      close = async () => {};
-    }
-    try {
+    const race = async (units: Unit[]) => {
       // Each racer is the add verb's unit of work (service.ts addPortalSeat), its rule the domain's.
       const results = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          units[i % 3]!(async (r) => {
+          units[i % units.length]!(async (r) => {
             const email = `racer${i}@example.com`;
             const current = await r.seats.lockLicense(license.id);
             const existing = await r.seats.findByEmail(license.id, email);
@@ -227,10 +211,10 @@ forEachEngine("SeatRepo", (engine, open) => {
       );
       expect(results.filter((k) => k === "invited").length).toBe(5);
       expect(results.filter((k) => k === "limit").length).toBe(25);
-      expect((await repo.list(license.id, { includeRemoved: true })).length).toBe(5);
-      expect((await auditRows(o)).length).toBe(5);
-    } finally {
-      await close();
-    }
+    };
+    if (engine === "postgres") await withPgUnits(o, 3, race);
+    else await race([unitOf(o)]);
+    expect((await repo.list(license.id, { includeRemoved: true })).length).toBe(5);
+    expect((await auditRows(o)).length).toBe(5);
   });
 });

@@ -9,6 +9,7 @@ import { createSqliteRepos } from "../../src/container";
 import { createPgRepos } from "../../src/repos.pg";
 import type { Repos } from "../../src/deps";
 import type { Opened } from "./harness";
+import { pgNodes } from "./inspect";
 
 export type Unit = <T>(fn: (repos: Repos) => Promise<T>) => Promise<T>;
 
@@ -24,3 +25,16 @@ export function unitOn(handle: { sqlite: DbHandle } | { pg: PgHandle }): Unit {
 
 /** Units on the opened database's own connection. */
 export const unitOf = (o: Opened): Unit => unitOn(o.sqlite ? { sqlite: o.sqlite } : { pg: o.pg! });
+
+/**
+ * Runs `body` with units of work on `n` nodes of the opened PostgreSQL database (independent pools,
+ * as separate server processes: inspect.ts pgNodes), then closes them.
+ */
+export async function withPgUnits<T>(o: Opened, n: number, body: (units: Unit[]) => Promise<T>): Promise<T> {
+  const nodes = await pgNodes(o, n);
+  try {
+    return await body(nodes.handles.map((pg) => unitOn({ pg })));
+  } finally {
+    await nodes.close();
+  }
+}

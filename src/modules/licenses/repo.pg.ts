@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gt, gte, lt, lte, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
-import type { PgDb, PgHandle, PgExecutor } from "../../db/pg";
+import { atomically, type PgDb, type PgHandle, type PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema-pg";
 import { asciiLower as asciiLowerText } from "../../shared/ascii";
@@ -118,7 +118,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
     async update(id, patch, at, opts = {}) {
       try {
         // In the unit of work that locked the row (lock); on its own, one transaction.
-        const write = async (tx: PgExecutor) => {
+        return await atomically(handle, async (tx) => {
           // An empty patch changes nothing, updated_at included (a caller that only wanted the lock).
           if (Object.keys(patch).length > 0) await tx.update(licenses).set({ ...patch, updatedAt: at }).where(eq(licenses.id, id));
           if (opts.clearActivations) {
@@ -127,8 +127,7 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
             await tx.delete(floatingSessions).where(eq(floatingSessions.licenseId, id));
           }
           return (await readLicense(tx, id))!;
-        };
-        return handle.inTransaction ? await write(db) : await db.transaction(write);
+        });
       } catch (e) {
         // A plan deleted between the caller's check and this write.
         rethrowConstraint(e, { foreignKey: "The plan no longer exists." });

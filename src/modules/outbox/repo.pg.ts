@@ -1,5 +1,5 @@
 import { and, asc, eq, gte, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
+import { atomically, type PgHandle } from "../../db/pg";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema-pg";
 import { FINISHED_OUTBOX_STATUSES, type EmailFilter, type EventFilter, type OutboxMessage, type OutboxRepo } from "./repo";
@@ -52,9 +52,7 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
   const { db } = handle;
   return {
     async writeEffects(effects) {
-      // Inside a unit of work `db` is its transaction; outside, the rows go in together.
-      if (handle.inTransaction) await writeEffectsPg(db, effects);
-      else await db.transaction((tx) => writeEffectsPg(tx, effects));
+      await atomically(handle, (tx) => writeEffectsPg(tx, effects));
     },
     enqueue: (m) => writeOutboxPg(db, m),
     async get(id) {

@@ -1,5 +1,5 @@
 import { and, asc, eq, sql } from "drizzle-orm";
-import type { PgHandle, PgExecutor } from "../../db/pg";
+import { atomically, type PgHandle, type PgExecutor } from "../../db/pg";
 import { rethrowConstraint } from "../../db/errors";
 import { generations, planFeatures, plans } from "../../db/schema-pg";
 import { CATALOG_GENERATION } from "./catalog";
@@ -35,12 +35,10 @@ const bumpCatalog = (tx: PgExecutor) =>
 
 export function createPlanRepoPg(handle: PgHandle): PlanRepo {
   const { db } = handle;
-  // A write and its catalog bump together: in the caller's unit of work, or in a transaction of their own.
-  const atomically = <T>(fn: (tx: PgExecutor) => Promise<T>): Promise<T> => (handle.inTransaction ? fn(db) : db.transaction(fn));
   return {
     async create(plan, features) {
       try {
-        return await atomically(async (tx) => {
+        return await atomically(handle, async (tx) => {
           await tx.insert(plans).values(plan);
           if (features.length > 0) await tx.insert(planFeatures).values(features);
           await bumpCatalog(tx);
@@ -59,7 +57,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
     },
     lock: (id) => findPlan(db, id, "no key update"),
     update: (id, patch, at) =>
-      atomically(async (tx) => {
+      atomically(handle, async (tx) => {
         const [row] = await tx
           .update(plans)
           .set({ ...patch, updatedAt: at })
@@ -71,7 +69,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
     async delete(id) {
       try {
         // Features cascade; licenses reference plans with ON DELETE RESTRICT, so a used plan throws here.
-        return await atomically(async (tx) => {
+        return await atomically(handle, async (tx) => {
           const [gone] = await tx.delete(plans).where(eq(plans.id, id)).returning();
           if (!gone) return null;
           await bumpCatalog(tx);
@@ -91,7 +89,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
     },
     feature: (planId, name) => findFeature(db, planId, name),
     upsertFeature: (feature) =>
-      atomically(async (tx) => {
+      atomically(handle, async (tx) => {
         const [row] = await tx
           .insert(planFeatures)
           .values(feature)
@@ -104,7 +102,7 @@ export function createPlanRepoPg(handle: PgHandle): PlanRepo {
         return toFeature(row!);
       }),
     deleteFeature: (planId, name) =>
-      atomically(async (tx) => {
+      atomically(handle, async (tx) => {
         const [gone] = await tx
           .delete(planFeatures)
           .where(and(eq(planFeatures.planId, planId), eq(planFeatures.name, name)))
