@@ -34,8 +34,9 @@ import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
 import { createJobLeaseRepo } from "./jobs/lease.sqlite";
 import { createOutboxRepo } from "./modules/outbox/repo.sqlite";
 import { createSeatRepo } from "./modules/seats/repo.sqlite";
-import { createUserRepo } from "./modules/users/repo.sqlite";
-import { createSessionRepo } from "./modules/sessions/repo.sqlite";
+import { createUserRepo } from "./modules/users/repo.sql";
+import { createSessionRepo } from "./modules/sessions/repo.sql";
+import { sqliteQueryDialect } from "./db/dialect/query.sqlite";
 import { createSignInCodeRepo } from "./modules/sign-in/repo.sqlite";
 import { createOutboxNudger } from "./modules/outbox/nudge";
 import { createEmailHandler } from "./modules/email/handler";
@@ -51,6 +52,7 @@ import { createPaymentRepo } from "./modules/payments/repo.sqlite";
 import { createMeterQueueRepo } from "./modules/metering/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
+  const d = sqliteQueryDialect(handle);
   return {
     signingKeys: createSigningKeyRepo(handle),
     audit: createAuditRepo(handle),
@@ -72,8 +74,8 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     jobLeases: createJobLeaseRepo(handle),
     outbox: createOutboxRepo(handle),
     seats: createSeatRepo(handle),
-    users: createUserRepo(handle),
-    sessions: createSessionRepo(handle),
+    users: createUserRepo(d),
+    sessions: createSessionRepo(d),
     signInCodes: createSignInCodeRepo(handle),
     lifecycle: createLifecycleRepo(handle),
     emailTemplates: createEmailTemplateRepo(handle),

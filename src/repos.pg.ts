@@ -27,8 +27,9 @@ import { createSigningKeyRepoPg } from "./modules/keys/repo.pg";
 import { createJobLeaseRepoPg } from "./jobs/lease.pg";
 import { createOutboxRepoPg } from "./modules/outbox/repo.pg";
 import { createSeatRepoPg } from "./modules/seats/repo.pg";
-import { createUserRepoPg } from "./modules/users/repo.pg";
-import { createSessionRepoPg } from "./modules/sessions/repo.pg";
+import { createUserRepo } from "./modules/users/repo.sql";
+import { createSessionRepo } from "./modules/sessions/repo.sql";
+import { pgQueryDialect } from "./db/dialect/query.pg";
 import { createSignInCodeRepoPg } from "./modules/sign-in/repo.pg";
 import { createLifecycleRepoPg } from "./modules/lifecycle/repo.pg";
 import { createEmailTemplateRepoPg } from "./modules/email/repo.pg";
@@ -76,6 +77,7 @@ export async function openPgEngine(
 }
 
 export function createPgRepos(handle: PgHandle): Repos {
+  const d = pgQueryDialect(handle);
   return {
     signingKeys: createSigningKeyRepoPg(handle),
     audit: createAuditRepoPg(handle),
@@ -97,8 +99,8 @@ export function createPgRepos(handle: PgHandle): Repos {
     jobLeases: createJobLeaseRepoPg(handle),
     outbox: createOutboxRepoPg(handle),
     seats: createSeatRepoPg(handle),
-    users: createUserRepoPg(handle),
-    sessions: createSessionRepoPg(handle),
+    users: createUserRepo(d),
+    sessions: createSessionRepo(d),
     signInCodes: createSignInCodeRepoPg(handle),
     lifecycle: createLifecycleRepoPg(handle),
     emailTemplates: createEmailTemplateRepoPg(handle),

@@ -54,6 +54,7 @@ describe("each rule can fail (fake files)", () => {
     { rule: "clock", code: "const t = Bun.nanoseconds();", allowedAt: "src/shared/clock.ts" },
     { rule: "db", code: 'import { eq } from "drizzle-orm";', allowedAt: "src/modules/widgets/repo.sqlite.ts" },
     { rule: "db", code: 'import { eq } from "drizzle-orm";', allowedAt: "src/modules/widgets/repo.pg.ts" },
+    { rule: "db", code: 'import { eq } from "drizzle-orm";', allowedAt: "src/modules/widgets/repo.sql.ts" },
     { rule: "sqlite", code: 'import { sqliteTable } from "drizzle-orm/sqlite-core";', allowedAt: "src/db/schema/widgets.ts" },
     { rule: "sqlite", code: 'import type { Database } from "bun:sqlite";', allowedAt: "src/db/client.ts" },
     { rule: "db", code: 'export { eq } from "drizzle-orm";', allowedAt: "src/db/index.ts" },
@@ -74,6 +75,26 @@ describe("each rule can fail (fake files)", () => {
       expect(rulesAt(allowedAt, code)).toEqual([]);
     });
   }
+
+  test("written-once: a repo.sql.ts awaits drizzle's builders and takes its tables from the seam; an engine's own file may do otherwise", () => {
+    const ONCE = "src/modules/widgets/repo.sql.ts";
+    const ENGINE = "src/modules/widgets/repo.sqlite.ts";
+    for (const code of [
+      "const r = db.select().from(t).get();",
+      "const r = db.select().from(t).all();",
+      "db.update(t).set({ a: 1 }).run();",
+      'const r = await db.select().from(t).for("update");',
+      "const p = db.select().from(t).prepare();",
+      'import { widgets } from "../../db/schema";',
+      'import { widgets } from "../../db/schema-pg";',
+    ]) {
+      expect({ code, rules: rulesAt(ONCE, code) }).toEqual({ code, rules: ["written-once"] });
+      expect({ code, rules: rulesAt(ENGINE, code).filter((r) => r === "written-once") }).toEqual({ code, rules: [] });
+    }
+    expect(rulesAt(ONCE, 'import type * as schema from "../../db/schema";')).toEqual([]);
+    expect(rulesAt(ONCE, "const m = new Map<string, number>();\nconst n = m.get(\"a\");")).toEqual([]);
+    expect(rulesAt(ONCE, 'import { eq } from "drizzle-orm";\nconst r = await d.db.select().from(d.tables.widgets).where(eq(d.tables.widgets.id, "a"));')).toEqual([]);
+  });
 
   test("import-top: an import after another statement fails; imports, type-only imports and re-exports first pass", () => {
     const head = 'import { a } from "./a";\nimport type { B } from "./b";\nexport { c } from "./c";\n';

@@ -6,7 +6,7 @@ import ts from "typescript";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
-export type RuleId = "env" | "clock" | "db" | "sqlite" | "postgres" | "repo-promise" | "module-http" | "bare-error" | "import-top" | "file-size";
+export type RuleId = "env" | "clock" | "db" | "sqlite" | "postgres" | "repo-promise" | "module-http" | "bare-error" | "import-top" | "file-size" | "written-once";
 
 /** The most lines a source file may have (generated files aside): a longer one is split by what its parts do. */
 export const MAX_FILE_LINES = 400;
@@ -21,8 +21,8 @@ export const RULES: Record<RuleId, { allowed: (path: string) => boolean; fix: st
     fix: "use deps.clock.now() / nowMs() / monotonicMs() so tests can fix the time",
   },
   db: {
-    allowed: (p) => p.startsWith("src/db/") || p.endsWith(".sqlite.ts") || p.endsWith(".pg.ts"),
-    fix: "keep drizzle and SQL in src/db/** or a repo.sqlite.ts / repo.pg.ts behind a repository interface",
+    allowed: (p) => p.startsWith("src/db/") || p.endsWith(".sqlite.ts") || p.endsWith(".pg.ts") || p.endsWith(".sql.ts"),
+    fix: "keep drizzle and SQL in src/db/** or a repository file (repo.sql.ts, or repo.sqlite.ts / repo.pg.ts) behind a repository interface",
   },
   sqlite: {
     allowed: (p) => p.endsWith(".sqlite.ts") || SQLITE_DB_FILES.test(p),
@@ -49,6 +49,10 @@ export const RULES: Record<RuleId, { allowed: (path: string) => boolean; fix: st
     allowed: () => false,
     fix: "put every import (and re-export from another module) at the top of the file, before any other statement",
   },
+  "written-once": {
+    allowed: (p) => !p.endsWith(".sql.ts"),
+    fix: "a repository written once (repo.sql.ts) takes its tables from the query seam (d.tables) and awaits drizzle's builders; an engine's own executors (.get/.all/.run/.execute/.prepare, .for) go through src/db/dialect/query.ts",
+  },
   "file-size": {
     allowed: (p) => p.endsWith(".gen.ts"),
     fix: `split the file by what its parts do (at most ${MAX_FILE_LINES} lines)`,
@@ -69,6 +73,8 @@ const PG_MODULES = /^(postgres|drizzle-orm\/(pg-core|postgres-js)(\/.*)?)$/;
 const SQLITE_DB_FILES = /^src\/db\/(client|migrate|backup|copy|copy-plan|migrations\.gen|dialect\/sqlite)\.ts$|^src\/db\/schema\//;
 const PG_DB_FILES = /^src\/db\/(pg|copy|copy-plan|migrations-pg\.gen|dialect\/pg)\.ts$|^src\/db\/schema-pg\//;
 const BARE_ERRORS = new Set(["Error", "TypeError", "RangeError"]);
+/** Methods of one engine's builders or prepared statements (SQLite's synchronous ones, PostgreSQL's row locks). */
+const ENGINE_EXECUTORS = new Set(["get", "all", "run", "execute", "prepare", "for", "sync"]);
 
 const isId = (n: ts.Node, name: string): boolean => ts.isIdentifier(n) && n.text === name;
 
@@ -113,8 +119,14 @@ function ruleOf(n: ts.Node): RuleId | null {
   if (ts.isNewExpression(n) && isId(n.expression, "Date") && (n.arguments?.length ?? 0) === 0) return "clock";
   if (ts.isCallExpression(n) && isId(n.expression, "Date")) return "clock";
 
+  // A builder chain ending in one engine's executor: db.select()….get(), ….for("update").
+  if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && ts.isCallExpression(n.expression.expression) && ENGINE_EXECUTORS.has(n.expression.name.text)) {
+    return "written-once";
+  }
   const spec = moduleSpecifier(n);
   if (spec !== null) {
+    // The tables of one engine, imported as values (types are erased).
+    if (/(^|\/)db\/schema(-pg)?(\/|$)/.test(spec) && !(ts.isImportDeclaration(n) && n.importClause?.isTypeOnly)) return "written-once";
     if (/(^|\/)http\//.test(spec) && spec.startsWith(".")) return "module-http";
     if (SQLITE_MODULES.test(spec)) return "sqlite";
     if (PG_MODULES.test(spec)) return "postgres";

@@ -19,11 +19,12 @@ import type { DeliveryFilter } from "../../src/modules/webhooks/repo";
 import { deliveryListQuery } from "../../src/modules/webhooks/repo.sqlite";
 import { deliveryListQueryPg } from "../../src/modules/webhooks/repo.pg";
 import type { SessionFilter } from "../../src/modules/sessions/repo";
-import { sessionListQuery } from "../../src/modules/sessions/repo.sqlite";
-import { sessionListQueryPg } from "../../src/modules/sessions/repo.pg";
+import { sessionListQuery } from "../../src/modules/sessions/repo.sql";
 import type { UserFilter } from "../../src/modules/users/repo";
-import { userListQuery } from "../../src/modules/users/repo.sqlite";
-import { userListQueryPg } from "../../src/modules/users/repo.pg";
+import { userListQuery } from "../../src/modules/users/repo.sql";
+import type { QueryDialect } from "../../src/db/dialect/query";
+import { sqliteQueryDialect } from "../../src/db/dialect/query.sqlite";
+import { pgQueryDialect } from "../../src/db/dialect/query.pg";
 import { activationsOfLicenseQuery } from "../../src/modules/activations/repo.sqlite";
 import { activationsOfLicenseQueryPg } from "../../src/modules/activations/repo.pg";
 import { acceptedSeatsQuery, licensesOwnedQuery, seatsOfLicenseQuery } from "../../src/modules/seats/repo.sqlite";
@@ -113,6 +114,11 @@ const UNTIL = new Date("2026-11-22T00:00:00.000Z");
 const PRODUCT = "0193a0b2-0000-7000-8000-0000000000aa";
 
 /** Each variant of a list, on its first page and on a next page (a cursor). */
+/** A statement written once (a repo.sql.ts) as the two engines' builders listCases takes. */
+function onBoth<F>(q: (d: QueryDialect, f: F) => Built): [(db: NonNullable<Opened["sqlite"]>["db"], f: F) => Built, (db: NonNullable<Opened["pg"]>["db"], f: F) => Built] {
+  return [(db, f) => q(sqliteQueryDialect({ db, sqlite: db.$client }), f), (db, f) => q(pgQueryDialect({ db }), f)];
+}
+
 function listCases<F extends { limit: number; cursor?: string }>(
   route: string,
   tables: string[],
@@ -164,12 +170,12 @@ const CASES: PlanCase[] = [
     ["event_type", { endpointId: PRODUCT, eventType: "license.created" }, "webhook_deliveries_endpoint_type_idx"],
   ]),
   // GET /admin/sessions (only live sessions: the expired ones are pruned within the hour).
-  ...listCases<SessionFilter>("GET /admin/sessions", ["sessions"], sessionListQuery, sessionListQueryPg, [
+  ...listCases<SessionFilter>("GET /admin/sessions", ["sessions"], ...onBoth(sessionListQuery), [
     ["no filter", { aliveAt: UNTIL }, "sessions_created_idx"],
     ["user_id", { aliveAt: UNTIL, userId: PRODUCT }, "sessions_user_idx"],
   ]),
   // GET /admin/users. A search (a substring) walks the order's index and skips what does not match.
-  ...listCases<UserFilter>("GET /admin/users", ["users"], userListQuery, userListQueryPg, [
+  ...listCases<UserFilter>("GET /admin/users", ["users"], ...onBoth(userListQuery), [
     ["no filter", {}, "users_created_idx"],
     ["role", { role: "support" }, "users_role_idx"],
     ["admins", { role: "admins" }, "users_admins_idx"],

@@ -10,6 +10,9 @@ import { forEachEngine, type Opened } from "./harness";
 import { repoFor } from "./repos";
 import { AT, auditActions, audited, readRows, rejection } from "./rows";
 import { withNodes } from "./nodes";
+import { unitOf, withPgUnits, type Unit } from "./unit";
+import { applyUserChange } from "../../src/modules/users/service";
+import type { AdminRole } from "../../src/modules/users/repo";
 
 function session(userId: string, over: Partial<NewSession> = {}): NewSession {
   const id = newId();
@@ -37,7 +40,7 @@ forEachEngine("People repositories", (engine, open) => {
   };
   afterEach(() => o?.close());
 
-  test("users: ensure creates once and returns the same row; get / findByEmail; roles; remove cascades sessions", async () => {
+  test("users: ensure creates once and returns the same row; get / findByEmail; rows locked, updated, deleted (sessions cascade)", async () => {
     await setup();
     const a = await repos.users.ensure("ann@example.com", AT);
     expect(a).toMatchObject({ email: "ann@example.com", role: null, createdAt: AT, lastSignInAt: null });
@@ -45,39 +48,52 @@ forEachEngine("People repositories", (engine, open) => {
     expect(await repos.users.get(a.id)).toEqual(a);
     expect(await repos.users.findByEmail("ann@example.com")).toEqual(a);
     expect(await repos.users.findByEmail("nobody@example.com")).toBeNull();
-    expect((await repos.users.setRole(a.id, "support", audited("user.role_changed")))!.role).toBe("support");
-    // No change: no audit row.
-    expect((await repos.users.setRole(a.id, "support", audited("user.role_changed")))!.role).toBe("support");
-    expect(await repos.users.setRole(newId(), "admin", audited("user.role_changed"))).toBeNull();
+    expect((await repos.users.updateRole(a.id, "support"))!.role).toBe("support");
+    expect(await repos.users.updateRole(newId(), "admin")).toBeNull();
+    expect(await unitOf(o)((r) => r.users.lock(a.id))).toEqual({ ...a, role: "support" });
+    expect(await unitOf(o)((r) => r.users.lock(newId()))).toBeNull();
+    expect(await unitOf(o)((r) => r.users.lockAdmins())).toEqual([]);
+    await repos.users.touchSignIn(a.id, new Date(AT.getTime() + 5000));
+    expect((await repos.users.get(a.id))!.lastSignInAt).toEqual(new Date(AT.getTime() + 5000));
     await repos.sessions.create(session(a.id));
-    expect(await repos.users.remove(a.id, audited("user.removed"))).toBe(true);
-    expect(await repos.users.remove(a.id, audited("user.removed"))).toBe(false);
+    expect(await repos.users.delete(a.id)).toBe(true);
+    expect(await repos.users.delete(a.id)).toBe(false);
     expect(await readRows(o, "sessions")).toEqual([]);
-    expect(await auditActions(o)).toEqual(["user.role_changed", "user.removed"]);
   });
 
-  test("users: keepAnAdmin refuses to demote or remove the last admin, and allows it while another exists", async () => {
+  // The verbs' unit of work (users/service.ts applyUserChange) with its rule (domain.ts assertAdminRemains).
+  const change = (unit: Unit, id: string, role: AdminRole | null | undefined, keepAnAdmin = true) =>
+    unit((r) => applyUserChange(r, id, role, { keepAnAdmin, effects: () => audited(role === undefined ? "user.removed" : "user.role_changed") }));
+
+  test("users: a change's unit refuses to demote or remove the last admin, allows it while another exists, and audits only what changed", async () => {
     await setup();
+    const unit = unitOf(o);
     const a = await repos.users.ensure("a@example.com", AT);
     const b = await repos.users.ensure("b@example.com", AT);
-    await repos.users.setRole(a.id, "admin", {});
-    const keep = { keepAnAdmin: true };
-    expect((await rejection(repos.users.setRole(a.id, "viewer", audited("user.role_changed"), keep))).code).toBe("LAST_ADMIN");
-    expect((await rejection(repos.users.remove(a.id, audited("user.removed"), keep))).code).toBe("LAST_ADMIN");
-    // Removing a non-admin is not affected; without the option the check is off.
-    expect(await repos.users.remove(b.id, {}, keep)).toBe(true);
+    await repos.users.updateRole(a.id, "admin");
+    expect(await unit((r) => r.users.lockAdmins())).toEqual([a.id]);
+    expect((await rejection(change(unit, a.id, "viewer"))).code).toBe("LAST_ADMIN");
+    expect((await rejection(change(unit, a.id, undefined))).code).toBe("LAST_ADMIN");
+    // A refusal rolls back: nothing written.
+    expect((await repos.users.get(a.id))!.role).toBe("admin");
+    // Removing a non-admin is not affected; without keepAnAdmin the check is off.
+    expect((await change(unit, b.id, undefined))!.after).toBeNull();
+    expect(await change(unit, b.id, undefined)).toBeNull();
     const c = await repos.users.ensure("c@example.com", AT);
-    await repos.users.setRole(c.id, "admin", {});
-    expect((await repos.users.setRole(a.id, "viewer", audited("user.role_changed"), keep))!.role).toBe("viewer");
+    await repos.users.updateRole(c.id, "admin");
+    expect((await change(unit, a.id, "viewer"))!.after!.role).toBe("viewer");
+    // No change: no audit row.
+    expect((await change(unit, a.id, "viewer"))!.after!.role).toBe("viewer");
     expect((await repos.users.get(c.id))!.role).toBe("admin");
-    expect(await auditActions(o)).toEqual(["user.role_changed"]);
+    expect((await change(unit, c.id, null, false))!.after!.role).toBeNull();
+    expect(await auditActions(o)).toEqual(["user.removed", "user.role_changed", "user.role_changed"]);
   });
 
   test("users: list filters and pages newest first", async () => {
     await setup();
     for (let i = 0; i < 5; i++) {
       const u = await repos.users.ensure(`u${i}@example.com`, new Date(AT.getTime() + i * 1000));
-      if (i % 2 === 0) await repos.users.setRole(u.id, i === 0 ? "admin" : "viewer", {});
+      if (i % 2 === 0) await repos.users.updateRole(u.id, i === 0 ? "admin" : "viewer");
     }
     const all = await repos.users.list({ limit: 3 });
     expect(all.items.map((u) => u.email)).toEqual(["u4@example.com", "u3@example.com", "u2@example.com"]);
@@ -107,13 +123,12 @@ forEachEngine("People repositories", (engine, open) => {
     const live = await repos.sessions.list({ aliveAt: new Date(AT.getTime() + 2 * MINUTE), limit: 10 });
     expect(live.items.map((s) => s.id)).toEqual([s2.id, s1.id]);
     expect((await repos.sessions.list({ aliveAt: AT, userId: v.id, limit: 10 })).items.map((s) => s.id)).toEqual([old.id]);
-    expect((await repos.sessions.revoke(s2.id, audited("session.revoke")))!.id).toBe(s2.id);
-    expect(await repos.sessions.revoke(s2.id, audited("session.revoke"))).toBeNull();
+    expect((await repos.sessions.revoke(s2.id))!.id).toBe(s2.id);
+    expect(await repos.sessions.revoke(s2.id)).toBeNull();
     expect(await repos.sessions.pruneExpired(new Date(AT.getTime() + 2 * MINUTE), 0)).toBe(0);
     expect(await repos.sessions.pruneExpired(new Date(AT.getTime() + 2 * MINUTE), 1000)).toBe(1);
-    expect(await repos.sessions.revokeAllForUser(u.id, null)).toBe(1);
+    expect(await repos.sessions.revokeAllForUser(u.id)).toBe(1);
     expect(await readRows(o, "sessions")).toEqual([]);
-    expect(await auditActions(o)).toEqual(["session.revoke"]);
   });
 
   const code = (attemptHash: string, codeHash: string, email = "c@example.com", at = AT) => ({
@@ -191,19 +206,14 @@ forEachEngine("People repositories", (engine, open) => {
       for (let round = 0; round < 5; round++) {
         const x = await repos.users.ensure(`x${round}@example.com`, AT);
         const y = await repos.users.ensure(`y${round}@example.com`, AT);
-        await repos.users.setRole(x.id, "admin", {});
-        await repos.users.setRole(y.id, "admin", {});
-        const outcomes = await withNodes(o, 2, (nodes) =>
-          Promise.allSettled([
-            nodes[0]!.users.setRole(x.id, null, {}, { keepAnAdmin: true }),
-            nodes[1]!.users.setRole(y.id, null, {}, { keepAnAdmin: true }),
-          ]),
-        );
+        await repos.users.updateRole(x.id, "admin");
+        await repos.users.updateRole(y.id, "admin");
+        const outcomes = await withPgUnits(o, 2, (units) => Promise.allSettled([change(units[0]!, x.id, null), change(units[1]!, y.id, null)]));
         expect(outcomes.filter((r) => r.status === "fulfilled").length).toBe(1);
         expect((await repos.users.list({ role: "admin", limit: 10 })).items.length).toBe(1);
         // Back to no admin for the next round.
         const [left] = (await repos.users.list({ role: "admin", limit: 10 })).items;
-        await repos.users.setRole(left!.id, null, {});
+        await repos.users.updateRole(left!.id, null);
       }
     });
 

@@ -165,7 +165,7 @@ export async function createTestApp(
     async signIn(email, o = {}) {
       const { user, setCookie } = await deps.db.transaction((tx) => openSession(tx, { email, method: "dev", ip: "127.0.0.1", userAgent: "test" }));
       if (o.role !== undefined) {
-        await deps.repos.users.setRole(user.id, o.role, {});
+        await deps.repos.users.updateRole(user.id, o.role);
       }
       return setCookie.split(";")[0]!;
     },

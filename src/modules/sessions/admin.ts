@@ -5,6 +5,7 @@ import type { AdminGuard } from "../../http/auth";
 import { Envelope, errors, ok } from "../../http/envelope";
 import { assertSystemWide } from "../../shared/actor";
 import { AppError } from "../../shared/errors";
+import { endSession } from "./service";
 import type { Session } from "./repo";
 
 const SessionSchema = t.Object(
@@ -62,7 +63,7 @@ export function sessionAdminRoutes(deps: Deps, guard: AdminGuard) {
       async ({ actor, params }) => {
         assertSystemWide(actor);
         const now = deps.clock.now();
-        const gone = await deps.repos.sessions.revoke(params.id, {
+        const gone = await endSession(deps, params.id, {
           audit: { actor, action: "session.revoke", entityType: "session", entityId: params.id, productId: null, changes: null, at: now },
         });
         if (!gone) throw new AppError("NOT_FOUND", { message: "Session not found." });

@@ -1,6 +1,5 @@
 // Signed-in sessions (DECISIONS: Sessions and sign-in). The cookie holds a random token; the row holds
 // only its keyed hash, so a database leak yields no usable session.
-import type { Effects } from "../outbox/effects";
 
 export interface Session {
   id: string;
@@ -34,9 +33,9 @@ export interface SessionRepo {
   /** Sliding renewal: records use and moves the idle expiry (never past the absolute one). */
   touch(id: string, lastSeenAt: Date, idleExpiresAt: Date): Promise<void>;
   /** Ends one session; the ended session, or null when there was none. */
-  revoke(id: string, effects: Effects | null): Promise<Session | null>;
+  revoke(id: string): Promise<Session | null>;
   /** Ends every session of a user ("sign out everywhere"); how many ended. */
-  revokeAllForUser(userId: string, effects: Effects | null): Promise<number>;
+  revokeAllForUser(userId: string): Promise<number>;
   /** Live sessions, newest first, keyset-paginated. */
   list(filter: SessionFilter): Promise<{ items: Session[]; nextCursor: string | null }>;
   /**

@@ -107,12 +107,25 @@ export async function resolveSession(deps: Pick<Deps, "clock" | "secrets" | "rep
   return { user, sessionId: session.id, session };
 }
 
-/** Ends one session (logout); null when it was already gone. */
-export async function endSession(deps: Pick<Deps, "repos">, sessionId: string, effects: Effects | null = null) {
-  return deps.repos.sessions.revoke(sessionId, effects);
+/**
+ * Ends one session (logout, an admin's revoke); null when it was already gone. `effects` (an audit
+ * row) are written with the end, in its unit of work, only when a session ended.
+ */
+export async function endSession(deps: Pick<Deps, "repos" | "db">, sessionId: string, effects: Effects | null = null) {
+  if (!effects) return deps.repos.sessions.revoke(sessionId);
+  return deps.db.transaction(async ({ repos }) => {
+    const gone = await repos.sessions.revoke(sessionId);
+    if (gone) await repos.outbox.writeEffects(effects);
+    return gone;
+  });
 }
 
-/** Ends every session of a user ("sign out everywhere"); how many ended. */
-export async function endAllSessions(deps: Pick<Deps, "repos">, userId: string, effects: Effects | null = null) {
-  return deps.repos.sessions.revokeAllForUser(userId, effects);
+/** Ends every session of a user ("sign out everywhere"); how many ended. `effects` as endSession's. */
+export async function endAllSessions(deps: Pick<Deps, "repos" | "db">, userId: string, effects: Effects | null = null) {
+  if (!effects) return deps.repos.sessions.revokeAllForUser(userId);
+  return deps.db.transaction(async ({ repos }) => {
+    const n = await repos.sessions.revokeAllForUser(userId);
+    if (n > 0) await repos.outbox.writeEffects(effects);
+    return n;
+  });
 }

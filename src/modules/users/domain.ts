@@ -30,3 +30,12 @@ export function effectiveRole(user: Pick<User, "email" | "role">, adminEmails: r
 }
 
 export const lastAdmin = () => new AppError("LAST_ADMIN", { message: "This is the last admin; make someone else an admin first." });
+
+/**
+ * Taking the admin role from `user` (a demotion, or removal when `next` is undefined) must leave
+ * another admin: `admins` are the ids holding the role, read under lock in the same unit of work, so
+ * two admins demoting each other at once cannot leave none.
+ */
+export function assertAdminRemains(user: Pick<User, "id" | "role">, next: AdminRole | null | undefined, admins: readonly string[]): void {
+  if (user.role === "admin" && next !== "admin" && !admins.some((id) => id !== user.id)) throw lastAdmin();
+}

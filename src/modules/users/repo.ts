@@ -1,5 +1,4 @@
 // People who sign in: portal customers, seat holders and admins (DECISIONS: Sessions and sign-in).
-import type { Effects } from "../outbox/effects";
 import type { ADMIN_ROLES } from "../../db/schema/people";
 
 export type AdminRole = (typeof ADMIN_ROLES)[number];
@@ -30,14 +29,18 @@ export interface UserRepo {
   findByEmail(email: string): Promise<User | null>;
   /** Newest first, keyset-paginated. */
   list(filter: UserFilter): Promise<{ items: User[]; nextCursor: string | null }>;
-  /** Sets (or clears) the admin role; null when the user does not exist. */
   /**
-   * With `keepAnAdmin`, taking the admin role away (demotion or removal) throws LAST_ADMIN unless
-   * another user holds it, checked atomically with the change: two admins demoting each other at
-   * once cannot leave none.
+   * The ids of the users holding the admin role, locked until the unit of work ends (PostgreSQL: FOR
+   * UPDATE; SQLite: the unit's write lock), so concurrent demotions and removals of admins take
+   * turns and each sees the others' outcome (users/domain.ts assertAdminRemains decides).
    */
-  setRole(id: string, role: AdminRole | null, effects: Effects, opts?: { keepAnAdmin?: boolean }): Promise<User | null>;
-  /** Deletes the user, its sessions (cascade) and unbinds its seats; false when missing. */
-  remove(id: string, effects: Effects, opts?: { keepAnAdmin?: boolean }): Promise<boolean>;
+  lockAdmins(): Promise<string[]>;
+  /** The user, locked until the unit of work ends; null when it does not exist. */
+  lock(id: string): Promise<User | null>;
+  /** Sets (or clears) the admin role; the row after, or null when the user does not exist. */
+  updateRole(id: string, role: AdminRole | null): Promise<User | null>;
+  /** Deletes the user and its sessions (cascade); its seats stay, unbound. False when missing. */
+  delete(id: string): Promise<boolean>;
+  /** Records a sign-in time; best effort (skipped when another writer holds the row or the file). */
   touchSignIn(id: string, at: Date): Promise<void>;
 }

@@ -1,10 +1,12 @@
 // Admin management of users and their roles (DECISIONS: Sessions and sign-in). ADMIN_EMAILS
 // addresses are admins by configuration: the API cannot demote or remove them. The last admin
 // cannot be demoted or removed either, so the admin API never locks everyone out.
-import type { Deps } from "../../deps";
+import type { Deps, Repos } from "../../deps";
 import { assertSystemWide, type Actor } from "../../shared/actor";
 import { AppError } from "../../shared/errors";
-import { normalizeEmail } from "./domain";
+import type { Effects } from "../outbox/effects";
+import { endAllSessions } from "../sessions/service";
+import { assertAdminRemains, normalizeEmail } from "./domain";
 import type { AdminRole, User, UserFilter } from "./repo";
 
 export async function listUsers(deps: Deps, actor: Actor, filter: UserFilter) {
@@ -29,9 +31,9 @@ function assertNotConfigured(deps: Deps, user: Pick<User, "email">): void {
 
 /**
  * Demoting or removing an admin must leave one (counting ADMIN_EMAILS addresses, which always are):
- * the repository checks it atomically with the change.
+ * checked in the change's unit of work, against the admins it locked (domain.ts assertAdminRemains).
  */
-const keepAnAdmin = (deps: Deps) => ({ keepAnAdmin: deps.config.adminEmails.length === 0 });
+const keepAnAdmin = (deps: Pick<Deps, "config">) => deps.config.adminEmails.length === 0;
 
 const audit = (actor: Actor, action: string, user: User, changes: Record<string, unknown> | null, at: Date) => ({
   actor,
@@ -43,20 +45,42 @@ const audit = (actor: Actor, action: string, user: User, changes: Record<string,
   at,
 });
 
+/**
+ * A role change (`role`) or a removal (`role` undefined) as one unit of work: the admins locked
+ * first when one must remain, then the user; the rule decides; the row and its audit are written.
+ * The user as it was and after, or null when it does not exist. Exported for the contract test that
+ * races it from several nodes.
+ */
+export async function applyUserChange(
+  repos: Pick<Repos, "users" | "outbox">,
+  id: string,
+  role: AdminRole | null | undefined,
+  opts: { keepAnAdmin: boolean; effects: (before: User) => Effects },
+): Promise<{ before: User; after: User | null } | null> {
+  const admins = opts.keepAnAdmin ? await repos.users.lockAdmins() : [];
+  const before = await repos.users.lock(id);
+  if (!before) return null;
+  if (role !== undefined && before.role === role) return { before, after: before };
+  if (opts.keepAnAdmin) assertAdminRemains(before, role, admins);
+  const after = role === undefined ? (await repos.users.delete(id), null) : await repos.users.updateRole(id, role);
+  await repos.outbox.writeEffects(opts.effects(before));
+  return { before, after };
+}
+
 /** Sets or clears a user's admin role; takes effect on the user's next request. */
 export async function setUserRole(deps: Deps, actor: Actor, id: string, role: AdminRole | null): Promise<User> {
   const user = await getUser(deps, actor, id);
   if (user.role === role) return user;
   assertNotConfigured(deps, user);
   const now = deps.clock.now();
-  const updated = await deps.repos.users.setRole(
-    id,
-    role,
-    { audit: audit(actor, "user.role_changed", user, { before: { role: user.role }, after: { role } }, now) },
-    keepAnAdmin(deps),
+  const changed = await deps.db.transaction(({ repos }) =>
+    applyUserChange(repos, id, role, {
+      keepAnAdmin: keepAnAdmin(deps),
+      effects: (before) => ({ audit: audit(actor, "user.role_changed", before, { before: { role: before.role }, after: { role } }, now) }),
+    }),
   );
-  if (!updated) throw new AppError("NOT_FOUND", { message: "User not found." });
-  return updated;
+  if (!changed?.after) throw new AppError("NOT_FOUND", { message: "User not found." });
+  return changed.after;
 }
 
 /** Gives an address an admin role, creating its user (it signs in later with that address). */
@@ -73,10 +97,12 @@ export async function grantRole(deps: Deps, actor: Actor, input: { email: string
 export async function removeUser(deps: Deps, actor: Actor, id: string): Promise<void> {
   const user = await getUser(deps, actor, id);
   assertNotConfigured(deps, user);
-  const gone = await deps.repos.users.remove(
-    id,
-    { audit: audit(actor, "user.removed", user, { before: { email: user.email, role: user.role }, after: null }, deps.clock.now()) },
-    keepAnAdmin(deps),
+  const now = deps.clock.now();
+  const gone = await deps.db.transaction(({ repos }) =>
+    applyUserChange(repos, id, undefined, {
+      keepAnAdmin: keepAnAdmin(deps),
+      effects: (before) => ({ audit: audit(actor, "user.removed", before, { before: { email: before.email, role: before.role }, after: null }, now) }),
+    }),
   );
   if (!gone) throw new AppError("NOT_FOUND", { message: "User not found." });
 }
@@ -84,7 +110,7 @@ export async function removeUser(deps: Deps, actor: Actor, id: string): Promise<
 /** Ends every session of a user. */
 export async function signOutUser(deps: Deps, actor: Actor, id: string): Promise<number> {
   const user = await getUser(deps, actor, id);
-  return deps.repos.sessions.revokeAllForUser(user.id, {
+  return endAllSessions(deps, user.id, {
     audit: audit(actor, "user.signed_out", user, null, deps.clock.now()),
   });
 }

@@ -1,0 +1,25 @@
+// The query seam's PostgreSQL side (query.ts): the generated schema-pg tables and the postgres.js
+// drizzle, handed to repositories written once under the SQLite-typed names they share.
+import { sql } from "drizzle-orm";
+import type { PgHandle } from "../pg";
+import * as schema from "../schema-pg";
+import { autocommitWrite } from "../serializable.pg";
+import type { QueryDialect } from "./query";
+
+export function pgQueryDialect(handle: Pick<PgHandle, "db">): QueryDialect {
+  return {
+    engine: "postgres",
+    db: handle.db as unknown as QueryDialect["db"],
+    tables: schema as unknown as QueryDialect["tables"],
+    byteOrder: (column) => sql`${column} COLLATE "C"`,
+    forUpdate: (query) => (query as unknown as { for(strength: "update"): unknown }).for("update") as typeof query,
+    async bestEffortWrite(write) {
+      await autocommitWrite(async () => await write(), "skip");
+    },
+    prepared(name, build) {
+      type Stmt = { execute(params: Record<string, unknown>): Promise<unknown> };
+      let stmt: Stmt | undefined;
+      return ((params: Record<string, unknown>) => (stmt ??= (build() as unknown as { prepare(name: string): Stmt }).prepare(name)).execute(params)) as never;
+    },
+  };
+}
