@@ -37,7 +37,7 @@ import { createSeatRepo } from "./modules/seats/repo.sqlite";
 import { createUserRepo } from "./modules/users/repo.sql";
 import { createSessionRepo } from "./modules/sessions/repo.sql";
 import { sqliteQueryDialect } from "./db/dialect/query.sqlite";
-import { createSignInCodeRepo } from "./modules/sign-in/repo.sqlite";
+import { createSignInCodeRepo } from "./modules/sign-in/repo.sql";
 import { createOutboxNudger } from "./modules/outbox/nudge";
 import { createEmailHandler } from "./modules/email/handler";
 import { maySignIn } from "./modules/sign-in/service";
@@ -76,7 +76,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     seats: createSeatRepo(handle),
     users: createUserRepo(d),
     sessions: createSessionRepo(d),
-    signInCodes: createSignInCodeRepo(handle),
+    signInCodes: createSignInCodeRepo(d),
     lifecycle: createLifecycleRepo(handle),
     emailTemplates: createEmailTemplateRepo(handle),
     webhooks: createWebhookRepo(handle),

@@ -30,7 +30,7 @@ import { createSeatRepoPg } from "./modules/seats/repo.pg";
 import { createUserRepo } from "./modules/users/repo.sql";
 import { createSessionRepo } from "./modules/sessions/repo.sql";
 import { pgQueryDialect } from "./db/dialect/query.pg";
-import { createSignInCodeRepoPg } from "./modules/sign-in/repo.pg";
+import { createSignInCodeRepo } from "./modules/sign-in/repo.sql";
 import { createLifecycleRepoPg } from "./modules/lifecycle/repo.pg";
 import { createEmailTemplateRepoPg } from "./modules/email/repo.pg";
 import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
@@ -101,7 +101,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     seats: createSeatRepoPg(handle),
     users: createUserRepo(d),
     sessions: createSessionRepo(d),
-    signInCodes: createSignInCodeRepoPg(handle),
+    signInCodes: createSignInCodeRepo(d),
     lifecycle: createLifecycleRepoPg(handle),
     emailTemplates: createEmailTemplateRepoPg(handle),
     webhooks: createWebhookRepoPg(handle),

@@ -12,6 +12,9 @@ import { AT, auditActions, audited, readRows, rejection } from "./rows";
 import { withNodes } from "./nodes";
 import { unitOf, withPgUnits, type Unit } from "./unit";
 import { applyUserChange } from "../../src/modules/users/service";
+import { guessCode, storeCode } from "../../src/modules/sign-in/service";
+import type { CodeFloodCap, NewSignInCode } from "../../src/modules/sign-in/repo";
+import type { Effects } from "../../src/modules/outbox/effects";
 import type { AdminRole } from "../../src/modules/users/repo";
 
 function session(userId: string, over: Partial<NewSession> = {}): NewSession {
@@ -139,41 +142,44 @@ forEachEngine("People repositories", (engine, open) => {
     expiresAt: new Date(at.getTime() + 10 * MINUTE),
   });
   const cap = (max = 20, since = new Date(AT.getTime() - HOUR)) => ({ replaces: null, cap: { max, since } });
+  // The sign-in verbs' units of work (sign-in/service.ts storeCode, guessCode).
+  const put = (unit: Unit, c: NewSignInCode, opts: { replaces: string | null; cap: CodeFloodCap }, effects: Effects) => unit((r) => storeCode(r, c, opts, effects));
+  const check = (unit: Unit, attempt: string, codeHash: string, now: Date, max: number) => unit((r) => guessCode(r, attempt, codeHash, now, max));
 
   test("sign-in codes: check consumes on a match, counts misses, honours expiry, per attempt", async () => {
     await setup();
-    expect(await repos.signInCodes.put(code("a1", "h1"), cap(), {})).toBe("ok");
-    expect(await repos.signInCodes.check("a1", "h0", AT, 5)).toBe("invalid");
-    expect(await repos.signInCodes.check("a1", "h1", AT, 5)).toBe("ok");
-    expect(await repos.signInCodes.check("a1", "h1", AT, 5)).toBe("invalid");
+    expect(await put(unitOf(o), code("a1", "h1"), cap(), {})).toBe("ok");
+    expect(await check(unitOf(o), "a1", "h0", AT, 5)).toBe("invalid");
+    expect(await check(unitOf(o), "a1", "h1", AT, 5)).toBe("ok");
+    expect(await check(unitOf(o), "a1", "h1", AT, 5)).toBe("invalid");
     // Another attempt's code (same address) is not this attempt's; an unknown attempt is invalid.
-    await repos.signInCodes.put(code("a2", "h2"), cap(), {});
-    await repos.signInCodes.put(code("a3", "h3"), cap(), {});
-    expect(await repos.signInCodes.check("a2", "h3", AT, 5)).toBe("invalid");
-    expect(await repos.signInCodes.check("nobody", "h3", AT, 5)).toBe("invalid");
+    await put(unitOf(o), code("a2", "h2"), cap(), {});
+    await put(unitOf(o), code("a3", "h3"), cap(), {});
+    expect(await check(unitOf(o), "a2", "h3", AT, 5)).toBe("invalid");
+    expect(await check(unitOf(o), "nobody", "h3", AT, 5)).toBe("invalid");
     // Exhausting a2 leaves a3 alive.
-    for (let i = 0; i < 5; i++) expect(await repos.signInCodes.check("a2", "bad", AT, 5)).toBe("invalid");
-    expect(await repos.signInCodes.check("a2", "h2", AT, 5)).toBe("invalid");
-    expect(await repos.signInCodes.check("a3", "h3", AT, 5)).toBe("ok");
-    await repos.signInCodes.put(code("a4", "h4"), cap(), {});
-    expect(await repos.signInCodes.check("a4", "h4", new Date(AT.getTime() + 10 * MINUTE), 5)).toBe("invalid");
-    expect(await repos.signInCodes.check("a4", "h4", new Date(AT.getTime() + 10 * MINUTE - 1), 5)).toBe("ok");
+    for (let i = 0; i < 5; i++) expect(await check(unitOf(o), "a2", "bad", AT, 5)).toBe("invalid");
+    expect(await check(unitOf(o), "a2", "h2", AT, 5)).toBe("invalid");
+    expect(await check(unitOf(o), "a3", "h3", AT, 5)).toBe("ok");
+    await put(unitOf(o), code("a4", "h4"), cap(), {});
+    expect(await check(unitOf(o), "a4", "h4", new Date(AT.getTime() + 10 * MINUTE), 5)).toBe("invalid");
+    expect(await check(unitOf(o), "a4", "h4", new Date(AT.getTime() + 10 * MINUTE - 1), 5)).toBe("ok");
   });
 
   test("sign-in codes: put ends the replaced attempt; the cap counts every code since `since`; prune keeps an hour", async () => {
     await setup();
-    await repos.signInCodes.put(code("old", "h1"), cap(), {});
-    expect(await repos.signInCodes.put(code("new", "h2"), { replaces: "old", cap: { max: 20, since: new Date(AT.getTime() - HOUR) } }, {})).toBe("ok");
-    expect(await repos.signInCodes.check("old", "h1", AT, 5)).toBe("invalid");
-    expect(await repos.signInCodes.check("new", "h2", AT, 5)).toBe("ok");
+    await put(unitOf(o), code("old", "h1"), cap(), {});
+    expect(await put(unitOf(o), code("new", "h2"), { replaces: "old", cap: { max: 20, since: new Date(AT.getTime() - HOUR) } }, {})).toBe("ok");
+    expect(await check(unitOf(o), "old", "h1", AT, 5)).toBe("invalid");
+    expect(await check(unitOf(o), "new", "h2", AT, 5)).toBe("ok");
     // Spent and replaced codes count: 2 made, cap 3 allows one more, then the refusal (with the oldest code's time) writes nothing.
-    expect(await repos.signInCodes.put(code("third", "h3"), cap(3), { emails: [{ template: "sign_in_code", to: "c@example.com", data: {}, at: AT }] })).toBe("ok");
-    expect(await repos.signInCodes.put(code("fourth", "h4"), cap(3), { emails: [{ template: "sign_in_code", to: "c@example.com", data: {}, at: AT }] })).toEqual({ floodedSince: AT });
+    expect(await put(unitOf(o), code("third", "h3"), cap(3), { emails: [{ template: "sign_in_code", to: "c@example.com", data: {}, at: AT }] })).toBe("ok");
+    expect(await put(unitOf(o), code("fourth", "h4"), cap(3), { emails: [{ template: "sign_in_code", to: "c@example.com", data: {}, at: AT }] })).toEqual({ floodedSince: AT });
     expect((await readRows(o, "signInCodes")).length).toBe(3);
     expect((await readRows(o, "outbox")).length).toBe(1);
     // Another address has its own count; codes older than `since` do not count.
-    expect(await repos.signInCodes.put(code("other", "h5", "d@example.com"), cap(3), {})).toBe("ok");
-    expect(await repos.signInCodes.put(code("later", "h6"), { replaces: null, cap: { max: 3, since: AT } }, {})).toBe("ok");
+    expect(await put(unitOf(o), code("other", "h5", "d@example.com"), cap(3), {})).toBe("ok");
+    expect(await put(unitOf(o), code("later", "h6"), { replaces: null, cap: { max: 3, since: AT } }, {})).toBe("ok");
     // Prune: rows created an hour or more before now go; younger ones (expired or not) stay.
     expect(await repos.signInCodes.pruneExpired(new Date(AT.getTime() + HOUR - 1), 1000)).toBe(0);
     // One batch deletes at most its limit; the pass calls again until a batch comes back short.
@@ -184,7 +190,7 @@ forEachEngine("People repositories", (engine, open) => {
 
   test("sign-in codes: put writes its effects (the email) in the same change", async () => {
     await setup();
-    await repos.signInCodes.put(
+    await put(unitOf(o), 
       { attemptHash: "m", email: "m@example.com", codeHash: "h", createdAt: AT, expiresAt: new Date(AT.getTime() + MINUTE) },
       cap(),
       { emails: [{ template: "sign_in_code", to: "m@example.com", data: { ttl_minutes: 10 }, sealed: "v1.x.y", at: AT }] },
@@ -219,24 +225,22 @@ forEachEngine("People repositories", (engine, open) => {
 
     test("race: 30 wrong guesses across 3 nodes count exactly 5 attempts; the right code is then dead", async () => {
       await setup();
-      await repos.signInCodes.put(code("g", "right", "g@example.com"), cap(), {});
-      await withNodes(o, 3, (nodes) => Promise.all(Array.from({ length: 30 }, (_, i) => nodes[i % 3]!.signInCodes.check("g", `wrong-${i}`, AT, 5))));
+      await put(unitOf(o), code("g", "right", "g@example.com"), cap(), {});
+      await withPgUnits(o, 3, (units) => Promise.all(Array.from({ length: 30 }, (_, i) => check(units[i % 3]!, "g", `wrong-${i}`, AT, 5))));
       expect((await readRows(o, "signInCodes"))[0]!.attempts).toBe(5);
-      expect(await repos.signInCodes.check("g", "right", AT, 5)).toBe("invalid");
+      expect(await check(unitOf(o), "g", "right", AT, 5)).toBe("invalid");
     });
 
     test("race: the right code checked 12 times across 3 nodes signs in exactly once", async () => {
       await setup();
-      await repos.signInCodes.put(code("once", "right", "once@example.com"), cap(), {});
-      const verdicts = await withNodes(o, 3, (nodes) => Promise.all(Array.from({ length: 12 }, (_, i) => nodes[i % 3]!.signInCodes.check("once", "right", AT, 5))));
+      await put(unitOf(o), code("once", "right", "once@example.com"), cap(), {});
+      const verdicts = await withPgUnits(o, 3, (units) => Promise.all(Array.from({ length: 12 }, (_, i) => check(units[i % 3]!, "once", "right", AT, 5))));
       expect(verdicts.filter((v) => v === "ok").length).toBe(1);
     });
 
     test("race: 30 code requests for one address across 3 nodes store exactly the cap's 12", async () => {
       await setup();
-      const outcomes = await withNodes(o, 3, (nodes) =>
-        Promise.all(Array.from({ length: 30 }, (_, i) => nodes[i % 3]!.signInCodes.put(code(`r${i}`, "h", "race@example.com"), cap(12), {}))),
-      );
+      const outcomes = await withPgUnits(o, 3, (units) => Promise.all(Array.from({ length: 30 }, (_, i) => put(units[i % 3]!, code(`r${i}`, "h", "race@example.com"), cap(12), {}))));
       expect(outcomes.filter((v) => v === "ok").length).toBe(12);
       expect((await readRows(o, "signInCodes")).length).toBe(12);
     });

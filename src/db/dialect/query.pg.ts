@@ -6,13 +6,18 @@ import * as schema from "../schema-pg";
 import { autocommitWrite } from "../serializable.pg";
 import type { QueryDialect } from "./query";
 
-export function pgQueryDialect(handle: Pick<PgHandle, "db">): QueryDialect {
+export function pgQueryDialect(handle: Pick<PgHandle, "db" | "inTransaction">): QueryDialect {
   return {
     engine: "postgres",
     db: handle.db as unknown as QueryDialect["db"],
     tables: schema as unknown as QueryDialect["tables"],
     byteOrder: (column) => sql`${column} COLLATE "C"`,
     forUpdate: (query) => (query as unknown as { for(strength: "update"): unknown }).for("update") as typeof query,
+    async lockKey(name) {
+      // Outside a transaction the lock would end with its own statement.
+      if (!handle.inTransaction) throw new Error(`lockKey(${name}) outside a unit of work`);
+      await handle.db.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${name}, 0))`);
+    },
     async bestEffortWrite(write) {
       await autocommitWrite(async () => await write(), "skip");
     },

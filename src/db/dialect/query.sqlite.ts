@@ -14,6 +14,9 @@ export function sqliteQueryDialect(handle: Pick<DbHandle, "db" | "sqlite">): Que
     tables: schema,
     byteOrder: (column) => sql`${column}`,
     forUpdate: (query) => query,
+    async lockKey(name) {
+      if (!sqlite.inTransaction) throw new Error(`lockKey(${name}) outside a unit of work`);
+    },
     bestEffortWrite(write) {
       // drizzle's SQLite builders run their statement when awaited (`then` calls an async execute
       // whose statement runs before its first await), so the statement runs, and meets the lock or

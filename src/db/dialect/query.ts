@@ -35,6 +35,12 @@ export interface QueryDialect {
    */
   forUpdate<Q>(query: Q): Q;
   /**
+   * A named lock held until the unit of work ends, for a rule over rows that may not exist yet (how
+   * many codes an address was sent): PostgreSQL's transaction-scoped advisory lock on the name's
+   * hash; on SQLite the unit already holds the database's one write lock. Throws outside a unit.
+   */
+  lockKey(name: string): Promise<void>;
+  /**
    * A best-effort single-statement write (a last-seen time): dropped, with nothing written, when
    * another writer holds what it needs (SQLite: another process's write lock, not waited for since
    * bun:sqlite would wait on the event loop; PostgreSQL: a serialization conflict under a stricter

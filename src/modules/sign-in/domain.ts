@@ -2,6 +2,7 @@
 // sign-in-attempt cookie that binds a code to the browser that asked for it.
 import { HOUR, MINUTE } from "../../shared/clock";
 import { cookieScope, scopedCookie, type CookieScope } from "../../shared/cookies";
+import { constantTimeEqual } from "../../crypto/hash";
 
 export const CODE_TTL_MS = 10 * MINUTE;
 /** Wrong guesses one attempt allows; then its code is dead (only that attempt's). */
@@ -40,4 +41,22 @@ export function setAttemptCookie(token: string, scope: CookieScope): string {
 
 export function clearAttemptCookie(scope: CookieScope): string {
   return scopedCookie(ATTEMPT_COOKIE, "", 0, scope, "Strict");
+}
+
+/**
+ * The flood cap's verdict on the codes made for an address within the window: null while there is
+ * room, else when the oldest counted code was made (room comes back when it leaves the window).
+ */
+export function capReached(made: { n: number; oldest: Date | null }, max: number): Date | null {
+  return made.n >= max && made.oldest ? made.oldest : null;
+}
+
+/**
+ * One guess against an attempt's code: "spend" (a live code with attempts left whose hash matches,
+ * compared in constant time), "miss" (a live one that does not match: the attempt counts it), or
+ * "invalid" (no such attempt, or its code expired, spent or out of attempts).
+ */
+export function judgeGuess(code: { codeHash: string; expiresAt: Date; attempts: number } | null, codeHash: string, now: Date, maxAttempts: number): "spend" | "miss" | "invalid" {
+  if (!code || code.expiresAt.getTime() <= now.getTime() || code.attempts >= maxAttempts) return "invalid";
+  return constantTimeEqual(code.codeHash, codeHash) ? "spend" : "miss";
 }

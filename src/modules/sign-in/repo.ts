@@ -1,6 +1,5 @@
 // Email one-time sign-in codes, one per sign-in attempt (the browser that asked, named by the keyed
 // hash of its attempt cookie), the code stored as a keyed hash of (address, code).
-import type { Effects } from "../outbox/effects";
 
 export interface NewSignInCode {
   /** Keyed hash of the attempt cookie's token. */
@@ -20,20 +19,29 @@ export interface CodeFloodCap {
   since: Date;
 }
 
+/** A stored code, as a guess is judged against it (domain.ts judgeGuess). */
+export interface StoredSignInCode {
+  codeHash: string;
+  expiresAt: Date;
+  attempts: number;
+}
+
+/**
+ * Rows only; the rules (the flood cap, the guess limit) are the verbs' (service.ts storeCode,
+ * guessCode) with domain.ts deciding, each in one unit of work.
+ */
 export interface SignInCodeRepo {
-  /**
-   * One atomic change: unless `cap.max` codes were created for the address since `cap.since`
-   * (then nothing is written, and the answer says when the oldest of them was created), ends the attempt `replaces` (the same browser's previous one;
-   * it still counts for the cap), stores the new attempt's code, and writes its effects (the email
-   * carrying the code).
-   */
-  put(code: NewSignInCode, opts: { replaces: string | null; cap: CodeFloodCap }, effects: Effects): Promise<"ok" | { floodedSince: Date }>;
-  /**
-   * One atomic check of one attempt's code: a live code with attempts left whose hash matches is
-   * spent ("ok"); a mismatch counts an attempt; no such attempt, an expired, spent or exhausted one
-   * is "invalid". Other attempts, of the same address or not, are untouched.
-   */
-  check(attemptHash: string, codeHash: string, now: Date, maxAttempts: number): Promise<CodeCheck>;
+  /** Takes the address's turn until the unit of work ends: codes for one address are counted and stored one at a time. */
+  lockAddress(email: string): Promise<void>;
+  /** How many codes were made for the address after `since`, and when the oldest of them was. */
+  madeSince(email: string, since: Date): Promise<{ n: number; oldest: Date | null }>;
+  insert(code: NewSignInCode): Promise<void>;
+  /** The attempt's code, locked until the unit of work ends; null when there is none. */
+  lock(attemptHash: string): Promise<StoredSignInCode | null>;
+  /** Ends the attempt's code at `at` (spent, or replaced by the same browser's next attempt); the row stays, counted by the cap. */
+  expire(attemptHash: string, at: Date): Promise<void>;
+  /** Records the attempt's count of wrong guesses. */
+  setAttempts(attemptHash: string, attempts: number): Promise<void>;
   /**
    * Deletes the codes no longer needed (a job pass): those created CODE_FLOOD_WINDOW_MS or more
    * before `now`, long expired and no longer counted by the cap; at most `limit` of them, by primary

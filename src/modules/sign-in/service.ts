@@ -28,7 +28,11 @@ import {
   CODE_TTL_MS,
   CODES_PER_ADDRESS,
   setAttemptCookie,
+  capReached,
+  judgeGuess,
 } from "./domain";
+import type { CodeCheck, CodeFloodCap, NewSignInCode } from "./repo";
+import type { Effects } from "../outbox/effects";
 
 
 export function signInCodeHash(deps: Pick<Deps, "secrets">, email: string, code: string): string {
@@ -67,6 +71,43 @@ export async function maySignIn(repos: Pick<Repos, "users" | "licenses">, config
 }
 
 /**
+ * Stores an attempt's code in the caller's unit of work: unless `cap.max` codes were made for the
+ * address since `cap.since` (then nothing is written, and the answer says when the oldest of them
+ * was), ends the attempt `replaces` (the same browser's previous one; it still counts for the cap),
+ * stores the code and writes its effects (the email carrying it). The address's lock makes
+ * concurrent requests for one address, on any node, count one after another.
+ */
+export async function storeCode(
+  repos: Pick<Repos, "signInCodes" | "outbox">,
+  code: NewSignInCode,
+  opts: { replaces: string | null; cap: CodeFloodCap },
+  effects: Effects,
+): Promise<"ok" | { floodedSince: Date }> {
+  await repos.signInCodes.lockAddress(code.email);
+  const floodedSince = capReached(await repos.signInCodes.madeSince(code.email, opts.cap.since), opts.cap.max);
+  if (floodedSince) return { floodedSince };
+  if (opts.replaces !== null) await repos.signInCodes.expire(opts.replaces, code.createdAt);
+  await repos.signInCodes.insert(code);
+  await repos.outbox.writeEffects(effects);
+  return "ok";
+}
+
+/**
+ * One guess at an attempt's code in the caller's unit of work, the code's row locked so that of
+ * guesses at once (any node) each sees the others' count: a match spends the code ("ok"), a miss
+ * counts an attempt; anything else is "invalid". Other attempts, of the same address or not, are
+ * untouched.
+ */
+export async function guessCode(repos: Pick<Repos, "signInCodes">, attempt: string, codeHash: string, now: Date, maxAttempts: number): Promise<CodeCheck> {
+  const code = await repos.signInCodes.lock(attempt);
+  const verdict = judgeGuess(code, codeHash, now, maxAttempts);
+  // Spent by expiring it now: the row stays, counted by the flood cap until pruned.
+  if (verdict === "spend") await repos.signInCodes.expire(attempt, now);
+  if (verdict === "miss") await repos.signInCodes.setAttempts(attempt, code!.attempts + 1);
+  return verdict === "spend" ? "ok" : "invalid";
+}
+
+/**
  * Starts a sign-in attempt: a code for the address, bound to this browser by the attempt cookie
  * returned (a new request from the same browser ends its previous attempt). The code email is
  * written for every address; the email handler drops it at delivery unless the address may sign in
@@ -80,10 +121,13 @@ export async function requestSignInCode(deps: Deps, input: { email: string; ip: 
   const previous = attemptTokenFrom(input.cookie);
   const now = deps.clock.now();
   const mail = sealedEmail(deps.secrets, { template: "sign_in_code", to: email, at: now, data: { ttl_minutes: CODE_TTL_MS / MINUTE }, secret: { code } });
-  const put = await deps.repos.signInCodes.put(
-    { attemptHash: attemptHash(deps, token), email, codeHash: signInCodeHash(deps, email, code), createdAt: now, expiresAt: new Date(now.getTime() + CODE_TTL_MS) },
-    { replaces: previous === null ? null : attemptHash(deps, previous), cap: { max: CODES_PER_ADDRESS, since: new Date(now.getTime() - CODE_FLOOD_WINDOW_MS) } },
-    { emails: [mail] },
+  const put = await deps.db.transaction(({ repos }) =>
+    storeCode(
+      repos,
+      { attemptHash: attemptHash(deps, token), email, codeHash: signInCodeHash(deps, email, code), createdAt: now, expiresAt: new Date(now.getTime() + CODE_TTL_MS) },
+      { replaces: previous === null ? null : attemptHash(deps, previous), cap: { max: CODES_PER_ADDRESS, since: new Date(now.getTime() - CODE_FLOOD_WINDOW_MS) } },
+      { emails: [mail] },
+    ),
   );
   // The cap counts codes of unknown addresses alike, so this 429 tells nothing about the address.
   // Room comes back when the oldest counted code leaves the window.
@@ -108,9 +152,16 @@ export async function verifySignInCode(
   const email = normalizeEmail(input.email);
   await limit(deps, `sign-in-guess:ip:${input.ip}`, CODE_GUESSES_PER_IP);
   const token = attemptTokenFrom(input.cookie);
-  const verdict = token === null ? "invalid" : await deps.repos.signInCodes.check(attemptHash(deps, token), signInCodeHash(deps, email, input.code), deps.clock.now(), CODE_MAX_ATTEMPTS);
-  if (verdict !== "ok") throw new AppError("SIGN_IN_CODE_INVALID");
-  const out = await deps.db.transaction((tx) => signIn(tx, { email, method: "otp", ip: input.ip, userAgent: input.userAgent }));
+  // The guess and, when it spends the code, the session in one unit of work; a miss commits its
+  // count and answers after.
+  const out =
+    token === null
+      ? null
+      : await deps.db.transaction(async (tx) => {
+          const verdict = await guessCode(tx.repos, attemptHash(deps, token), signInCodeHash(deps, email, input.code), tx.clock.now(), CODE_MAX_ATTEMPTS);
+          return verdict === "ok" ? signIn(tx, { email, method: "otp", ip: input.ip, userAgent: input.userAgent }) : null;
+        });
+  if (!out) throw new AppError("SIGN_IN_CODE_INVALID");
   return { ...out, clearAttemptCookie: clearAttemptCookie(attemptCookieScope(deps.config.baseUrl)) };
 }
 
