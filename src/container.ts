@@ -21,7 +21,7 @@ import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
 import { createReleaseRepo } from "./modules/releases/repo.sqlite";
 import { createStorage } from "./modules/storage/factory";
 import { createAddonRepo } from "./modules/addons/repo.sqlite";
-import { createSettingsRepo } from "./modules/settings/repo.sqlite";
+import { createSettingsRepo } from "./modules/settings/repo.sql";
 import { createLicenseAccessRepo } from "./modules/license-api/repo.sqlite";
 import { createActivationRepo } from "./modules/activations/repo.sqlite";
 import { createEntitlementRepo } from "./modules/entitlements/repo.sqlite";
@@ -62,7 +62,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     licenses: createLicenseRepo(handle),
     releases: createReleaseRepo(handle),
     addons: createAddonRepo(handle),
-    settings: createSettingsRepo(handle),
+    settings: createSettingsRepo(d),
     licenseAccess: createLicenseAccessRepo(handle),
     activations: createActivationRepo(handle),
     entitlements: createEntitlementRepo(handle),

@@ -20,7 +20,7 @@ import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
 import { createProductRepoPg } from "./modules/products/repo.pg";
 import { createPlanRepoPg } from "./modules/plans/repo.pg";
 import { createAddonRepoPg } from "./modules/addons/repo.pg";
-import { createSettingsRepoPg } from "./modules/settings/repo.pg";
+import { createSettingsRepo } from "./modules/settings/repo.sql";
 import { createApiKeyRepoPg } from "./modules/api-keys/repo.pg";
 import { createAuditRepoPg } from "./modules/audit/repo.pg";
 import { createSigningKeyRepoPg } from "./modules/keys/repo.pg";
@@ -87,7 +87,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     licenses: createLicenseRepoPg(handle),
     releases: createReleaseRepoPg(handle),
     addons: createAddonRepoPg(handle),
-    settings: createSettingsRepoPg(handle),
+    settings: createSettingsRepo(d),
     licenseAccess: createLicenseAccessRepoPg(handle),
     activations: createActivationRepoPg(handle),
     entitlements: createEntitlementRepoPg(handle),

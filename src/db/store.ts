@@ -26,8 +26,8 @@ export interface DataStore {
    * SQLite, one writer per file, and use another connection on PostgreSQL) and a nested
    * `transaction` refuse with TransactionScopeError when called from inside `fn`, even through a
    * closure over `deps` (db/transaction-scope.ts). A repository method's own transaction becomes
-   * a savepoint. On PostgreSQL the transaction is READ COMMITTED; the two methods that need
-   * SERIALIZABLE (signing-key activation, settings update) refuse to run inside it rather than run
+   * a savepoint. On PostgreSQL the transaction is READ COMMITTED; the one method that needs
+   * SERIALIZABLE (signing-key activation) refuses to run inside it rather than run
    * with weaker guarantees.
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: TransactionOptions): Promise<T>;

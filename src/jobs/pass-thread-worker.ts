@@ -7,7 +7,8 @@ import { createLogger } from "../shared/logger";
 import { lowerThisThreadPriority } from "../shared/thread-priority";
 import { loadMasterKey, secretsFromMaster } from "../modules/keys/secrets";
 import { createLifecycleRepo } from "../modules/lifecycle/repo.sqlite";
-import { createSettingsRepo } from "../modules/settings/repo.sqlite";
+import { createSettingsRepo } from "../modules/settings/repo.sql";
+import { sqliteQueryDialect } from "../db/dialect/query.sqlite";
 import { runLifecycle, type LifecycleDeps } from "../modules/lifecycle/service";
 import type { LifecycleRepo } from "../modules/lifecycle/repo";
 import type { PassThreadIn, PassThreadOut, PassThreadSetup } from "./pass-thread";
@@ -35,7 +36,7 @@ async function open(setup: PassThreadSetup, logger: ReturnType<typeof createLogg
     // Loaded only on PostgreSQL (the SQLite thread never needs postgres.js).
     const { openPostgres } = await import("../db/pg");
     const { createLifecycleRepoPg } = await import("../modules/lifecycle/repo.pg");
-    const { createSettingsRepoPg } = await import("../modules/settings/repo.pg");
+    const { pgQueryDialect } = await import("../db/dialect/query.pg");
     // Two connections: the pass runs one statement or transaction at a time (a walk's settings and
     // its page query are pipelined on one).
     const pg = openPostgres(setup.databaseUrl, {
@@ -44,7 +45,7 @@ async function open(setup: PassThreadSetup, logger: ReturnType<typeof createLogg
       stallMs: setup.databaseStallTimeoutMs,
     });
     return {
-      deps: { repos: { lifecycle: reporting(createLifecycleRepoPg(pg)), settings: createSettingsRepoPg(pg) }, secrets },
+      deps: { repos: { lifecycle: reporting(createLifecycleRepoPg(pg)), settings: createSettingsRepo(pgQueryDialect(pg)) }, secrets },
       close: () => pg.close(),
     };
   }
@@ -55,7 +56,7 @@ async function open(setup: PassThreadSetup, logger: ReturnType<typeof createLogg
   // Each transaction a turn of the node's background writers (db/background-gate.sqlite.ts).
   if (setup.turns) handle.backgroundGate = threadGate(setup.turns);
   return {
-    deps: { repos: { lifecycle: reporting(createLifecycleRepo(handle)), settings: createSettingsRepo(handle) }, secrets },
+    deps: { repos: { lifecycle: reporting(createLifecycleRepo(handle)), settings: createSettingsRepo(sqliteQueryDialect(handle)) }, secrets },
     // Not handle.close(): its final TRUNCATE checkpoint would hold the write lock while it waits for
     // the serving connection's readers, and the serving thread's writers would wait on it.
     close: async () => handle.sqlite.close(),

@@ -267,7 +267,7 @@ forEachEngine("LifecycleRepo", (engine, open) => {
       expect(third).toMatchObject({ batches: 0, expiry_reminders: 0, support_reminders: 0, support_ended: 0 });
 
       // Without a watermark (here: other reminder settings) the pass reads its full windows again.
-      await repos.settings.update({ expiry_reminder_days: [7, 3, 2, 1] }, new Date(T.getTime() + HOUR), () => ({}));
+      await repos.settings.put("expiry_reminder_days", [7, 3, 2, 1], new Date(T.getTime() + HOUR));
       const full = await pass(new Date(T.getTime() + 2 * HOUR));
       expect(full.scanned).toBeGreaterThanOrEqual(100);
     });
@@ -312,7 +312,7 @@ forEachEngine("LifecycleRepo", (engine, open) => {
       const T = at(DAY);
       const l = await seedLicense(o, product.id, plan.id, { validUntil: new Date(T.getTime() + 10 * DAY) });
       expect((await pass(T)).expiry_reminders).toBe(0);
-      await repos.settings.update({ expiry_reminder_days: [14, 7, 3, 1] }, new Date(T.getTime() + 10 * 60_000), () => ({}));
+      await repos.settings.put("expiry_reminder_days", [14, 7, 3, 1], new Date(T.getTime() + 10 * 60_000));
       expect((await pass(new Date(T.getTime() + HOUR))).expiry_reminders).toBe(1);
       expect(await kinds(l.id)).toEqual(["expiry_reminder:14"]);
     });

@@ -1,11 +1,17 @@
-// SettingsRepo on every engine: raw key → JSON value rows, upsert and delete in one transaction with
-// an audit callback that sees the whole document before and after.
+// SettingsRepo on every engine, through the settings change's unit of work (settings/service.ts
+// applySettingsChange): raw key → JSON value rows, upsert and delete in one transaction with an
+// audit that sees the whole document before and after.
 import { afterEach, expect, test } from "bun:test";
 import type { SettingsRepo } from "../../src/modules/settings/repo";
 import { forEachEngine, type Opened } from "./harness";
 import { repoFor } from "./repos";
 import { AT, auditActions, audited, readRows, rejection } from "./rows";
-import { withNodes } from "./nodes";
+import { unitOf, withPgUnits, type Unit } from "./unit";
+import { applySettingsChange } from "../../src/modules/settings/service";
+import type { Effects } from "../../src/modules/outbox/effects";
+
+type Audit = (before: Record<string, unknown>, after: Record<string, unknown>) => Effects;
+const change = (unit: Unit, changes: Record<string, unknown>, at: Date, audit: Audit) => unit((r) => applySettingsChange(r, changes, at, audit));
 
 forEachEngine("SettingsRepo", (engine, open) => {
   let o: Opened;
@@ -35,9 +41,9 @@ forEachEngine("SettingsRepo", (engine, open) => {
       ratio: 0.1,
       nested: { b: 1, a: [true, null] },
     };
-    expect(await repo.update(first, AT, audit)).toEqual(first);
+    expect(await change(unitOf(o), first, AT, audit)).toEqual(first);
     expect(await repo.all()).toEqual(first);
-    const second = await repo.update({ vendor_name: null, reminders_enabled: true, absent: null }, AT, audit);
+    const second = await change(unitOf(o), { vendor_name: null, reminders_enabled: true, absent: null }, AT, audit);
     const { vendor_name: _dropped, ...rest } = first;
     expect(second).toEqual({ ...rest, reminders_enabled: true });
     expect(await repo.all()).toEqual(second);
@@ -51,9 +57,9 @@ forEachEngine("SettingsRepo", (engine, open) => {
 
   test("a throwing audit rolls the whole change back", async () => {
     await setup();
-    await repo.update({ a: 1, b: 2 }, AT, () => audited("settings.update"));
+    await change(unitOf(o), { a: 1, b: 2 }, AT, () => audited("settings.update"));
     const err = await rejection(
-      repo.update({ a: null, b: 3, c: 4 }, AT, () => {
+      change(unitOf(o), { a: null, b: 3, c: 4 }, AT, () => {
         throw new Error("refused");
       }),
     );
@@ -66,10 +72,10 @@ forEachEngine("SettingsRepo", (engine, open) => {
     test("concurrent updates from three nodes: each audit's before/after differ by exactly its own key", async () => {
       await setup();
       const diffs: string[][] = [];
-      await withNodes(o, 3, (nodes) =>
+      await withPgUnits(o, 3, (units) =>
         Promise.all(
           Array.from({ length: 12 }, (_, i) =>
-            nodes[i % 3]!.settings.update({ [`k${i}`]: i }, AT, (before, after) => {
+            change(units[i % 3]!, { [`k${i}`]: i }, AT, (before, after) => {
               diffs.push(Object.keys(after).filter((k) => !(k in before)));
               return audited("settings.update");
             }),
@@ -77,7 +83,6 @@ forEachEngine("SettingsRepo", (engine, open) => {
         ),
       );
       expect(Object.keys(await repo.all()).length).toBe(12);
-      // Includes the callbacks of attempts PostgreSQL rolled back and re-ran: they saw one snapshot too.
       expect(diffs.filter((d) => d.length !== 1)).toEqual([]);
       expect((await auditActions(o)).length).toBe(12);
     });

@@ -10,6 +10,7 @@ import type { Product } from "../../src/modules/products/repo";
 import type { Effects } from "../../src/modules/outbox/effects";
 import type { Tx } from "../../src/db/store";
 import type { Repos } from "../../src/deps";
+import { applySettingsChange } from "../../src/modules/settings/service";
 import { TransactionScopeError } from "../../src/db/transaction-scope";
 
 for (const engine of engines()) {
@@ -185,18 +186,28 @@ for (const engine of engines()) {
       });
     }
 
+    test("a settings change inside it commits with it", async () => {
+      const stored = await t.deps.db.transaction(({ repos: r }) =>
+        applySettingsChange(r, { vendor_name: "Inside" }, t.clock.now(), () => ({
+          audit: { actor: SYSTEM_ACTOR, action: "settings.update", entityType: "settings", entityId: null, productId: null, changes: null, at: t.clock.now() },
+        })),
+      );
+      expect(stored.vendor_name).toBe("Inside");
+      expect((await t.deps.repos.settings.all()).vendor_name).toBe("Inside");
+    });
+
     test(
       engine === "postgres"
-        ? "the SERIALIZABLE-only write (settings) refuses to run inside it instead of running weaker"
-        : "a settings update inside it commits with it",
+        ? "the SERIALIZABLE-only write (signing-key activation) refuses to run inside it instead of running weaker"
+        : "a signing-key activation inside it commits with it",
       async () => {
-        const run = t.deps.db.transaction(({ repos: r }) =>
-          r.settings.update({ vendor_name: "Inside" }, t.clock.now(), () => ({ audit: { actor: SYSTEM_ACTOR, action: "settings.update", entityType: "settings", entityId: null, productId: null, changes: null, at: t.clock.now() } })),
-        );
+        const id = newId();
+        const key = { id, kid: `kid-${id.slice(-12)}`, purpose: "token" as const, productId: null, publicKeyHex: "ab".repeat(32), privateKeyEncrypted: `sealed-${id}`, keyNumHex: null, active: true, createdAt: t.clock.now(), retiredAt: null };
+        const run = t.deps.db.transaction(({ repos: r }) => r.signingKeys.activate(key, { onlyIfNoneActive: false }));
         if (engine === "postgres") {
           expect(await run.catch((e: Error) => e.message)).toContain("SERIALIZABLE");
         } else {
-          expect((await run).vendor_name).toBe("Inside");
+          expect((await run).kid).toBe(key.kid);
         }
       },
     );
