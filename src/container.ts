@@ -13,9 +13,9 @@ import type { Logger } from "./shared/logger";
 import { loadMasterKey, secretsFromMaster } from "./modules/keys/secrets";
 import { createTokenKeyring } from "./modules/keys/service";
 import { createSigningKeyRepo } from "./modules/keys/repo.sqlite";
-import { createAuditRepo } from "./modules/audit/repo.sqlite";
+import { createAuditRepo } from "./modules/audit/repo.sql";
 import { createProductRepo } from "./modules/products/repo.sqlite";
-import { createApiKeyRepo } from "./modules/api-keys/repo.sqlite";
+import { createApiKeyRepo } from "./modules/api-keys/repo.sql";
 import { createPlanRepo } from "./modules/plans/repo.sqlite";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
 import { createReleaseRepo } from "./modules/releases/repo.sqlite";
@@ -43,7 +43,7 @@ import { createEmailHandler } from "./modules/email/handler";
 import { maySignIn } from "./modules/sign-in/service";
 import { loadEmailRenderContext } from "./modules/email/context";
 import { createLifecycleRepo } from "./modules/lifecycle/repo.sqlite";
-import { createEmailTemplateRepo } from "./modules/email/repo.sqlite";
+import { createEmailTemplateRepo } from "./modules/email/repo.sql";
 import { createWebhookRepo } from "./modules/webhooks/repo.sqlite";
 import { createWebhookFanOut } from "./modules/webhooks/handler";
 import { systemResolver } from "./modules/webhooks/ssrf";
@@ -55,9 +55,9 @@ export function createSqliteRepos(handle: DbHandle): Repos {
   const d = sqliteQueryDialect(handle);
   return {
     signingKeys: createSigningKeyRepo(handle),
-    audit: createAuditRepo(handle),
+    audit: createAuditRepo(d),
     products: createProductRepo(handle),
-    apiKeys: createApiKeyRepo(handle),
+    apiKeys: createApiKeyRepo(d),
     plans: createPlanRepo(handle),
     licenses: createLicenseRepo(handle),
     releases: createReleaseRepo(handle),
@@ -78,7 +78,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     sessions: createSessionRepo(d),
     signInCodes: createSignInCodeRepo(d),
     lifecycle: createLifecycleRepo(handle),
-    emailTemplates: createEmailTemplateRepo(handle),
+    emailTemplates: createEmailTemplateRepo(d),
     webhooks: createWebhookRepo(handle),
     payments: createPaymentRepo(handle),
     meterQueue: createMeterQueueRepo(handle),

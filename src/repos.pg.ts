@@ -21,8 +21,8 @@ import { createProductRepoPg } from "./modules/products/repo.pg";
 import { createPlanRepoPg } from "./modules/plans/repo.pg";
 import { createAddonRepoPg } from "./modules/addons/repo.pg";
 import { createSettingsRepo } from "./modules/settings/repo.sql";
-import { createApiKeyRepoPg } from "./modules/api-keys/repo.pg";
-import { createAuditRepoPg } from "./modules/audit/repo.pg";
+import { createApiKeyRepo } from "./modules/api-keys/repo.sql";
+import { createAuditRepo } from "./modules/audit/repo.sql";
 import { createSigningKeyRepoPg } from "./modules/keys/repo.pg";
 import { createJobLeaseRepoPg } from "./jobs/lease.pg";
 import { createOutboxRepoPg } from "./modules/outbox/repo.pg";
@@ -32,7 +32,7 @@ import { createSessionRepo } from "./modules/sessions/repo.sql";
 import { pgQueryDialect } from "./db/dialect/query.pg";
 import { createSignInCodeRepo } from "./modules/sign-in/repo.sql";
 import { createLifecycleRepoPg } from "./modules/lifecycle/repo.pg";
-import { createEmailTemplateRepoPg } from "./modules/email/repo.pg";
+import { createEmailTemplateRepo } from "./modules/email/repo.sql";
 import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
 import { createPaymentRepoPg } from "./modules/payments/repo.pg";
 import { createMeterQueueRepoPg } from "./modules/metering/repo.pg";
@@ -80,9 +80,9 @@ export function createPgRepos(handle: PgHandle): Repos {
   const d = pgQueryDialect(handle);
   return {
     signingKeys: createSigningKeyRepoPg(handle),
-    audit: createAuditRepoPg(handle),
+    audit: createAuditRepo(d),
     products: createProductRepoPg(handle),
-    apiKeys: createApiKeyRepoPg(handle),
+    apiKeys: createApiKeyRepo(d),
     plans: createPlanRepoPg(handle),
     licenses: createLicenseRepoPg(handle),
     releases: createReleaseRepoPg(handle),
@@ -103,7 +103,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     sessions: createSessionRepo(d),
     signInCodes: createSignInCodeRepo(d),
     lifecycle: createLifecycleRepoPg(handle),
-    emailTemplates: createEmailTemplateRepoPg(handle),
+    emailTemplates: createEmailTemplateRepo(d),
     webhooks: createWebhookRepoPg(handle),
     payments: createPaymentRepoPg(handle),
     meterQueue: createMeterQueueRepoPg(handle),

@@ -10,9 +10,8 @@ export interface EmailTemplateOverride {
 export interface EmailTemplateRepo {
   list(): Promise<EmailTemplateOverride[]>;
   /**
-   * The override, held until the unit of work ends (PostgreSQL: the row locked when it exists; a
-   * racing first insert is settled by upsert, and each caller's audit row says what it saw). null
-   * when there is none.
+   * The override, held until the unit of work ends, by name (the first override has no row yet), so
+   * edits of one template take turns and each audits what it replaced. null when there is none.
    */
   lock(name: string): Promise<EmailTemplateOverride | null>;
   /** Inserts or replaces the override. */

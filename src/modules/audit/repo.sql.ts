@@ -1,17 +1,15 @@
-import { and, eq, gte, lte, sql, type SQL } from "drizzle-orm";
-import type { PgHandle } from "../../db/pg";
-import { auditLog } from "../../db/schema-pg";
+// AuditRepo on both engines, written once against the query seam (db/dialect/query.ts).
+import { and, desc, eq, gte, lte, type SQL } from "drizzle-orm";
+import type { QueryDialect } from "../../db/dialect/query";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import type { AuditFilter, AuditRecord, AuditRepo } from "./repo";
 
-type Row = typeof auditLog.$inferSelect;
+type Row = QueryDialect["tables"]["auditLog"]["$inferSelect"];
 const toRecord = (r: Row): AuditRecord => ({ ...r, changes: r.changes ?? null });
 
-/** The id in byte order (SQLite's text comparison), whatever the database collation. */
-const idBytes = sql`${auditLog.id} COLLATE "C"`;
-
 /** GET /admin/audit's one statement for a filter (exported for the query-plan test). */
-export function auditListQueryPg(db: PgHandle["db"], f: AuditFilter) {
+export function auditListQuery(d: QueryDialect, f: AuditFilter) {
+  const { auditLog } = d.tables;
   const where: SQL[] = [];
   if (f.entityType) where.push(eq(auditLog.entityType, f.entityType));
   if (f.entityId) where.push(eq(auditLog.entityId, f.entityId));
@@ -20,21 +18,20 @@ export function auditListQueryPg(db: PgHandle["db"], f: AuditFilter) {
   if (f.productId) where.push(eq(auditLog.productId, f.productId));
   if (f.since) where.push(gte(auditLog.createdAt, f.since));
   if (f.until) where.push(lte(auditLog.createdAt, f.until));
-  // Newest first; ids are UUIDv7 so (created_at, id) is a stable total order. Same cursor as SQLite.
-  if (f.cursor) where.push(afterCursor(auditLog.createdAt, idBytes, decodeCursor(f.cursor)));
-  return db
+  // Newest first; ids are UUIDv7 so (created_at, id) is a stable total order.
+  if (f.cursor) where.push(afterCursor(auditLog.createdAt, d.byteOrder(auditLog.id), decodeCursor(f.cursor)));
+  return d.db
     .select()
     .from(auditLog)
     .where(where.length ? and(...where) : undefined)
-    .orderBy(sql`${auditLog.createdAt} DESC`, sql`${idBytes} DESC`)
+    .orderBy(desc(auditLog.createdAt), desc(d.byteOrder(auditLog.id)))
     .limit(f.limit + 1);
 }
 
-export function createAuditRepoPg(handle: PgHandle): AuditRepo {
-  const { db } = handle;
+export function createAuditRepo(d: QueryDialect): AuditRepo {
   return {
     async list(f) {
-      return keysetPage((await auditListQueryPg(db, f)).map(toRecord), f.limit);
+      return keysetPage((await auditListQuery(d, f)).map(toRecord), f.limit);
     },
   };
 }
