@@ -48,7 +48,7 @@ import { createWebhookRepo } from "./modules/webhooks/repo.sqlite";
 import { createWebhookFanOut } from "./modules/webhooks/handler";
 import { systemResolver } from "./modules/webhooks/ssrf";
 import { createStripeClient } from "./modules/payments/stripe";
-import { createPaymentRepo } from "./modules/payments/repo.sqlite";
+import { createPaymentRepo } from "./modules/payments/repo.sql";
 import { createMeterQueueRepo } from "./modules/metering/repo.sqlite";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
@@ -80,7 +80,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     lifecycle: createLifecycleRepo(handle),
     emailTemplates: createEmailTemplateRepo(d),
     webhooks: createWebhookRepo(handle),
-    payments: createPaymentRepo(handle),
+    payments: createPaymentRepo(d),
     meterQueue: createMeterQueueRepo(handle),
   };
 }

@@ -34,7 +34,7 @@ import { createSignInCodeRepo } from "./modules/sign-in/repo.sql";
 import { createLifecycleRepoPg } from "./modules/lifecycle/repo.pg";
 import { createEmailTemplateRepo } from "./modules/email/repo.sql";
 import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
-import { createPaymentRepoPg } from "./modules/payments/repo.pg";
+import { createPaymentRepo } from "./modules/payments/repo.sql";
 import { createMeterQueueRepoPg } from "./modules/metering/repo.pg";
 
 /** The public rate limiter on PostgreSQL (exact across nodes); openPgEngine wires it as `rateLimiter`. */
@@ -105,7 +105,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     lifecycle: createLifecycleRepoPg(handle),
     emailTemplates: createEmailTemplateRepo(d),
     webhooks: createWebhookRepoPg(handle),
-    payments: createPaymentRepoPg(handle),
+    payments: createPaymentRepo(d),
     meterQueue: createMeterQueueRepoPg(handle),
   };
 }

@@ -30,8 +30,7 @@ import { acceptedSeatsQuery, licensesOwnedQuery, seatsOfLicenseQuery } from "../
 import { acceptedSeatsQueryPg, licensesOwnedQueryPg, seatsOfLicenseQueryPg } from "../../src/modules/seats/repo.pg";
 import { offlineActivationsOfLicenseQuery } from "../../src/modules/offline/repo.sqlite";
 import { offlineActivationsOfLicenseQueryPg } from "../../src/modules/offline/repo.pg";
-import { paymentsOfLicenseQuery } from "../../src/modules/payments/repo.sqlite";
-import { paymentsOfLicenseQueryPg } from "../../src/modules/payments/repo.pg";
+import { paymentsOfLicenseQuery } from "../../src/modules/payments/repo.sql";
 import { drizzle as drizzleSqlite } from "drizzle-orm/bun-sqlite";
 import * as sqliteSchema from "../../src/db/schema";
 import { createSqliteRepos } from "../../src/container";
@@ -116,6 +115,11 @@ const PRODUCT = "0193a0b2-0000-7000-8000-0000000000aa";
 /** A statement written once (a repo.sql.ts) as the two engines' builders listCases takes. */
 function onBoth<F>(q: (d: QueryDialect, f: F) => Built): [(db: NonNullable<Opened["sqlite"]>["db"], f: F) => Built, (db: NonNullable<Opened["pg"]>["db"], f: F) => Built] {
   return [(db, f) => q(sqliteQueryDialect({ db, sqlite: db.$client }), f), (db, f) => q(pgQueryDialect({ db }), f)];
+}
+
+/** A statement written once as a PlanCase's two builders. */
+function onBothCase(q: (d: QueryDialect) => Built): Pick<PlanCase, "sqlite" | "pg"> {
+  return { sqlite: (db) => q(sqliteQueryDialect({ db, sqlite: db.$client })), pg: (db) => q(pgQueryDialect({ db })) };
 }
 
 function listCases<F extends { limit: number; cursor?: string }>(
@@ -249,8 +253,7 @@ const CASES: PlanCase[] = [
   },
   {
     name: "GET /admin/licenses/:id/billing: the license's payments",
-    sqlite: (db) => paymentsOfLicenseQuery(db, PRODUCT),
-    pg: (db) => paymentsOfLicenseQueryPg(db, PRODUCT),
+    ...onBothCase((d) => paymentsOfLicenseQuery(d, PRODUCT)),
     index: "payments_license_idx",
     tables: ["payments"],
   },
