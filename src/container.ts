@@ -49,7 +49,7 @@ import { createWebhookFanOut } from "./modules/webhooks/handler";
 import { systemResolver } from "./modules/webhooks/ssrf";
 import { createStripeClient } from "./modules/payments/stripe";
 import { createPaymentRepo } from "./modules/payments/repo.sql";
-import { createMeterQueueRepo } from "./modules/metering/repo.sqlite";
+import { createMeterQueueRepo } from "./modules/metering/repo.sql";
 
 export function createSqliteRepos(handle: DbHandle): Repos {
   const d = sqliteQueryDialect(handle);
@@ -81,7 +81,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     emailTemplates: createEmailTemplateRepo(d),
     webhooks: createWebhookRepo(handle),
     payments: createPaymentRepo(d),
-    meterQueue: createMeterQueueRepo(handle),
+    meterQueue: createMeterQueueRepo(d),
   };
 }
 

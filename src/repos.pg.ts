@@ -35,7 +35,7 @@ import { createLifecycleRepoPg } from "./modules/lifecycle/repo.pg";
 import { createEmailTemplateRepo } from "./modules/email/repo.sql";
 import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
 import { createPaymentRepo } from "./modules/payments/repo.sql";
-import { createMeterQueueRepoPg } from "./modules/metering/repo.pg";
+import { createMeterQueueRepo } from "./modules/metering/repo.sql";
 
 /** The public rate limiter on PostgreSQL (exact across nodes); openPgEngine wires it as `rateLimiter`. */
 export { createPgRateLimiter };
@@ -106,6 +106,6 @@ export function createPgRepos(handle: PgHandle): Repos {
     emailTemplates: createEmailTemplateRepo(d),
     webhooks: createWebhookRepoPg(handle),
     payments: createPaymentRepo(d),
-    meterQueue: createMeterQueueRepoPg(handle),
+    meterQueue: createMeterQueueRepo(d),
   };
 }

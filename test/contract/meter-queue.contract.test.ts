@@ -7,7 +7,7 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { seedCatalog, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
-import { pgNodes } from "./inspect";
+import { withPgUnits } from "./unit";
 
 const later = (ms: number) => new Date(SEED_TIME.getTime() + ms);
 const CLAIM = 600_000;
@@ -108,19 +108,15 @@ forEachEngine("MeterQueueRepo", (engine, open) => {
         ids.add(r.id);
         await repo.enqueue(r);
       }
-      const nodes = await pgNodes(o, 3);
-      try {
-        const claims = await Promise.all(
-          Array.from({ length: 12 }, (_, i) => nodes.repos[i % 3]!.meterQueue.claimDue(later(1000), later(1000 + CLAIM), 15)),
-        );
-        const taken = claims.flat().map((r) => r.id);
-        expect(new Set(taken).size).toBe(taken.length);
-        expect(taken.length).toBe(120);
-        expect(claims.flat().every((r) => r.attempts === 1)).toBe(true);
-        expect([...ids].every((id) => taken.includes(id))).toBe(true);
-      } finally {
-        await nodes.close();
-      }
+      // Each claim in its own unit of work, as the drain makes it (metering/service.ts).
+      const claims = await withPgUnits(o, 3, (units) =>
+        Promise.all(Array.from({ length: 12 }, (_, i) => units[i % 3]!((r) => r.meterQueue.claimDue(later(1000), later(1000 + CLAIM), 15)))),
+      );
+      const taken = claims.flat().map((r) => r.id);
+      expect(new Set(taken).size).toBe(taken.length);
+      expect(taken.length).toBe(120);
+      expect(claims.flat().every((r) => r.attempts === 1)).toBe(true);
+      expect([...ids].every((id) => taken.includes(id))).toBe(true);
     });
   }
 });

@@ -12,7 +12,8 @@ export function pgQueryDialect(handle: Pick<PgHandle, "db" | "inTransaction">): 
     db: handle.db as unknown as QueryDialect["db"],
     tables: schema as unknown as QueryDialect["tables"],
     byteOrder: (column) => sql`${column} COLLATE "C"`,
-    forUpdate: (query, strength = "update") => (query as unknown as { for(strength: string): unknown }).for(strength) as typeof query,
+    forUpdate: (query, strength = "update", opts) =>
+      (query as unknown as { for(strength: string, config?: { skipLocked: true }): unknown }).for(strength, opts?.skipLocked ? { skipLocked: true } : undefined) as typeof query,
     async lockKey(name) {
       // Outside a transaction the lock would end with its own statement.
       if (!handle.inTransaction) throw new Error(`lockKey(${name}) outside a unit of work`);

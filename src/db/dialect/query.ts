@@ -33,8 +33,9 @@ export interface QueryDialect {
    * The rows a select reads, locked until the unit of work ends (SELECT … FOR UPDATE on PostgreSQL;
    * on SQLite the unit already holds the database's one write lock). "no key update" (FOR NO KEY
    * UPDATE) still lets other transactions insert rows whose foreign keys point at the locked ones.
+   * `skipLocked`: rows another transaction holds are left out instead of waited for (a queue's claim).
    */
-  forUpdate<Q>(query: Q, strength?: "update" | "no key update"): Q;
+  forUpdate<Q>(query: Q, strength?: "update" | "no key update", opts?: { skipLocked?: boolean }): Q;
   /**
    * A named lock held until the unit of work ends, for a rule over rows that may not exist yet (how
    * many codes an address was sent): PostgreSQL's transaction-scoped advisory lock on the name's

@@ -28,7 +28,7 @@ export interface MeterQueueRepo {
   enqueue(event: MeterEvent): Promise<void>;
   /**
    * Claims up to `limit` pending rows due at `now` (next_attempt_at ≤ now), oldest occurrence first,
-   * in one atomic write: each gets attempts + 1 and next_attempt_at = `claimUntil`, so no other
+   * in the caller's unit of work: each gets attempts + 1 and next_attempt_at = `claimUntil`, so no other
    * drainer (another node, a concurrent admin run) takes it before `claimUntil`. On PostgreSQL rows
    * another transaction is claiming are skipped (FOR UPDATE SKIP LOCKED), never taken twice.
    * Returns the claimed rows as updated; their `attempts` is the claim's fence for the writes below.

@@ -37,7 +37,7 @@ export interface MeterSyncOptions {
 const NO_CUSTOMER = "no Stripe customer is linked to the license (it was not bought through Stripe checkout): not sent";
 
 /** One drain at `now` with the given client; used by the job (Stripe configured) and the admin route. */
-export async function drainMeterQueue(deps: Pick<Deps, "repos" | "clock" | "logger">, stripe: Stripe, opts: MeterSyncOptions = {}): Promise<MeterSyncResult> {
+export async function drainMeterQueue(deps: Pick<Deps, "repos" | "clock" | "logger" | "db">, stripe: Stripe, opts: MeterSyncOptions = {}): Promise<MeterSyncResult> {
   const batchSize = Math.max(1, opts.batchSize ?? METER_BATCH_SIZE);
   const maxBatches = Math.max(1, opts.maxBatches ?? METER_MAX_BATCHES);
   const result: MeterSyncResult = { claimed: 0, sent: 0, skipped: 0, retrying: 0, items: [] };
@@ -50,7 +50,7 @@ export async function drainMeterQueue(deps: Pick<Deps, "repos" | "clock" | "logg
 
   for (let batch = 0; batch < maxBatches; batch++) {
     const now = deps.clock.now();
-    const rows = await deps.repos.meterQueue.claimDue(now, new Date(now.getTime() + METER_CLAIM_MS), batchSize);
+    const rows = await deps.db.transaction(({ repos }) => repos.meterQueue.claimDue(now, new Date(now.getTime() + METER_CLAIM_MS), batchSize));
     result.claimed += rows.length;
     // After a failure that says Stripe is unavailable, the rest of the batch waits (no call is made).
     let unavailable: string | null = null;
