@@ -33,7 +33,7 @@ import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
 import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
 import { createJobLeaseRepo } from "./jobs/lease.sqlite";
 import { createOutboxRepo } from "./modules/outbox/repo.sqlite";
-import { createSeatRepo } from "./modules/seats/repo.sqlite";
+import { createSeatRepo } from "./modules/seats/repo.sql";
 import { createUserRepo } from "./modules/users/repo.sql";
 import { createSessionRepo } from "./modules/sessions/repo.sql";
 import { sqliteQueryDialect } from "./db/dialect/query.sqlite";
@@ -73,7 +73,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     bruteForce: createBruteForceRepo(handle),
     jobLeases: createJobLeaseRepo(handle),
     outbox: createOutboxRepo(handle),
-    seats: createSeatRepo(handle),
+    seats: createSeatRepo(d),
     users: createUserRepo(d),
     sessions: createSessionRepo(d),
     signInCodes: createSignInCodeRepo(d),

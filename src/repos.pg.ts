@@ -26,7 +26,7 @@ import { createAuditRepo } from "./modules/audit/repo.sql";
 import { createSigningKeyRepoPg } from "./modules/keys/repo.pg";
 import { createJobLeaseRepoPg } from "./jobs/lease.pg";
 import { createOutboxRepoPg } from "./modules/outbox/repo.pg";
-import { createSeatRepoPg } from "./modules/seats/repo.pg";
+import { createSeatRepo } from "./modules/seats/repo.sql";
 import { createUserRepo } from "./modules/users/repo.sql";
 import { createSessionRepo } from "./modules/sessions/repo.sql";
 import { pgQueryDialect } from "./db/dialect/query.pg";
@@ -98,7 +98,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     bruteForce: createBruteForceRepoPg(handle),
     jobLeases: createJobLeaseRepoPg(handle),
     outbox: createOutboxRepoPg(handle),
-    seats: createSeatRepoPg(handle),
+    seats: createSeatRepo(d),
     users: createUserRepo(d),
     sessions: createSessionRepo(d),
     signInCodes: createSignInCodeRepo(d),

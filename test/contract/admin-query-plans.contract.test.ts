@@ -26,8 +26,7 @@ import { sqliteQueryDialect } from "../../src/db/dialect/query.sqlite";
 import { pgQueryDialect } from "../../src/db/dialect/query.pg";
 import { activationsOfLicenseQuery } from "../../src/modules/activations/repo.sqlite";
 import { activationsOfLicenseQueryPg } from "../../src/modules/activations/repo.pg";
-import { acceptedSeatsQuery, licensesOwnedQuery, seatsOfLicenseQuery } from "../../src/modules/seats/repo.sqlite";
-import { acceptedSeatsQueryPg, licensesOwnedQueryPg, seatsOfLicenseQueryPg } from "../../src/modules/seats/repo.pg";
+import { acceptedSeatsQuery, licensesOwnedQuery, seatsOfLicenseQuery } from "../../src/modules/seats/repo.sql";
 import { offlineActivationsOfLicenseQuery } from "../../src/modules/offline/repo.sqlite";
 import { offlineActivationsOfLicenseQueryPg } from "../../src/modules/offline/repo.pg";
 import { paymentsOfLicenseQuery } from "../../src/modules/payments/repo.sql";
@@ -214,8 +213,8 @@ const CASES: PlanCase[] = [
     [null, { t: Date.UTC(2026, 10, 21), id: "0193a000-0000-7000-8000-000000000000" }].map(
     (cursor): PlanCase => ({
       name: `GET /admin/licenses/:id/seats, POST /portal/seats: a page of the license's seats${removed ? ", removed ones too" : ""}${cursor ? ", after a cursor" : ""}`,
-      sqlite: (db) => seatsOfLicenseQuery(db, PRODUCT, removed, { limit: 51, cursor }),
-      pg: (db) => seatsOfLicenseQueryPg(db, PRODUCT, removed, { limit: 51, cursor }),
+      sqlite: (db) => seatsOfLicenseQuery(sqliteQueryDialect({ db, sqlite: db.$client }), PRODUCT, removed, { limit: 51, cursor }),
+      pg: (db) => seatsOfLicenseQuery(pgQueryDialect({ db }), PRODUCT, removed, { limit: 51, cursor }),
       index: "seats_license_created_idx",
       tables: ["seats"],
     }),
@@ -223,23 +222,23 @@ const CASES: PlanCase[] = [
   ),
   {
     name: "GET /portal/licenses: the signed-in user's accepted seats",
-    sqlite: (db) => acceptedSeatsQuery(db, PRODUCT),
-    pg: (db) => acceptedSeatsQueryPg(db, PRODUCT),
+    sqlite: (db) => acceptedSeatsQuery(sqliteQueryDialect({ db, sqlite: db.$client }), PRODUCT),
+    pg: (db) => acceptedSeatsQuery(pgQueryDialect({ db }), PRODUCT),
     index: "seats_user_idx",
     tables: ["seats"],
   },
   {
     name: "GET /portal/licenses, a later page: the user's accepted seats after the cursor",
-    sqlite: (db) => acceptedSeatsQuery(db, PRODUCT, { after: { at: new Date(SINCE), id: PRODUCT }, limit: 51 }),
-    pg: (db) => acceptedSeatsQueryPg(db, PRODUCT, { after: { at: new Date(SINCE), id: PRODUCT }, limit: 51 }),
+    sqlite: (db) => acceptedSeatsQuery(sqliteQueryDialect({ db, sqlite: db.$client }), PRODUCT, { after: { at: new Date(SINCE), id: PRODUCT }, limit: 51 }),
+    pg: (db) => acceptedSeatsQuery(pgQueryDialect({ db }), PRODUCT, { after: { at: new Date(SINCE), id: PRODUCT }, limit: 51 }),
     index: "seats_user_idx",
     tables: ["seats"],
   },
   ...[false, true].map(
     (later): PlanCase => ({
       name: `GET /portal/licenses: the licenses the user owns${later ? ", a later page" : ""}`,
-      sqlite: (db) => licensesOwnedQuery(db, "owner@example.com", { after: later ? { at: new Date(SINCE), id: PRODUCT } : undefined, limit: 51 }),
-      pg: (db) => licensesOwnedQueryPg(db, "owner@example.com", { after: later ? { at: new Date(SINCE), id: PRODUCT } : undefined, limit: 51 }),
+      sqlite: (db) => licensesOwnedQuery(sqliteQueryDialect({ db, sqlite: db.$client }), "owner@example.com", { after: later ? { at: new Date(SINCE), id: PRODUCT } : undefined, limit: 51 }),
+      pg: (db) => licensesOwnedQuery(pgQueryDialect({ db }), "owner@example.com", { after: later ? { at: new Date(SINCE), id: PRODUCT } : undefined, limit: 51 }),
       index: "licenses_email_lower_idx",
       tables: ["licenses"],
     }),
