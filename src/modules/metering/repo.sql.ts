@@ -24,7 +24,8 @@ export function createMeterQueueRepo(d: QueryDialect): MeterQueueRepo {
           .select({ id: meterQueue.id })
           .from(meterQueue)
           .where(and(eq(meterQueue.status, "pending"), lte(meterQueue.nextAttemptAt, now)))
-          .orderBy(asc(meterQueue.nextAttemptAt), d.byteOrder(meterQueue.id))
+          // In meter_queue_due_idx order (its id in the database collation: any tie order will do).
+          .orderBy(asc(meterQueue.nextAttemptAt), asc(meterQueue.id))
           .limit(limit),
         "update",
         { skipLocked: true },
