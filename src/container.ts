@@ -12,7 +12,7 @@ import type { Clock } from "./shared/clock";
 import type { Logger } from "./shared/logger";
 import { loadMasterKey, secretsFromMaster } from "./modules/keys/secrets";
 import { createTokenKeyring } from "./modules/keys/service";
-import { createSigningKeyRepo } from "./modules/keys/repo.sqlite";
+import { createSigningKeyRepo } from "./modules/keys/repo.sql";
 import { createAuditRepo } from "./modules/audit/repo.sql";
 import { createProductRepo } from "./modules/products/repo.sqlite";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sql";
@@ -54,7 +54,7 @@ import { createMeterQueueRepo } from "./modules/metering/repo.sql";
 export function createSqliteRepos(handle: DbHandle): Repos {
   const d = sqliteQueryDialect(handle);
   return {
-    signingKeys: createSigningKeyRepo(handle),
+    signingKeys: createSigningKeyRepo(d),
     audit: createAuditRepo(d),
     products: createProductRepo(handle),
     apiKeys: createApiKeyRepo(d),
@@ -105,6 +105,7 @@ async function assemble(
   const repos = scope.guard(engine.repos);
   const tokenKeys = await createTokenKeyring({
     repo: repos.signingKeys,
+    transaction: (fn) => scope.transaction(({ repos: r }) => fn(r)),
     secrets,
     clock,
     configuredSeedHex: config.licenseSigningKeyHex,

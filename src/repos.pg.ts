@@ -23,7 +23,7 @@ import { createAddonRepoPg } from "./modules/addons/repo.pg";
 import { createSettingsRepo } from "./modules/settings/repo.sql";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sql";
 import { createAuditRepo } from "./modules/audit/repo.sql";
-import { createSigningKeyRepoPg } from "./modules/keys/repo.pg";
+import { createSigningKeyRepo } from "./modules/keys/repo.sql";
 import { createJobLeaseRepoPg } from "./jobs/lease.pg";
 import { createOutboxRepoPg } from "./modules/outbox/repo.pg";
 import { createSeatRepo } from "./modules/seats/repo.sql";
@@ -79,7 +79,7 @@ export async function openPgEngine(
 export function createPgRepos(handle: PgHandle): Repos {
   const d = pgQueryDialect(handle);
   return {
-    signingKeys: createSigningKeyRepoPg(handle),
+    signingKeys: createSigningKeyRepo(d),
     audit: createAuditRepo(d),
     products: createProductRepoPg(handle),
     apiKeys: createApiKeyRepo(d),

@@ -1,13 +1,6 @@
-// SERIALIZABLE transactions with retry, for the few PostgreSQL writes whose decision rests on rows that
-// may not exist yet, so there is no row to lock (first-start signing-key race, settings documents):
-// PostgreSQL's serializable snapshot isolation aborts one of two transactions that read the same
-// predicate and then write into it (SQLSTATE 40001), and the retry sees the winner's committed rows.
-import { is } from "drizzle-orm";
-import { PgTransaction } from "drizzle-orm/pg-core";
-import type { PgDb } from "./pg";
-
-type PgTx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
-
+// Serialization failures and deadlocks on PostgreSQL: telling them apart, and running again a statement
+// PostgreSQL aborted for one. (Rules over rows that may not exist yet take a named lock in their unit of
+// work instead of a SERIALIZABLE transaction: db/dialect/query.ts lockKey.)
 /** Serialization failure or deadlock: the transaction was rolled back and may simply run again. */
 export function isRetryableConflict(e: unknown): boolean {
   let cur = e as { code?: string; cause?: unknown } | null | undefined;
@@ -18,20 +11,8 @@ export function isRetryableConflict(e: unknown): boolean {
   return false;
 }
 
-/**
- * Runs `fn` in a SERIALIZABLE transaction, re-running it (a fresh transaction, so `fn` must only
- * touch the database and synchronous callbacks) when PostgreSQL aborts it for a serialization
- * conflict. Gives up after `attempts` tries, rethrowing the last conflict.
- */
-export async function serializable<T>(db: PgDb, fn: (tx: PgTx) => Promise<T>, attempts = 20): Promise<T> {
-  // Inside DataStore.transaction this would be a savepoint of a READ COMMITTED transaction: the
-  // decision it protects would silently lose its guarantee. Refuse instead.
-  if (is(db, PgTransaction)) throw new Error("this write needs its own SERIALIZABLE transaction and cannot run inside DataStore.transaction()");
-  return await retryConflicts(() => db.transaction(fn, { isolationLevel: "serializable" }), attempts);
-}
-
 /** Runs `run` again on a serialization failure or deadlock, up to `attempts` times in all. */
-async function retryConflicts<T>(run: () => Promise<T>, attempts: number): Promise<T> {
+export async function retryConflicts<T>(run: () => Promise<T>, attempts: number): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await run();
@@ -51,7 +32,7 @@ async function retryConflicts<T>(run: () => Promise<T>, attempts: number): Promi
  *   "skip": a best-effort timestamp (last seen, last used): another writer just wrote the row, so
  *           this write is dropped (it would have written the same moment).
  *   "retry": the statement runs again (a fresh snapshot sees the other's commit), with the same
- *           randomised backoff as serializable(), up to 20 times.
+ *           randomised, growing backoff as retryConflicts, up to 20 times.
  */
 export async function autocommitWrite<T>(run: () => Promise<T>, onConflict: "skip" | "retry"): Promise<T | undefined> {
   if (onConflict === "retry") return await retryConflicts(run, 20);

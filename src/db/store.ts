@@ -26,9 +26,8 @@ export interface DataStore {
    * SQLite, one writer per file, and use another connection on PostgreSQL) and a nested
    * `transaction` refuse with TransactionScopeError when called from inside `fn`, even through a
    * closure over `deps` (db/transaction-scope.ts). A repository method's own transaction becomes
-   * a savepoint. On PostgreSQL the transaction is READ COMMITTED; the one method that needs
-   * SERIALIZABLE (signing-key activation) refuses to run inside it rather than run
-   * with weaker guarantees.
+   * a savepoint. On PostgreSQL the transaction is READ COMMITTED: a rule over rows locks them
+   * (row locks), or a name when the rows may not exist yet (db/dialect/query.ts lockKey).
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: TransactionOptions): Promise<T>;
 }

@@ -1,6 +1,7 @@
-// SigningKeyRepo on every engine: one active key per (purpose, product), rotation retires the old
-// key, reactivating a known kid revives its row, and on PostgreSQL nodes racing to activate (first
-// start, rotation) leave exactly one active key and agree on it.
+// SigningKeyRepo on every engine, through the activation's unit of work (keys/service.ts
+// activateKey): one active key per (purpose, product), rotation retires the old key, reactivating a
+// known kid revives its row, and on PostgreSQL nodes racing to activate (first start, rotation)
+// leave exactly one active key and agree on it.
 import { afterEach, expect, test } from "bun:test";
 import type { SigningKeyPurpose, SigningKeyRecord, SigningKeyRepo } from "../../src/modules/keys/repo";
 import { newId } from "../../src/shared/ids";
@@ -8,7 +9,12 @@ import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, seedProduct } from "./seed";
 import { repoFor } from "./repos";
 import { AT, auditActions, audited, readRows } from "./rows";
-import { withNodes } from "./nodes";
+import { unitOf, withPgUnits, type Unit } from "./unit";
+import { activateKey } from "../../src/modules/keys/service";
+import type { Effects } from "../../src/modules/outbox/effects";
+
+type ActivateOpts = { onlyIfNoneActive: boolean; effects?: Effects };
+const activateIn = (unit: Unit, next: SigningKeyRecord, opts: ActivateOpts) => unit((r) => activateKey(r, next, opts));
 
 function keyRecord(purpose: SigningKeyPurpose, productId: string | null, over: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
   const id = newId();
@@ -34,14 +40,15 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
     o = await open();
     repo = repoFor(o).signingKeys;
   };
+  const activate = (next: SigningKeyRecord, opts: ActivateOpts) => activateIn(unitOf(o), next, opts);
   afterEach(() => o?.close());
 
   test("first activation inserts the active key; onlyIfNoneActive then returns it instead", async () => {
     await setup();
     const first = keyRecord("token", null);
-    expect(await repo.activate(first, { onlyIfNoneActive: true, effects: audited("signing_key.create") })).toEqual(first);
+    expect(await activate(first, { onlyIfNoneActive: true, effects: audited("signing_key.create") })).toEqual(first);
     const second = keyRecord("token", null, { createdAt: AT });
-    expect(await repo.activate(second, { onlyIfNoneActive: true, effects: audited("signing_key.create") })).toEqual(first);
+    expect(await activate(second, { onlyIfNoneActive: true, effects: audited("signing_key.create") })).toEqual(first);
     expect(await repo.findActive("token", null)).toEqual(first);
     expect(await repo.findByKid(first.kid)).toEqual(first);
     expect(await repo.findByKid(second.kid)).toBeNull();
@@ -51,14 +58,14 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
   test("rotation retires the active key at the new key's creation time; the same kid again is a no-op", async () => {
     await setup();
     const old = keyRecord("token", null);
-    await repo.activate(old, { onlyIfNoneActive: false });
+    await activate(old, { onlyIfNoneActive: false });
     const next = keyRecord("token", null, { createdAt: AT });
-    expect(await repo.activate(next, { onlyIfNoneActive: false, effects: audited("signing_key.rotate") })).toEqual(next);
+    expect(await activate(next, { onlyIfNoneActive: false, effects: audited("signing_key.rotate") })).toEqual(next);
     const retired = { ...old, active: false, retiredAt: AT };
     expect(await repo.findByKid(old.kid)).toEqual(retired);
     expect(await repo.findActive("token", null)).toEqual(next);
     const again = keyRecord("token", null, { kid: next.kid, createdAt: new Date(AT.getTime() + 5) });
-    expect(await repo.activate(again, { onlyIfNoneActive: false, effects: audited("signing_key.rotate") })).toEqual(next);
+    expect(await activate(again, { onlyIfNoneActive: false, effects: audited("signing_key.rotate") })).toEqual(next);
     expect(await repo.list("token", null)).toEqual([next, retired]);
     expect(await auditActions(o)).toEqual(["signing_key.rotate"]);
   });
@@ -67,10 +74,10 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
     await setup();
     const a = keyRecord("token", null);
     const b = keyRecord("token", null, { createdAt: AT });
-    await repo.activate(a, { onlyIfNoneActive: false });
-    await repo.activate(b, { onlyIfNoneActive: false });
+    await activate(a, { onlyIfNoneActive: false });
+    await activate(b, { onlyIfNoneActive: false });
     const back = new Date(AT.getTime() + 1000);
-    const revived = await repo.activate(keyRecord("token", null, { kid: a.kid, createdAt: back }), {
+    const revived = await activate(keyRecord("token", null, { kid: a.kid, createdAt: back }), {
       onlyIfNoneActive: false,
       effects: audited("signing_key.rotate"),
     });
@@ -90,14 +97,14 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
     const r2old = keyRecord("release", p2.id, { createdAt: new Date(SEED_TIME.getTime() - 1) });
     const r2 = keyRecord("release", p2.id);
     const r2same = keyRecord("release", p2.id, { createdAt: SEED_TIME });
-    for (const k of [token, r1, r2old, r2]) await repo.activate(k, { onlyIfNoneActive: true });
+    for (const k of [token, r1, r2old, r2]) await activate(k, { onlyIfNoneActive: true });
     expect(await repo.findActive("token", null)).toEqual(token);
     expect(await repo.findActive("release", p1.id)).toEqual(r1);
     expect(await repo.findActive("release", p2.id)).toEqual(r2old);
     expect(await repo.findActive("release", null)).toBeNull();
     expect(await repo.findActive("token", p1.id)).toBeNull();
-    await repo.activate(r2, { onlyIfNoneActive: false });
-    await repo.activate(r2same, { onlyIfNoneActive: false });
+    await activate(r2, { onlyIfNoneActive: false });
+    await activate(r2same, { onlyIfNoneActive: false });
     // Equal creation times list in creation order.
     expect((await repo.list("release", p2.id)).map((k) => [k.kid, k.active])).toEqual([
       [r2.kid, false],
@@ -114,11 +121,9 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
 
     test("first-start race: nine activations from three nodes agree on one key, and only it is stored", async () => {
       await setup();
-      const results = await withNodes(o, 3, (nodes) =>
+      const results = await withPgUnits(o, 3, (units) =>
         Promise.all(
-          Array.from({ length: 9 }, (_, i) =>
-            nodes[i % 3]!.signingKeys.activate(keyRecord("token", null), { onlyIfNoneActive: true, effects: audited("signing_key.create") }),
-          ),
+          Array.from({ length: 9 }, (_, i) => activateIn(units[i % 3]!, keyRecord("token", null), { onlyIfNoneActive: true, effects: audited("signing_key.create") })),
         ),
       );
       const winners = new Set(results.map((r) => r.kid));
@@ -132,11 +137,11 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
     test("rotation race: nine rotations from three nodes leave exactly one active release key", async () => {
       await setup();
       const product = await seedProduct(o);
-      await repo.activate(keyRecord("release", product.id), { onlyIfNoneActive: false });
-      const results = await withNodes(o, 3, (nodes) =>
+      await activate(keyRecord("release", product.id), { onlyIfNoneActive: false });
+      const results = await withPgUnits(o, 3, (units) =>
         Promise.all(
           Array.from({ length: 9 }, (_, i) =>
-            nodes[i % 3]!.signingKeys.activate(keyRecord("release", product.id, { createdAt: new Date(AT.getTime() + i) }), {
+            activateIn(units[i % 3]!, keyRecord("release", product.id, { createdAt: new Date(AT.getTime() + i) }), {
               onlyIfNoneActive: false,
               effects: audited("signing_key.rotate"),
             }),
@@ -155,8 +160,8 @@ forEachEngine("SigningKeyRepo", (engine, open) => {
     test("same-kid race (every node configured with one seed): one row, every node gets it", async () => {
       await setup();
       const kid = "kid-configured";
-      const results = await withNodes(o, 3, (nodes) =>
-        Promise.all(Array.from({ length: 9 }, (_, i) => nodes[i % 3]!.signingKeys.activate(keyRecord("token", null, { kid }), { onlyIfNoneActive: true }))),
+      const results = await withPgUnits(o, 3, (units) =>
+        Promise.all(Array.from({ length: 9 }, (_, i) => activateIn(units[i % 3]!, keyRecord("token", null, { kid }), { onlyIfNoneActive: true }))),
       );
       expect(new Set(results.map((r) => r.id)).size).toBe(1);
       expect((await readRows(o, "signingKeys")).length).toBe(1);

@@ -1,5 +1,3 @@
-import type { Effects } from "../outbox/effects";
-
 export type SigningKeyPurpose = "token" | "release";
 
 export interface SigningKeyRecord {
@@ -20,11 +18,16 @@ export interface SigningKeyRepo {
   list(purpose: SigningKeyPurpose, productId: string | null): Promise<SigningKeyRecord[]>;
   findByKid(kid: string): Promise<SigningKeyRecord | null>;
   /**
-   * Atomically retires the current active key of (purpose, product) and inserts `next` as active,
-   * unless `onlyIfNoneActive` and one exists (first-start race): then the existing key is returned.
-   * Activating a kid that already exists revives that row instead of inserting a duplicate.
+   * Takes the turn of (purpose, product) until the unit of work ends: activations of its keys run
+   * one after another on every node. By name, since at a first start there is no key row to lock.
    */
-  activate(next: SigningKeyRecord, opts: { onlyIfNoneActive: boolean; effects?: Effects }): Promise<SigningKeyRecord>;
+  lockScope(purpose: SigningKeyPurpose, productId: string | null): Promise<void>;
+  /** Marks the key retired at `at` (inactive, still listed). */
+  retire(id: string, at: Date): Promise<void>;
+  /** Makes a retired key's row active again. */
+  revive(id: string): Promise<void>;
+  /** Inserts the key, active. */
+  insert(record: SigningKeyRecord): Promise<void>;
 }
 
 /** A signing_keys row as either engine's schema reads it (same columns, same property names). */

@@ -9,6 +9,9 @@ import type { Actor } from "../../shared/actor";
 import { assertSystemWide } from "../../shared/actor";
 import { MasterKeyMismatchError, type Secrets } from "./secrets";
 import type { SigningKeyRecord, SigningKeyRepo } from "./repo";
+import type { Repos } from "../../deps";
+import type { Effects } from "../outbox/effects";
+import { planKeyActivation } from "./domain";
 
 export interface ActiveSigningKey {
   kid: string;
@@ -72,8 +75,32 @@ export interface TokenKeyring {
 /** How often each node re-reads the active token-signing key (one indexed read). */
 export const TOKEN_KEY_REFRESH_MS = 1000;
 
+/**
+ * Activates `next` in the caller's unit of work: the (purpose, product) scope locked by name (a
+ * first start has no row to lock), the rule decides (domain.ts planKeyActivation), the rows and
+ * `effects` are written. Returns the active key after: `next`, a revived row, or the key kept.
+ */
+export async function activateKey(
+  repos: Pick<Repos, "signingKeys" | "outbox">,
+  next: SigningKeyRecord,
+  opts: { onlyIfNoneActive: boolean; effects?: Effects },
+): Promise<SigningKeyRecord> {
+  const keys = repos.signingKeys;
+  await keys.lockScope(next.purpose, next.productId);
+  const current = await keys.findActive(next.purpose, next.productId);
+  const plan = planKeyActivation(current, await keys.findByKid(next.kid), next, opts.onlyIfNoneActive);
+  if (plan.kind === "keep") return plan.key;
+  if (plan.retire) await keys.retire(plan.retire.id, next.createdAt);
+  if (plan.revive) await keys.revive(plan.revive.id);
+  else await keys.insert(next);
+  if (opts.effects) await repos.outbox.writeEffects(opts.effects);
+  return plan.revive ? { ...plan.revive, active: true, retiredAt: null } : { ...next, active: true };
+}
+
 export async function createTokenKeyring(deps: {
   repo: SigningKeyRepo;
+  /** Runs a unit of work (DataStore.transaction): activations run in one. */
+  transaction: <T>(fn: (repos: Repos) => Promise<T>) => Promise<T>;
   secrets: Secrets;
   clock: Clock;
   configuredSeedHex: string | null;
@@ -81,6 +108,7 @@ export async function createTokenKeyring(deps: {
   onRefreshError?: (error: unknown) => void;
 }): Promise<TokenKeyring> {
   const { repo, secrets, clock } = deps;
+  const activate = (next: SigningKeyRecord, opts: { onlyIfNoneActive: boolean; effects?: Effects }) => deps.transaction((repos) => activateKey(repos, next, opts));
   const load = (record: SigningKeyRecord): ActiveSigningKey => ({
     kid: record.kid,
     publicKeyHex: record.publicKeyHex,
@@ -105,10 +133,10 @@ export async function createTokenKeyring(deps: {
     if (stored) loadAtBoot(stored);
     // LICENSE_SIGNING_KEY pins the key: it becomes the active one (a generated key is retired, still listed).
     const seed = new Uint8Array(Buffer.from(deps.configuredSeedHex, "hex"));
-    current = load(await repo.activate(newSigningKeyRecord(secrets, seed, "token", null, clock.now()), { onlyIfNoneActive: false }));
+    current = load(await activate(newSigningKeyRecord(secrets, seed, "token", null, clock.now()), { onlyIfNoneActive: false }));
   } else {
     current = loadAtBoot(
-      stored ?? (await repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), { onlyIfNoneActive: true })),
+      stored ?? (await activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), { onlyIfNoneActive: true })),
     );
   }
 
@@ -139,7 +167,7 @@ export async function createTokenKeyring(deps: {
     },
     async rotate(actor) {
       assertSystemWide(actor);
-      const next = await repo.activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), {
+      const next = await activate(newSigningKeyRecord(secrets, generateSeed(), "token", null, clock.now()), {
         onlyIfNoneActive: false,
         effects: {
           audit: {

@@ -11,7 +11,7 @@ import { isTrustedCommentValue, minisignPublicKeyFile, minisignSignatureFile, re
 import { expandSeed, signStream, StreamChangedError, type ExpandedEd25519Key } from "../../crypto/sparkle-stream";
 import { SYSTEM_ACTOR, type Actor } from "../../shared/actor";
 import { AppError } from "../../shared/errors";
-import { newSigningKeyRecord, openSeed } from "../keys/service";
+import { activateKey, newSigningKeyRecord, openSeed } from "../keys/service";
 import type { SigningKeyRecord } from "../keys/repo";
 import { getProduct } from "../products/service";
 
@@ -91,8 +91,9 @@ async function activeRecord(deps: Deps, productId: string, actor: Actor): Promis
   const existing = await deps.repos.signingKeys.findActive("release", productId);
   if (existing) return existing;
   const next = newReleaseKeyRecord(deps, productId);
-  // onlyIfNoneActive: two concurrent first uses keep one key (the repo re-checks inside its transaction).
-  return await deps.repos.signingKeys.activate(next, {
+  // onlyIfNoneActive: two concurrent first uses keep one key (activateKey re-checks under the scope's lock).
+  return await deps.db.transaction(({ repos }) =>
+    activateKey(repos, next, {
     onlyIfNoneActive: true,
     effects: {
       audit: {
@@ -105,7 +106,8 @@ async function activeRecord(deps: Deps, productId: string, actor: Actor): Promis
         at: deps.clock.now(),
       },
     },
-  });
+  }),
+  );
 }
 
 /** The product's active release key, generated (and stored sealed) on first use. */
@@ -166,7 +168,8 @@ export async function rotateReleaseKey(deps: Deps, actor: Actor, productId: stri
   const product = await getProduct(deps, actor, productId);
   const previous = await deps.repos.signingKeys.findActive("release", product.id);
   const next = newReleaseKeyRecord(deps, product.id);
-  const record = await deps.repos.signingKeys.activate(next, {
+  const record = await deps.db.transaction(({ repos }) =>
+    activateKey(repos, next, {
     onlyIfNoneActive: false,
     effects: {
       audit: {
@@ -179,6 +182,7 @@ export async function rotateReleaseKey(deps: Deps, actor: Actor, productId: stri
         at: deps.clock.now(),
       },
     },
-  });
+  }),
+  );
   return toEntry(record);
 }
