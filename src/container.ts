@@ -14,7 +14,7 @@ import { loadMasterKey, secretsFromMaster } from "./modules/keys/secrets";
 import { createTokenKeyring } from "./modules/keys/service";
 import { createSigningKeyRepo } from "./modules/keys/repo.sqlite";
 import { createAuditRepo } from "./modules/audit/repo.sqlite";
-import { createProductRepo } from "./modules/products/repo.sqlite";
+import { createProductRepo } from "./modules/products/repo.sql";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sqlite";
 import { createPlanRepo } from "./modules/plans/repo.sqlite";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
@@ -56,7 +56,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
   return {
     signingKeys: createSigningKeyRepo(handle),
     audit: createAuditRepo(handle),
-    products: createProductRepo(handle),
+    products: createProductRepo(d),
     apiKeys: createApiKeyRepo(handle),
     plans: createPlanRepo(handle),
     licenses: createLicenseRepo(handle),

@@ -17,7 +17,7 @@ import { createOfflineTokenRepoPg } from "./modules/offline/repo.pg";
 import { createReleaseRepoPg } from "./modules/releases/repo.pg";
 import { createIdempotencyRepoPg } from "./modules/idempotency/repo.pg";
 import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
-import { createProductRepoPg } from "./modules/products/repo.pg";
+import { createProductRepo } from "./modules/products/repo.sql";
 import { createPlanRepoPg } from "./modules/plans/repo.pg";
 import { createAddonRepoPg } from "./modules/addons/repo.pg";
 import { createSettingsRepo } from "./modules/settings/repo.sql";
@@ -81,7 +81,7 @@ export function createPgRepos(handle: PgHandle): Repos {
   return {
     signingKeys: createSigningKeyRepoPg(handle),
     audit: createAuditRepoPg(handle),
-    products: createProductRepoPg(handle),
+    products: createProductRepo(d),
     apiKeys: createApiKeyRepoPg(handle),
     plans: createPlanRepoPg(handle),
     licenses: createLicenseRepoPg(handle),
