@@ -20,7 +20,7 @@ import { createPlanRepo } from "./modules/plans/repo.sqlite";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
 import { createReleaseRepo } from "./modules/releases/repo.sqlite";
 import { createStorage } from "./modules/storage/factory";
-import { createAddonRepo } from "./modules/addons/repo.sqlite";
+import { createAddonRepo } from "./modules/addons/repo.sql";
 import { createSettingsRepo } from "./modules/settings/repo.sql";
 import { createLicenseAccessRepo } from "./modules/license-api/repo.sqlite";
 import { createActivationRepo } from "./modules/activations/repo.sqlite";
@@ -61,7 +61,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     plans: createPlanRepo(handle),
     licenses: createLicenseRepo(handle),
     releases: createReleaseRepo(handle),
-    addons: createAddonRepo(handle),
+    addons: createAddonRepo(d),
     settings: createSettingsRepo(d),
     licenseAccess: createLicenseAccessRepo(handle),
     activations: createActivationRepo(handle),

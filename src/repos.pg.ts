@@ -19,7 +19,7 @@ import { createIdempotencyRepoPg } from "./modules/idempotency/repo.pg";
 import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
 import { createProductRepo } from "./modules/products/repo.sql";
 import { createPlanRepoPg } from "./modules/plans/repo.pg";
-import { createAddonRepoPg } from "./modules/addons/repo.pg";
+import { createAddonRepo } from "./modules/addons/repo.sql";
 import { createSettingsRepo } from "./modules/settings/repo.sql";
 import { createApiKeyRepoPg } from "./modules/api-keys/repo.pg";
 import { createAuditRepoPg } from "./modules/audit/repo.pg";
@@ -86,7 +86,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     plans: createPlanRepoPg(handle),
     licenses: createLicenseRepoPg(handle),
     releases: createReleaseRepoPg(handle),
-    addons: createAddonRepoPg(handle),
+    addons: createAddonRepo(d),
     settings: createSettingsRepo(d),
     licenseAccess: createLicenseAccessRepoPg(handle),
     activations: createActivationRepoPg(handle),
