@@ -16,7 +16,7 @@ import { createSigningKeyRepo } from "./modules/keys/repo.sqlite";
 import { createAuditRepo } from "./modules/audit/repo.sqlite";
 import { createProductRepo } from "./modules/products/repo.sql";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sqlite";
-import { createPlanRepo } from "./modules/plans/repo.sqlite";
+import { createPlanRepo } from "./modules/plans/repo.sql";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
 import { createReleaseRepo } from "./modules/releases/repo.sqlite";
 import { createStorage } from "./modules/storage/factory";
@@ -58,7 +58,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     audit: createAuditRepo(handle),
     products: createProductRepo(d),
     apiKeys: createApiKeyRepo(handle),
-    plans: createPlanRepo(handle),
+    plans: createPlanRepo(d),
     licenses: createLicenseRepo(handle),
     releases: createReleaseRepo(handle),
     addons: createAddonRepo(d),

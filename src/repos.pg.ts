@@ -18,7 +18,7 @@ import { createReleaseRepoPg } from "./modules/releases/repo.pg";
 import { createIdempotencyRepoPg } from "./modules/idempotency/repo.pg";
 import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
 import { createProductRepo } from "./modules/products/repo.sql";
-import { createPlanRepoPg } from "./modules/plans/repo.pg";
+import { createPlanRepo } from "./modules/plans/repo.sql";
 import { createAddonRepo } from "./modules/addons/repo.sql";
 import { createSettingsRepo } from "./modules/settings/repo.sql";
 import { createApiKeyRepoPg } from "./modules/api-keys/repo.pg";
@@ -83,7 +83,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     audit: createAuditRepoPg(handle),
     products: createProductRepo(d),
     apiKeys: createApiKeyRepoPg(handle),
-    plans: createPlanRepoPg(handle),
+    plans: createPlanRepo(d),
     licenses: createLicenseRepoPg(handle),
     releases: createReleaseRepoPg(handle),
     addons: createAddonRepo(d),
