@@ -14,13 +14,13 @@ import { loadMasterKey, secretsFromMaster } from "./modules/keys/secrets";
 import { createTokenKeyring } from "./modules/keys/service";
 import { createSigningKeyRepo } from "./modules/keys/repo.sql";
 import { createAuditRepo } from "./modules/audit/repo.sql";
-import { createProductRepo } from "./modules/products/repo.sqlite";
+import { createProductRepo } from "./modules/products/repo.sql";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sql";
-import { createPlanRepo } from "./modules/plans/repo.sqlite";
+import { createPlanRepo } from "./modules/plans/repo.sql";
 import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
 import { createReleaseRepo } from "./modules/releases/repo.sqlite";
 import { createStorage } from "./modules/storage/factory";
-import { createAddonRepo } from "./modules/addons/repo.sqlite";
+import { createAddonRepo } from "./modules/addons/repo.sql";
 import { createSettingsRepo } from "./modules/settings/repo.sql";
 import { createLicenseAccessRepo } from "./modules/license-api/repo.sqlite";
 import { createActivationRepo } from "./modules/activations/repo.sqlite";
@@ -56,12 +56,12 @@ export function createSqliteRepos(handle: DbHandle): Repos {
   return {
     signingKeys: createSigningKeyRepo(d),
     audit: createAuditRepo(d),
-    products: createProductRepo(handle),
+    products: createProductRepo(d),
     apiKeys: createApiKeyRepo(d),
-    plans: createPlanRepo(handle),
+    plans: createPlanRepo(d),
     licenses: createLicenseRepo(handle),
     releases: createReleaseRepo(handle),
-    addons: createAddonRepo(handle),
+    addons: createAddonRepo(d),
     settings: createSettingsRepo(d),
     licenseAccess: createLicenseAccessRepo(handle),
     activations: createActivationRepo(handle),

@@ -17,9 +17,9 @@ import { createOfflineTokenRepoPg } from "./modules/offline/repo.pg";
 import { createReleaseRepoPg } from "./modules/releases/repo.pg";
 import { createIdempotencyRepoPg } from "./modules/idempotency/repo.pg";
 import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
-import { createProductRepoPg } from "./modules/products/repo.pg";
-import { createPlanRepoPg } from "./modules/plans/repo.pg";
-import { createAddonRepoPg } from "./modules/addons/repo.pg";
+import { createProductRepo } from "./modules/products/repo.sql";
+import { createPlanRepo } from "./modules/plans/repo.sql";
+import { createAddonRepo } from "./modules/addons/repo.sql";
 import { createSettingsRepo } from "./modules/settings/repo.sql";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sql";
 import { createAuditRepo } from "./modules/audit/repo.sql";
@@ -81,12 +81,12 @@ export function createPgRepos(handle: PgHandle): Repos {
   return {
     signingKeys: createSigningKeyRepo(d),
     audit: createAuditRepo(d),
-    products: createProductRepoPg(handle),
+    products: createProductRepo(d),
     apiKeys: createApiKeyRepo(d),
-    plans: createPlanRepoPg(handle),
+    plans: createPlanRepo(d),
     licenses: createLicenseRepoPg(handle),
     releases: createReleaseRepoPg(handle),
-    addons: createAddonRepoPg(handle),
+    addons: createAddonRepo(d),
     settings: createSettingsRepo(d),
     licenseAccess: createLicenseAccessRepoPg(handle),
     activations: createActivationRepoPg(handle),

@@ -1,8 +1,9 @@
 // PlanRepo on every engine: plans with their features as rows (the verbs in plans/service.ts write the
 // audit rows in the same unit of work: a throw rolls everything back), constraint conflicts,
-// byte-order sorting, and on PostgreSQL the plan's row lock that makes each unit's "before" the state
-// its change replaced.
+// byte-order sorting, the catalog generation every write bumps in its unit, and on PostgreSQL the
+// plan's row lock that makes each unit's "before" the state its change replaced.
 import { afterEach, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import type { Plan, PlanFeature, PlanRepo } from "../../src/modules/plans/repo";
 import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, seedLicense, seedPlan, seedProduct } from "./seed";
@@ -10,6 +11,18 @@ import { repoFor } from "./repos";
 import { AT, auditActions, audited, rejection } from "./rows";
 import { unitOf, withPgUnits, type Unit } from "./unit";
 import { planValue } from "../support/plan-value";
+import type { Repos } from "../../src/deps";
+import * as sqliteSchema from "../../src/db/schema";
+import * as pgSchema from "../../src/db/schema-pg";
+import { CATALOG_GENERATION } from "../../src/modules/plans/catalog";
+
+/** The catalog generation verify's plan cache is stamped with (0 before the first plan write). */
+async function catalogGeneration(o: Opened): Promise<number> {
+  const rows = o.sqlite
+    ? o.sqlite.db.select().from(sqliteSchema.generations).where(eq(sqliteSchema.generations.name, CATALOG_GENERATION)).all()
+    : await o.pg!.db.select().from(pgSchema.generations).where(eq(pgSchema.generations.name, CATALOG_GENERATION));
+  return rows[0]?.value ?? 0;
+}
 
 /** A plan whose every field differs from planValue's defaults, so a column mixed up shows. */
 function plan(productId: string, over: Partial<Plan> = {}): Plan {
@@ -145,6 +158,32 @@ forEachEngine("PlanRepo", (engine, open) => {
     expect(await repo.deleteFeature(p.id, "seats")).toBeNull();
     expect(await repo.deleteFeature("nope", "seats")).toBeNull();
     expect(await repo.features(p.id)).toEqual([]);
+  });
+
+  test("every write bumps the catalog generation in its unit of work; a unit that throws takes the bump back; no write, no bump", async () => {
+    await setup();
+    const product = await seedProduct(o);
+    const p = plan(product.id);
+    const before = await catalogGeneration(o);
+    await unitOf(o)((r) => r.plans.create(p, [feature(p.id, "a")]));
+    await unitOf(o)((r) => r.plans.update(p.id, { name: "Gold" }, AT));
+    await unitOf(o)((r) => r.plans.upsertFeature(feature(p.id, "b")));
+    await unitOf(o)((r) => r.plans.deleteFeature(p.id, "a"));
+    expect(await catalogGeneration(o)).toBe(before + 4);
+    for (const write of [
+      (r: Repos) => r.plans.update(p.id, { name: "Lost" }, AT),
+      (r: Repos) => r.plans.upsertFeature(feature(p.id, "c")),
+      (r: Repos) => r.plans.deleteFeature(p.id, "b"),
+      (r: Repos) => r.plans.delete(p.id),
+    ]) {
+      expect(await rejection(unitOf(o)(async (r) => (await write(r), boom())))).toEqual({ code: "(no code)", message: "refused" });
+    }
+    expect(await catalogGeneration(o)).toBe(before + 4);
+    expect(await unitOf(o)((r) => r.plans.deleteFeature(p.id, "nope"))).toBeNull();
+    expect(await unitOf(o)((r) => r.plans.delete("nope"))).toBeNull();
+    expect(await catalogGeneration(o)).toBe(before + 4);
+    await unitOf(o)((r) => r.plans.delete(p.id));
+    expect(await catalogGeneration(o)).toBe(before + 5);
   });
 
   if (engine === "postgres") {

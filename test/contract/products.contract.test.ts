@@ -1,12 +1,13 @@
-// ProductRepo on every engine: CRUD with audit rows in the same transaction, slug conflicts, the
-// byte-order id tie-breaker, and the release generation every edit moves.
+// ProductRepo on every engine: its rows (the verbs in products/service.ts write the audit rows in the
+// same unit of work), slug conflicts, the byte-order id tie-breaker, and the release generation
+// every edit moves, also when edits race from three nodes.
 import { afterEach, expect, test } from "bun:test";
 import type { Product, ProductRepo } from "../../src/modules/products/repo";
 import { forEachEngine, type Opened } from "./harness";
 import { SEED_TIME, seedPlan, seedProduct } from "./seed";
 import { repoFor } from "./repos";
 import { AT, auditActions, audited, rejection } from "./rows";
-import { withNodes } from "./nodes";
+import { withPgUnits } from "./unit";
 
 function product(over: Partial<Product> = {}): Product {
   const id = crypto.randomUUID();
@@ -100,15 +101,21 @@ forEachEngine("ProductRepo", (engine, open) => {
   });
 
   if (engine === "postgres") {
-    test("concurrent edits from three nodes each move the release generation exactly once", async () => {
+    test("concurrent edits (the verb's unit: update, audit) from three nodes each move the release generation exactly once", async () => {
       await setup();
       const p = await seedProduct(o);
-      await withNodes(o, 3, async (nodes) => {
-        await Promise.all(
-          Array.from({ length: 24 }, (_, i) => nodes[i % 3]!.products.update(p.id, { name: `n${i}` }, AT)),
-        );
-      });
+      await withPgUnits(o, 3, (units) =>
+        Promise.all(
+          Array.from({ length: 24 }, (_, i) =>
+            units[i % 3]!(async (r) => {
+              await r.products.update(p.id, { name: `n${i}` }, AT);
+              await r.outbox.writeEffects(audited("product.update"));
+            }),
+          ),
+        ),
+      );
       expect((await repo.findById(p.id))!.releaseGeneration).toBe(24);
+      expect((await auditActions(o)).length).toBe(24);
     });
   }
 });

@@ -1,5 +1,5 @@
-// DataStore.transaction (Deps.db.transaction) on each engine: commit, rollback, nested repository
-// transactions as savepoints, and no other request reading its uncommitted rows.
+// DataStore.transaction (Deps.db.transaction) on each engine: commit, rollback of every repository
+// write in it, and no other request reading its uncommitted rows.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { engines } from "./harness";
 import { createTestApp, type TestApp } from "../support/app";
@@ -62,13 +62,13 @@ for (const engine of engines()) {
       expect(await auditRows(a.id)).toBe(1);
     });
 
-    test("rolls everything back when the callback throws, audit rows and nested repository transactions included", async () => {
+    test("rolls everything back when the callback throws, audit rows and every repository write included", async () => {
       const a = product();
       const failure = new Error("refused halfway");
       const err = await t.deps.db
         .transaction(async ({ repos: r }) => {
           await createAudited(r, a);
-          // update() runs its own transaction: inside this one it is a savepoint, undone with it.
+          // update() writes in this unit: undone with it.
           await updateAudited(r, a, { name: "Renamed" }, t.clock.now());
           throw failure;
         })

@@ -1,6 +1,6 @@
 // Plans and their features change rarely and are read by every verify. A node keeps them in memory,
 // stamped with the `catalog` generation (db/schema coordination.ts: `generations`), which every plan
-// or feature write bumps in its own transaction (plans/repo.*.ts, plans/catalog.ts) and which verify reads in its one
+// or feature write bumps in the write's own transaction (plans/repo.sql.ts, plans/catalog.ts) and which verify reads in its one
 // statement. An entry is used only under the generation the request itself read from the database,
 // so a change made through any node is seen by the next verify on every node: no time-based expiry,
 // no stale window. No SQL here: the repositories read the stamp and load entries.

@@ -49,7 +49,8 @@ export type PlanPatch = Partial<Omit<Plan, "id" | "productId" | "createdAt" | "u
 /**
  * Plan and feature rows, no rules: the verbs (service.ts) write them with their audit rows in one
  * unit of work (DataStore.transaction). Every write bumps the catalog generation in the same
- * transaction (verify's plan cache on every node drops what it holds: catalog-cache.ts).
+ * transaction (verify's plan cache on every node drops what it holds: catalog-cache.ts): a write's
+ * statements (the rows, then the bump) are the caller's unit's; outside a unit each commits alone.
  */
 export interface PlanRepo {
   /** Throws CONFLICT on a duplicate feature name or an unknown product. */

@@ -1,19 +1,14 @@
-import { asc, eq, sql } from "drizzle-orm";
-import type { PgHandle, PgExecutor } from "../../db/pg";
+// AddonRepo on both engines, written once against the query seam (db/dialect/query.ts): rows and the
+// row lock; the verbs (service.ts) decide (domain.ts addonPatch) and audit in the same unit of work.
+import { asc, eq } from "drizzle-orm";
+import type { QueryDialect } from "../../db/dialect/query";
 import { rethrowConstraint } from "../../db/errors";
-import { addons, licenseAddons } from "../../db/schema-pg";
-import type { Addon, AddonRepo } from "./repo";
+import type { AddonRepo } from "./repo";
 
-const toAddon = (r: typeof addons.$inferSelect): Addon => ({ ...r });
-
-async function findAddon(tx: PgExecutor, id: string, lock?: "update" | "no key update"): Promise<Addon | null> {
-  const q = tx.select().from(addons).where(eq(addons.id, id));
-  const [r] = lock ? await q.for(lock) : await q;
-  return r ? toAddon(r) : null;
-}
-
-export function createAddonRepoPg(handle: PgHandle): AddonRepo {
-  const { db } = handle;
+export function createAddonRepo(d: QueryDialect): AddonRepo {
+  const { db } = d;
+  const { addons, licenseAddons } = d.tables;
+  const byId = (id: string) => db.select().from(addons).where(eq(addons.id, id));
   return {
     async create(addon) {
       try {
@@ -23,15 +18,22 @@ export function createAddonRepoPg(handle: PgHandle): AddonRepo {
         rethrowConstraint(e, { unique: `The product already has an add-on named "${addon.name}".`, foreignKey: "Unknown product." });
       }
     },
-    findById: (id) => findAddon(db, id),
-    async list({ productId }) {
-      const q = db.select().from(addons);
-      // COLLATE "C": the id tie-breaker compares bytes, as SQLite does.
-      const rows = await (productId ? q.where(eq(addons.productId, productId)) : q).orderBy(asc(addons.createdAt), sql`${addons.id} COLLATE "C"`);
-      return rows.map(toAddon);
+    async findById(id) {
+      return (await byId(id))[0] ?? null;
     },
-    // Locked: the verb judges the row it replaces, even when another node edits it at the same time.
-    lock: (id) => findAddon(db, id, "no key update"),
+    async list({ productId }) {
+      // The id tie-breaker compares bytes on both engines.
+      return await db
+        .select()
+        .from(addons)
+        .where(productId ? eq(addons.productId, productId) : undefined)
+        .orderBy(asc(addons.createdAt), d.byteOrder(addons.id));
+    },
+    async lock(id) {
+      // Locked (PostgreSQL: FOR NO KEY UPDATE; SQLite: the unit's write lock): the verb judges the row
+      // it replaces, even when another node edits it at the same time.
+      return (await d.forUpdate(byId(id), "no key update"))[0] ?? null;
+    },
     async update(id, patch, at) {
       try {
         const [row] = await db
@@ -39,7 +41,7 @@ export function createAddonRepoPg(handle: PgHandle): AddonRepo {
           .set({ ...patch, updatedAt: at })
           .where(eq(addons.id, id))
           .returning();
-        return toAddon(row!);
+        return row!;
       } catch (e) {
         rethrowConstraint(e, { unique: "The product already has an add-on with this name." });
       }
@@ -58,8 +60,8 @@ export function createAddonRepoPg(handle: PgHandle): AddonRepo {
         .from(licenseAddons)
         .innerJoin(addons, eq(addons.id, licenseAddons.addonId))
         .where(eq(licenseAddons.licenseId, licenseId))
-        .orderBy(asc(licenseAddons.createdAt), sql`${addons.id} COLLATE "C"`);
-      return rows.map((r) => toAddon(r.addon));
+        .orderBy(asc(licenseAddons.createdAt), d.byteOrder(addons.id));
+      return rows.map((r) => r.addon);
     },
   };
 }
