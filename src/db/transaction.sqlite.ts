@@ -5,6 +5,10 @@
 // queueing writers here costs no concurrency; readers wait only while a transaction is open.
 // The callback itself must not wait here (it would wait for itself): a gated repository or a
 // nested transaction called from it is refused first (db/transaction-scope.ts).
+// The other way round, a transaction waits for the gated calls already under way: a repository
+// written once for both engines (repo.sql.ts) awaits between its statements, so a call that began
+// before the transaction would otherwise run its later statements inside it. New calls wait from
+// the moment the transaction's turn comes, so a steady stream of them cannot starve it.
 import { setDurableCommits, type DbHandle } from "./client";
 import { wrapRepoMethods } from "./wrap-repos";
 
@@ -22,6 +26,17 @@ export function createSqliteGate(handle: DbHandle): SqliteGate {
   let open = false;
   let idle: Promise<void> = Promise.resolve();
   let queue: Promise<unknown> = Promise.resolve();
+  // Gated calls under way, and the transaction waiting for them to settle.
+  let inflight = 0;
+  let drained: (() => void) | null = null;
+  const settled = () => {
+    if (--inflight === 0 && drained) drained();
+  };
+  const track = (out: unknown) => {
+    if (!(out instanceof Promise)) return out;
+    inflight++;
+    return out.finally(settled);
+  };
 
   const waitWhileOpen = async () => {
     while (open) await idle;
@@ -31,7 +46,7 @@ export function createSqliteGate(handle: DbHandle): SqliteGate {
     gate<R extends object>(repos: R): R {
       return wrapRepoMethods(repos, (method, repo) => (...args) =>
         // No transaction open (the usual case): the call goes straight through, no extra tick.
-        open ? waitWhileOpen().then(() => method.apply(repo, args)) : method.apply(repo, args),
+        open ? waitWhileOpen().then(() => track(method.apply(repo, args))) : track(method.apply(repo, args)),
       );
     },
     run<T>(fn: () => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
@@ -39,6 +54,8 @@ export function createSqliteGate(handle: DbHandle): SqliteGate {
         let release!: () => void;
         idle = new Promise<void>((r) => (release = r));
         open = true;
+        if (inflight > 0) await new Promise<void>((r) => (drained = r));
+        drained = null;
         // Set while the gate is closed: no other statement commits under it.
         if (opts.durable) setDurableCommits(handle.sqlite, true);
         try {
