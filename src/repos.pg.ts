@@ -33,7 +33,7 @@ import { pgQueryDialect } from "./db/dialect/query.pg";
 import { createSignInCodeRepo } from "./modules/sign-in/repo.sql";
 import { createLifecycleRepoPg } from "./modules/lifecycle/repo.pg";
 import { createEmailTemplateRepoPg } from "./modules/email/repo.pg";
-import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
+import { createWebhookRepo } from "./modules/webhooks/repo.sql";
 import { createPaymentRepoPg } from "./modules/payments/repo.pg";
 import { createMeterQueueRepoPg } from "./modules/metering/repo.pg";
 
@@ -104,7 +104,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     signInCodes: createSignInCodeRepo(d),
     lifecycle: createLifecycleRepoPg(handle),
     emailTemplates: createEmailTemplateRepoPg(handle),
-    webhooks: createWebhookRepoPg(handle),
+    webhooks: createWebhookRepo(d),
     payments: createPaymentRepoPg(handle),
     meterQueue: createMeterQueueRepoPg(handle),
   };
