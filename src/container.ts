@@ -44,7 +44,7 @@ import { maySignIn } from "./modules/sign-in/service";
 import { loadEmailRenderContext } from "./modules/email/context";
 import { createLifecycleRepo } from "./modules/lifecycle/repo.sqlite";
 import { createEmailTemplateRepo } from "./modules/email/repo.sql";
-import { createWebhookRepo } from "./modules/webhooks/repo.sqlite";
+import { createWebhookRepo } from "./modules/webhooks/repo.sql";
 import { createWebhookFanOut } from "./modules/webhooks/handler";
 import { systemResolver } from "./modules/webhooks/ssrf";
 import { createStripeClient } from "./modules/payments/stripe";
@@ -79,7 +79,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     signInCodes: createSignInCodeRepo(d),
     lifecycle: createLifecycleRepo(handle),
     emailTemplates: createEmailTemplateRepo(d),
-    webhooks: createWebhookRepo(handle),
+    webhooks: createWebhookRepo(d),
     payments: createPaymentRepo(d),
     meterQueue: createMeterQueueRepo(d),
   };

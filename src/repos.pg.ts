@@ -33,7 +33,7 @@ import { pgQueryDialect } from "./db/dialect/query.pg";
 import { createSignInCodeRepo } from "./modules/sign-in/repo.sql";
 import { createLifecycleRepoPg } from "./modules/lifecycle/repo.pg";
 import { createEmailTemplateRepo } from "./modules/email/repo.sql";
-import { createWebhookRepoPg } from "./modules/webhooks/repo.pg";
+import { createWebhookRepo } from "./modules/webhooks/repo.sql";
 import { createPaymentRepo } from "./modules/payments/repo.sql";
 import { createMeterQueueRepo } from "./modules/metering/repo.sql";
 
@@ -104,7 +104,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     signInCodes: createSignInCodeRepo(d),
     lifecycle: createLifecycleRepoPg(handle),
     emailTemplates: createEmailTemplateRepo(d),
-    webhooks: createWebhookRepoPg(handle),
+    webhooks: createWebhookRepo(d),
     payments: createPaymentRepo(d),
     meterQueue: createMeterQueueRepo(d),
   };

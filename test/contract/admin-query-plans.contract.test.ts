@@ -15,8 +15,8 @@ import type { EmailFilter, EventFilter } from "../../src/modules/outbox/repo";
 import { emailListQuery, eventListQuery } from "../../src/modules/outbox/repo.sqlite";
 import { emailListQueryPg, eventListQueryPg } from "../../src/modules/outbox/repo.pg";
 import type { DeliveryFilter } from "../../src/modules/webhooks/repo";
-import { deliveryListQuery } from "../../src/modules/webhooks/repo.sqlite";
-import { deliveryListQueryPg } from "../../src/modules/webhooks/repo.pg";
+import { deliveryListQuery } from "../../src/modules/webhooks/repo.sql";
+import { claimDueDeliveries } from "../../src/modules/webhooks/claims";
 import type { SessionFilter } from "../../src/modules/sessions/repo";
 import { sessionListQuery } from "../../src/modules/sessions/repo.sql";
 import type { UserFilter } from "../../src/modules/users/repo";
@@ -166,7 +166,7 @@ const CASES: PlanCase[] = [
     ["product_id + type", { productId: PRODUCT, type: "license.created" }, ["outbox_event_product_idx", "outbox_kind_topic_created_idx"]],
   ]),
   // GET /admin/webhooks/:id/deliveries.
-  ...listCases<DeliveryFilter>("GET /admin/webhooks/:id/deliveries", ["webhook_deliveries"], deliveryListQuery, deliveryListQueryPg, [
+  ...listCases<DeliveryFilter>("GET /admin/webhooks/:id/deliveries", ["webhook_deliveries"], ...onBoth(deliveryListQuery), [
     ["no filter", { endpointId: PRODUCT }, "webhook_deliveries_endpoint_idx"],
     ["status", { endpointId: PRODUCT, status: "failed" }, "webhook_deliveries_endpoint_status_idx"],
     ["event_type", { endpointId: PRODUCT, eventType: "license.created" }, "webhook_deliveries_endpoint_type_idx"],
@@ -392,7 +392,7 @@ forEachEngine("job claim query plans", (_engine, open) => {
     else await o.pg!.sql.unsafe(endpoint);
     const recorded = await recordStatements(o, async (repos) => {
       await repos.outbox.claimDue({ now, limit: 10, leaseUntil: now, kinds: ["event", "email"] });
-      await repos.webhooks.claimDueDeliveries({ now, limit: 10, leaseUntil: now });
+      await claimDueDeliveries(repos, { now, limit: 10, leaseUntil: now });
       await repos.meterQueue.claimDue(now, now, 10);
     });
     const statements = recorded.filter((r) => /^\s*(select|delete|update|with)\b/i.test(r.sql));

@@ -7,6 +7,7 @@ import { forEachEngine, type Opened } from "./harness";
 import { repoFor } from "./repos";
 import { insertRows } from "./seed";
 import { morePools } from "./support-pg";
+import { unitOf } from "./unit";
 import { newId } from "../../src/shared/ids";
 
 const T0 = new Date("2026-11-21T08:00:00.000Z");
@@ -57,6 +58,35 @@ forEachEngine("OutboxRepo", (engine, open) => {
     await insertRows(o, "webhookDeliveries", [delivery(on, at(2 * MIN)), delivery(on, at(-9 * MIN), "delivered"), delivery(off, at(-9 * MIN))]);
     // A disabled endpoint's pending deliveries wait: they never make the worker busy.
     expect(await repo.nextDue()).toEqual({ outbox: at(-MIN), webhooks: at(2 * MIN) });
+  });
+
+  test("wakeDeliveryWork wakes the listeners of onDeliveryWork; in a unit of work at its commit (PostgreSQL: never for a rollback)", async () => {
+    await setup();
+    let woken = 0;
+    const off = await repo.onDeliveryWork(() => woken++);
+    const settle = async (ms: number) => {
+      for (let t = 0; t < ms && woken === 0; t += 20) await Bun.sleep(20);
+    };
+    try {
+      await repo.wakeDeliveryWork();
+      await settle(2000);
+      expect(woken).toBeGreaterThan(0);
+      woken = 0;
+      await unitOf(o)((r) => r.outbox.wakeDeliveryWork());
+      await settle(2000);
+      expect(woken).toBeGreaterThan(0);
+      if (engine === "postgres") {
+        woken = 0;
+        await unitOf(o)(async (r) => {
+          await r.outbox.wakeDeliveryWork();
+          throw new Error("rolled back");
+        }).catch(() => undefined);
+        await settle(300);
+        expect(woken).toBe(0);
+      }
+    } finally {
+      await off();
+    }
   });
 
   test("nextDue's statement is index-backed (the idle worker runs it once a second)", async () => {

@@ -12,7 +12,8 @@ import type { MeterEvent } from "../../src/modules/metering/repo";
 import type { OutboxStatus } from "../../src/modules/outbox/repo";
 import type { DeliveryStatus, WebhookDelivery } from "../../src/modules/webhooks/repo";
 import { newId } from "../../src/shared/ids";
-import { createWebhookRepoPg } from "../../src/modules/webhooks/repo.pg";
+import { createWebhookRepo } from "../../src/modules/webhooks/repo.sql";
+import { pgQueryDialect } from "../../src/db/dialect/query.pg";
 import { forEachEngine, type Opened } from "./harness";
 import { morePools } from "./support-pg";
 import { repoFor } from "./repos";
@@ -161,7 +162,7 @@ forEachEngine("prune-history batches", (engine, open) => {
       await o.pg!.sql.begin(async (tx) => {
         // An admin's redelivery, not committed yet: it holds the row.
         await tx`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${NOW.toISOString()}::timestamptz WHERE id = ${target.id}`;
-        const pruning = createWebhookRepoPg(node!).pruneFinishedDeliveries(CUT, 10).then((n) => (pruned = n));
+        const pruning = createWebhookRepo(pgQueryDialect(node!)).pruneFinishedDeliveries(CUT, 10).then((n) => (pruned = n));
         await Bun.sleep(300);
         expect(pruned).toBeNull(); // waiting for the row
         void pruning;

@@ -1,12 +1,15 @@
 // WebhookRepo on every engine: endpoints with their effects, fan-out inserts that are idempotent per
-// (event, endpoint), claims of due deliveries that are exact across nodes, fenced settlement with the
-// endpoint's failure count and a disable that only one caller performs (and whose effects only it
-// writes), redelivery.
+// (event, endpoint), claims of due deliveries that are exact across nodes (claims.ts
+// claimDueDeliveries), fenced settlement with the endpoint's failure count and a disable that only one
+// attempt performs (and whose effects only it writes: claims.ts settleAttempt, the attempt's unit of
+// work), redelivery.
 import { afterEach, expect, test } from "bun:test";
 import type { AttemptOutcome, WebhookDelivery, WebhookEndpoint, WebhookRepo } from "../../src/modules/webhooks/repo";
-import { claimWindowPg, createWebhookRepoPg } from "../../src/modules/webhooks/repo.pg";
-import { claimWindow } from "../../src/modules/webhooks/repo.sqlite";
-import { sql } from "drizzle-orm";
+import { dueDeliveriesQuery } from "../../src/modules/webhooks/repo.sql";
+import { claimDueDeliveries, settleAttempt, type ClaimInput, type SettleInput } from "../../src/modules/webhooks/claims";
+import { sqliteQueryDialect } from "../../src/db/dialect/query.sqlite";
+import { pgQueryDialect } from "../../src/db/dialect/query.pg";
+import { createPgRepos } from "../../src/repos.pg";
 import type { Repos } from "../../src/deps";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import { newId } from "../../src/shared/ids";
@@ -14,6 +17,7 @@ import { forEachEngine, type Opened } from "./harness";
 import { repoFor } from "./repos";
 import { seedProduct } from "./seed";
 import { morePools } from "./support-pg";
+import { unitOf, withPgUnits, type Unit } from "./unit";
 
 const T0 = new Date("2026-11-21T08:00:00.000Z");
 const at = (ms: number) => new Date(T0.getTime() + ms);
@@ -89,6 +93,15 @@ forEachEngine("WebhookRepo", (engine, open) => {
   };
   afterEach(() => o?.close());
   const auditActions = async () => (await repos.audit.list({ limit: 100 })).items.map((a) => a.action).sort();
+  // The delivery pool's steps (claims.ts): a claim on a node's repositories, an attempt settled in its unit of work.
+  const claim = (input: ClaimInput, on: Repos = repos) => claimDueDeliveries(on, input);
+  const settle = (input: SettleInput, unit: Unit = unitOf(o)) => unit((r) => settleAttempt(r, input));
+  /** `n` units at once: from `n` PostgreSQL nodes; on SQLite through the one process's gate (they take turns). */
+  const concurrentUnits = <T>(n: number, body: (units: Unit[]) => Promise<T>) => {
+    if (engine === "postgres") return withPgUnits(o, n, body);
+    const unit = unitOf(o);
+    return body(Array.from({ length: n }, () => unit));
+  };
 
   test("endpoints: create, get, update, list newest first with product filter and cursor, delete", async () => {
     await setup();
@@ -149,20 +162,23 @@ forEachEngine("WebhookRepo", (engine, open) => {
     const done = deliveryRow(on.id, { status: "delivered" });
     const paused = deliveryRow(off.id);
     await repo.addDeliveries([later, due, done, paused, old]);
-    const claimed = await repo.claimDueDeliveries({ now: T0, limit: 10, leaseUntil: at(2 * MIN) });
+    const claimed = await claim({ now: T0, limit: 10, leaseUntil: at(2 * MIN) });
     expect(claimed.map((d) => d.id)).toEqual([old.id, due.id]);
     expect(claimed.every((d) => d.nextAttemptAt.getTime() === at(2 * MIN).getTime())).toBe(true);
-    expect(await repo.claimDueDeliveries({ now: T0, limit: 10, leaseUntil: at(2 * MIN) })).toEqual([]);
+    expect(await claim({ now: T0, limit: 10, leaseUntil: at(2 * MIN) })).toEqual([]);
 
     // A wrong claim records nothing.
-    const wrong = await repo.settleDelivery({ id: old.id, claim: T0, outcome: failure(), failureThreshold: 20, disableEffects: () => ({}) });
+    const wrong = await settle({ id: old.id, claim: T0, outcome: failure(), failureThreshold: 20, disableEffects: () => ({}) });
     expect(wrong).toEqual({ settled: false, disabled: null });
-    const ok = await repo.settleDelivery({ id: old.id, claim: at(2 * MIN), outcome: failure(), failureThreshold: 20, disableEffects: () => ({}) });
+    const ok = await settle({ id: old.id, claim: at(2 * MIN), outcome: failure(), failureThreshold: 20, disableEffects: () => ({}) });
     expect(ok).toEqual({ settled: true, disabled: null });
     expect(await repo.getDelivery(old.id)).toMatchObject({ status: "pending", attempts: 1, nextAttemptAt: at(MIN), lastAttemptAt: at(1000), lastResponseCode: 500, lastLatencyMs: 12, lastResponseBody: "boom", lastError: "HTTP 500" });
     expect((await repo.getEndpoint(on.id))!.consecutiveFailures).toBe(1);
+    // What a failed attempt's unit reads under lock (the endpoint's health); nothing for an unknown endpoint.
+    expect(await unitOf(o)((r) => r.webhooks.lockEndpointHealth(on.id))).toEqual({ enabled: true, consecutiveFailures: 1 });
+    expect(await unitOf(o)((r) => r.webhooks.lockEndpointHealth(newId()))).toBeNull();
 
-    const delivered = await repo.settleDelivery({
+    const delivered = await settle({
       id: due.id,
       claim: at(2 * MIN),
       outcome: { at: at(2000), result: "delivered", nextAttemptAt: null, responseCode: 204, latencyMs: 3, responseBody: "", error: null, disable: null },
@@ -173,38 +189,57 @@ forEachEngine("WebhookRepo", (engine, open) => {
     expect(await repo.getDelivery(due.id)).toMatchObject({ status: "delivered", attempts: 1, deliveredAt: at(2000), lastResponseCode: 204, lastError: null });
     expect((await repo.getEndpoint(on.id))!.consecutiveFailures).toBe(0);
     // A settled delivery cannot be settled again with the old claim.
-    expect((await repo.settleDelivery({ id: due.id, claim: at(2 * MIN), outcome: failure(), failureThreshold: 20, disableEffects: () => ({}) })).settled).toBe(false);
+    expect((await settle({ id: due.id, claim: at(2 * MIN), outcome: failure(), failureThreshold: 20, disableEffects: () => ({}) })).settled).toBe(false);
 
     // A claim that outlived its lease is due again.
-    expect((await repo.claimDueDeliveries({ now: at(MIN), limit: 10, leaseUntil: at(3 * MIN) })).map((d) => d.id)).toEqual([old.id, later.id]);
+    expect((await claim({ now: at(MIN), limit: 10, leaseUntil: at(3 * MIN) })).map((d) => d.id)).toEqual([old.id, later.id]);
   });
 
-  test("the threshold and 410 disable the endpoint once, writing the effects only then", async () => {
+  test("the threshold and 410 disable the endpoint once, writing the effects only then (attempts settled at once: from two nodes on PostgreSQL)", async () => {
     await setup();
     const e = await repo.createEndpoint(endpointRow({ consecutiveFailures: 1 }));
     const rows = [deliveryRow(e.id), deliveryRow(e.id), deliveryRow(e.id)];
     await repo.addDeliveries(rows);
-    const claimed = await repo.claimDueDeliveries({ now: T0, limit: 10, leaseUntil: at(MIN) });
+    const claimed = await claim({ now: T0, limit: 10, leaseUntil: at(MIN) });
     expect(claimed).toHaveLength(3);
     const disableEffects = (reason: string) => auditOf(`webhook.auto_disable.${reason}`, e.id);
     // Two failures in parallel reach the threshold of 3 (1 + 2): exactly one call disables it.
-    const results = await Promise.all(claimed.slice(0, 2).map((d) => repo.settleDelivery({ id: d.id, claim: d.nextAttemptAt, outcome: failure(), failureThreshold: 3, disableEffects })));
+    const results = await concurrentUnits(2, (units) =>
+      Promise.all(claimed.slice(0, 2).map((d, i) => settle({ id: d.id, claim: d.nextAttemptAt, outcome: failure(), failureThreshold: 3, disableEffects }, units[i]))),
+    );
     expect(results.map((r) => r.disabled).filter(Boolean)).toEqual(["failures"]);
     expect(await repo.getEndpoint(e.id)).toMatchObject({ enabled: false, disabledReason: "failures", disabledAt: at(1000), consecutiveFailures: 3 });
     // Already disabled: a 410 now records the attempt but disables (and writes) nothing more.
-    const gone = await repo.settleDelivery({ id: claimed[2]!.id, claim: claimed[2]!.nextAttemptAt, outcome: failure({ result: "failed", nextAttemptAt: null, responseCode: 410, disable: "gone" }), failureThreshold: 3, disableEffects });
+    const gone = await settle({ id: claimed[2]!.id, claim: claimed[2]!.nextAttemptAt, outcome: failure({ result: "failed", nextAttemptAt: null, responseCode: 410, disable: "gone" }), failureThreshold: 3, disableEffects });
     expect(gone).toEqual({ settled: true, disabled: null });
     expect(await repo.getDelivery(claimed[2]!.id)).toMatchObject({ status: "failed", attempts: 1 });
     expect((await auditActions()).filter((a) => a.startsWith("webhook.auto_disable"))).toEqual(["webhook.auto_disable.failures"]);
     // Paused: nothing of a disabled endpoint is claimed.
-    expect(await repo.claimDueDeliveries({ now: at(10 * MIN), limit: 10, leaseUntil: at(11 * MIN) })).toEqual([]);
+    expect(await claim({ now: at(10 * MIN), limit: 10, leaseUntil: at(11 * MIN) })).toEqual([]);
 
     const g = await repo.createEndpoint(endpointRow());
     const d = deliveryRow(g.id);
     await repo.addDeliveries([d]);
-    const [c] = await repo.claimDueDeliveries({ now: T0, limit: 1, leaseUntil: at(MIN) });
-    expect(await repo.settleDelivery({ id: c!.id, claim: c!.nextAttemptAt, outcome: failure({ result: "failed", nextAttemptAt: null, disable: "gone" }), failureThreshold: 20, disableEffects })).toEqual({ settled: true, disabled: "gone" });
+    const [c] = await claim({ now: T0, limit: 1, leaseUntil: at(MIN) });
+    expect(await settle({ id: c!.id, claim: c!.nextAttemptAt, outcome: failure({ result: "failed", nextAttemptAt: null, disable: "gone" }), failureThreshold: 20, disableEffects })).toEqual({ settled: true, disabled: "gone" });
     expect(await repo.getEndpoint(g.id)).toMatchObject({ enabled: false, disabledReason: "gone", consecutiveFailures: 1 });
+  });
+
+  test("race: 12 failed attempts settled at once (from three nodes on PostgreSQL) count 12 and disable the endpoint once, writing its effects once", async () => {
+    await setup();
+    const e = await repo.createEndpoint(endpointRow());
+    await repo.addDeliveries(Array.from({ length: 12 }, () => deliveryRow(e.id)));
+    const claimed = await claim({ now: T0, limit: 12, leaseUntil: at(MIN) });
+    expect(claimed).toHaveLength(12);
+    const disableEffects = (reason: string) => auditOf(`webhook.auto_disable.${reason}`, e.id);
+    const results = await concurrentUnits(3, (units) =>
+      Promise.all(claimed.map((d, i) => settle({ id: d.id, claim: d.nextAttemptAt, outcome: failure(), failureThreshold: 5, disableEffects }, units[i % 3]))),
+    );
+    expect(results.every((r) => r.settled)).toBe(true);
+    // The endpoint's row lock makes them count one after another: none is lost, and only the fifth disables.
+    expect(results.map((r) => r.disabled).filter(Boolean)).toEqual(["failures"]);
+    expect(await repo.getEndpoint(e.id)).toMatchObject({ enabled: false, disabledReason: "failures", disabledAt: at(1000), consecutiveFailures: 12 });
+    expect((await auditActions()).filter((a) => a.startsWith("webhook.auto_disable"))).toEqual(["webhook.auto_disable.failures"]);
   });
 
   test("redeliver makes any delivery pending and due now, keeping its id and attempts", async () => {
@@ -215,7 +250,7 @@ forEachEngine("WebhookRepo", (engine, open) => {
     const again = await repo.redeliver(d.id, at(5 * MIN));
     expect(again).toMatchObject({ id: d.id, status: "pending", attempts: 4, nextAttemptAt: at(5 * MIN), lastError: "HTTP 500" });
     expect(await repo.redeliver(newId(), T0)).toBeNull();
-    expect((await repo.claimDueDeliveries({ now: at(5 * MIN), limit: 5, leaseUntil: at(6 * MIN) })).map((x) => x.id)).toEqual([d.id]);
+    expect((await claim({ now: at(5 * MIN), limit: 5, leaseUntil: at(6 * MIN) })).map((x) => x.id)).toEqual([d.id]);
   });
 
   test("claimDueDeliveries with perEndpoint: no endpoint past its room; a slow endpoint's backlog does not take the claim", async () => {
@@ -226,32 +261,35 @@ forEachEngine("WebhookRepo", (engine, open) => {
     const backlog = Array.from({ length: 60 }, (_, i) => deliveryRow(slow.id, { createdAt: at(-100_000 + i), nextAttemptAt: at(-100_000 + i) }));
     const fresh = deliveryRow(healthy.id, { createdAt: at(-1), nextAttemptAt: at(-1) });
     await repo.addDeliveries([...backlog, fresh]);
-    const first = await repo.claimDueDeliveries({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8 });
+    const first = await claim({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8 });
     expect(first.filter((d) => d.endpointId === slow.id).map((d) => d.id)).toEqual(backlog.slice(0, 8).map((d) => d.id));
     expect(first.filter((d) => d.endpointId === healthy.id).map((d) => d.id)).toEqual([fresh.id]);
     // Its 8 still in flight: nothing more of the slow endpoint, however much room is left.
     const busy = new Map([[slow.id, 8]]);
-    expect(await repo.claimDueDeliveries({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8, inFlight: busy })).toEqual([]);
+    expect(await claim({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8, inFlight: busy })).toEqual([]);
     // Two settled: two more, the oldest due.
-    const next = await repo.claimDueDeliveries({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8, inFlight: new Map([[slow.id, 6]]) });
+    const next = await claim({ now: T0, limit: 50, leaseUntil: at(MIN), perEndpoint: 8, inFlight: new Map([[slow.id, 6]]) });
     expect(next.map((d) => d.id)).toEqual(backlog.slice(8, 10).map((d) => d.id));
     // `limit` still bounds the whole claim.
-    expect(await repo.claimDueDeliveries({ now: T0, limit: 3, leaseUntil: at(MIN), perEndpoint: 8 })).toHaveLength(3);
+    expect(await claim({ now: T0, limit: 3, leaseUntil: at(MIN), perEndpoint: 8 })).toHaveLength(3);
   });
 
   test("the claim window reads each endpoint's due deliveries through webhook_deliveries_endpoint_due_idx", async () => {
     await setup();
     if (o.sqlite) {
-      const q = claimWindow(o.sqlite.db, "e", T0, 8).toSQL();
+      const q = dueDeliveriesQuery(sqliteQueryDialect(o.sqlite), T0, 8).toSQL();
       const details = (o.sqlite.sqlite.query(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.params as never[])) as { detail: string }[]).map((p) => p.detail).join("\n");
       expect(details).toContain("webhook_deliveries_endpoint_due_idx");
       expect(details).not.toMatch(/SCAN webhook_deliveries\b(?! USING)/);
+      // Driven by the endpoints: the deliveries are only searched, never scanned (not even an index).
+      expect(details).not.toMatch(/SCAN webhook_deliveries\b/);
       return;
     }
-    const text = await o.pg!.db.transaction(async (tx) => {
+    const q = dueDeliveriesQuery(pgQueryDialect(o.pg!), T0, 8).toSQL();
+    const text = await o.pg!.sql.begin(async (tx) => {
       // Tiny tables make a sequential scan cheapest; forbid it to see the index the plan can use.
-      await tx.execute(sql`SET LOCAL enable_seqscan = off`);
-      const rows = (await tx.execute(sql`EXPLAIN ${claimWindowPg(T0, 8)}`)) as unknown as { "QUERY PLAN": string }[];
+      await tx.unsafe("SET LOCAL enable_seqscan = off");
+      const rows = (await tx.unsafe(`EXPLAIN ${q.sql}`, q.params as never[])) as unknown as { "QUERY PLAN": string }[];
       return rows.map((r) => r["QUERY PLAN"]).join("\n");
     });
     expect(text).toContain("webhook_deliveries_endpoint_due_idx");
@@ -265,18 +303,18 @@ forEachEngine("WebhookRepo", (engine, open) => {
     await repo.addDeliveries(rows);
     const extra = engine === "postgres" ? await morePools(o, 2) : [];
     try {
-      const nodes = engine === "postgres" ? [repo, ...extra.map((h) => createWebhookRepoPg(h))] : [repo, repo, repo];
+      const nodes = engine === "postgres" ? [repos, ...extra.map((h) => createPgRepos(h) as Repos)] : [repos, repos, repos];
       const claimedBy = nodes.map(() => [] as string[]);
       // Each node's pool connected before the race: a node still connecting would let the others
       // claim everything, and the check that the claims interleaved would say nothing.
-      await Promise.all(nodes.map((r) => r.getEndpoint(endpoints[0]!.id)));
+      await Promise.all(nodes.map((r) => r.webhooks.getEndpoint(endpoints[0]!.id)));
       // A node keeps claiming until every delivery is claimed: an empty claim may only mean that
       // another node took the rows it picked, so it must not end that node's share of the race.
       let total = 0;
       await Promise.all(
         nodes.map(async (r, i) => {
           for (let round = 0; total < rows.length && round < 200; round++) {
-            const got = await r.claimDueDeliveries({ now: at(100), limit: 4, leaseUntil: at(5 * MIN), perEndpoint: 2 });
+            const got = await claim({ now: at(100), limit: 4, leaseUntil: at(5 * MIN), perEndpoint: 2 }, r);
             total += got.length;
             claimedBy[i]!.push(...got.map((d) => d.id));
           }

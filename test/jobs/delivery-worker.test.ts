@@ -12,11 +12,12 @@ afterEach(() => t?.close());
 
 test("an idle worker polls about once a second, with one statement, and claims nothing", async () => {
   t = await createTestApp({ clock: runningClock() });
-  const calls = { nextDue: 0, claimDue: 0, claimDueDeliveries: 0 };
+  const calls = { nextDue: 0, claimDue: 0, dueDeliveries: 0 };
   const outbox = t.deps.repos.outbox;
   const webhooks = t.deps.repos.webhooks;
   t.deps.repos.outbox = { ...outbox, nextDue: () => (calls.nextDue++, outbox.nextDue()), claimDue: (i) => (calls.claimDue++, outbox.claimDue(i)) };
-  t.deps.repos.webhooks = { ...webhooks, claimDueDeliveries: (i) => (calls.claimDueDeliveries++, webhooks.claimDueDeliveries(i)) };
+  // A webhook claim starts with its read of the due deliveries (webhooks/claims.ts).
+  t.deps.repos.webhooks = { ...webhooks, dueDeliveries: (now, window) => (calls.dueDeliveries++, webhooks.dueDeliveries(now, window)) };
   const worker = startDeliveryWorker(t.deps);
   try {
     await Bun.sleep(3 * SECOND + 200);
@@ -27,7 +28,7 @@ test("an idle worker polls about once a second, with one statement, and claims n
   // At start, then once a second: 4, give or take a timer on a busy machine.
   expect(calls.nextDue).toBeGreaterThanOrEqual(3);
   expect(calls.nextDue).toBeLessThanOrEqual(5);
-  expect(calls.claimDue + calls.claimDueDeliveries).toBe(0);
+  expect(calls.claimDue + calls.dueDeliveries).toBe(0);
   // Stopped: no more polls.
   const after = calls.nextDue;
   await Bun.sleep(1200);

@@ -3,7 +3,7 @@ import { atomically, type PgHandle } from "../../db/pg";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema-pg";
 import { FINISHED_OUTBOX_STATUSES, type EmailFilter, type EventFilter, type OutboxMessage, type OutboxRepo } from "./repo";
-import { DELIVERY_CHANNEL, writeEffectsPg, writeOutboxPg } from "./write.pg";
+import { DELIVERY_CHANNEL, notifyDelivery, writeEffectsPg, writeOutboxPg } from "./write.pg";
 
 /** The id in byte order (SQLite's text comparison), whatever the database collation. */
 const idBytes = sql`${outbox.id} COLLATE "C"`;
@@ -90,6 +90,9 @@ export function createOutboxRepoPg(handle: PgHandle): OutboxRepo {
       return async () => {
         await unlisten().catch(() => {});
       };
+    },
+    async wakeDeliveryWork() {
+      await notifyDelivery(db);
     },
     async markSent(id, claim, now, status = "sent") {
       const done = await db

@@ -3,7 +3,7 @@ import { immediate, lazyStatement, lift, type DbHandle } from "../../db/client";
 import { afterCursor, decodeCursor, keysetPage } from "../../db/cursor";
 import { outbox } from "../../db/schema";
 import { FINISHED_OUTBOX_STATUSES, type EmailFilter, type EventFilter, type OutboxMessage, type OutboxRepo } from "./repo";
-import { onDeliveryBell } from "./bell";
+import { onDeliveryBell, ringDeliveryBell } from "./bell";
 import { writeEffects, writeOutbox } from "./write.sqlite";
 
 /** OutboxRepo.nextDue's one statement (exported for the query-plan test). */
@@ -94,6 +94,10 @@ export function createOutboxRepo(handle: DbHandle): OutboxRepo {
     async onDeliveryWork(wake) {
       const off = onDeliveryBell(wake);
       return async () => off();
+    },
+    async wakeDeliveryWork() {
+      // A ring before the commit is harmless (bell.ts): the worker reads after the unit has ended.
+      ringDeliveryBell();
     },
     async markSent(id, claim, now, status = "sent") {
       return handle.backgroundGate.write(() => sentStmt().all({ id, claim: claim.getTime(), now: now.getTime(), status }).length === 1);

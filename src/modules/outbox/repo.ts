@@ -71,6 +71,13 @@ export interface OutboxRepo {
    */
   onDeliveryWork(wake: () => void): Promise<() => Promise<void>>;
   /**
+   * The other end of onDeliveryWork, for writers of webhook deliveries (webhooks/handler.ts,
+   * service.ts): wakes the delivery workers when the unit of work commits (at once outside one), on
+   * SQLite this process's (bell.ts), on PostgreSQL every node's (NOTIFY, never sent for a rollback).
+   * writeEffects does this itself when it writes outbox messages.
+   */
+  wakeDeliveryWork(): Promise<void>;
+  /**
    * Marks a claimed message delivered: status `sent` (default) or `logged`, sent_at = now; false when
    * the claim was lost (the message was claimed again).
    */

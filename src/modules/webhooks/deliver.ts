@@ -14,6 +14,7 @@ import type { Effects } from "../outbox/effects";
 import { sealedEmail } from "../email/outbox";
 import { DISABLE_AFTER_CONSECUTIVE_FAILURES, previousSecretLive, signedContent, v1Signature } from "./domain";
 import type { AttemptOutcome, DisabledReason, WebhookDelivery, WebhookEndpoint } from "./repo";
+import { claimDueDeliveries, settleAttempt } from "./claims";
 import { openSecret, v1aSignature } from "./secrets";
 import { hostOf, resolveTarget, type HostResolver } from "./ssrf";
 
@@ -189,7 +190,7 @@ export function disableEffects(
   };
 }
 
-type PassDeps = Pick<Deps, "repos" | "clock" | "config" | "logger" | "secrets" | "resolveHost">;
+type PassDeps = Pick<Deps, "db" | "repos" | "clock" | "config" | "logger" | "secrets" | "resolveHost">;
 
 export interface PoolOptions {
   random?: () => number;
@@ -206,7 +207,7 @@ export interface PoolOptions {
 /**
  * A rolling pool of webhook requests on this node: up to `concurrency` in flight, at most
  * `perEndpoint` to one endpoint, each bounded by its own timeouts. The caps are applied when
- * deliveries are claimed (WebhookRepo.claimDueDeliveries), so a receiver that never answers holds
+ * deliveries are claimed (claims.ts claimDueDeliveries), so a receiver that never answers holds
  * its own slots only and its backlog stays unclaimed, due for whichever node has room for it.
  */
 export interface WebhookPool {
@@ -268,13 +269,15 @@ export function createWebhookPool(deps: PassDeps, opts: PoolOptions = {}): Webho
       outcome = { at, result: next ? "retry" : "failed", nextAttemptAt: next, responseCode: null, latencyMs: null, responseBody: null, error, disable: null };
     }
     const admins = outcome.result === "delivered" ? [] : await adminRecipients(deps);
-    const settled = await deps.repos.webhooks.settleDelivery({
-      id: d.id,
-      claim: d.nextAttemptAt,
-      outcome,
-      failureThreshold: DISABLE_AFTER_CONSECUTIVE_FAILURES,
-      disableEffects: (reason) => disableEffects(deps, e, reason, admins, outcome.at),
-    });
+    const settled = await deps.db.transaction(({ repos }) =>
+      settleAttempt(repos, {
+        id: d.id,
+        claim: d.nextAttemptAt,
+        outcome,
+        failureThreshold: DISABLE_AFTER_CONSECUTIVE_FAILURES,
+        disableEffects: (reason) => disableEffects(deps, e, reason, admins, outcome.at),
+      }),
+    );
     if (!settled.settled) {
       counts.lost += 1;
       return;
@@ -308,7 +311,7 @@ export function createWebhookPool(deps: PassDeps, opts: PoolOptions = {}): Webho
   const claim = async (now: Date, limit: number, cap: number) => {
     if (limit <= 0) return 0;
     const leaseUntil = new Date(deps.clock.nowMs() + DELIVERY_CLAIM_MS);
-    const claimed = await deps.repos.webhooks.claimDueDeliveries({ now, limit, leaseUntil, perEndpoint: cap, inFlight: perEndpointInFlight });
+    const claimed = await claimDueDeliveries(deps.repos, { now, limit, leaseUntil, perEndpoint: cap, inFlight: perEndpointInFlight });
     counts.claimed += claimed.length;
     for (const d of claimed) start(d);
     return claimed.length;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { endpointWants, endpointWindow, eventProductId, filterProblem, matchesFilters, pickDeliveries, previousSecretLive, v1Signature } from "./domain";
+import { afterFailedAttempt, claimWindow, endpointWants, eventProductId, filterProblem, matchesFilters, pickDeliveries, previousSecretLive, v1Signature } from "./domain";
 
 describe("filters", () => {
   test("exact, prefix and * match; nothing else does", () => {
@@ -61,9 +61,45 @@ describe("pickDeliveries", () => {
     expect(pickDeliveries(candidates, { limit: 10, perEndpoint: 2, inFlight: new Map([["slow", 1]]) })).toEqual(["s1", "o1", "h1"]);
   });
 
-  test("an endpoint's window is its free room, never more than the limit", () => {
-    expect(endpointWindow("slow", { limit: 50, perEndpoint: 8, inFlight: new Map([["slow", 3]]) })).toBe(5);
-    expect(endpointWindow("slow", { limit: 50, perEndpoint: 8, inFlight: new Map([["slow", 9]]) })).toBe(0);
-    expect(endpointWindow("new", { limit: 2, perEndpoint: 8 })).toBe(2);
+  test("the claim's window is an endpoint's room with nothing in flight, never more than the limit; what is in flight is counted when picking", () => {
+    expect(claimWindow({ limit: 50, perEndpoint: 8 })).toBe(8);
+    expect(claimWindow({ limit: 2, perEndpoint: 8 })).toBe(2);
+    const slow = [due("s1", "slow", 1), due("s2", "slow", 2), due("s3", "slow", 3), due("s4", "slow", 4), due("s5", "slow", 5), due("s6", "slow", 6)];
+    // 3 of 8 in flight: 5 more at most, out of the window's 8.
+    expect(claimWindow({ limit: 50, perEndpoint: 8, inFlight: new Map([["slow", 3]]) })).toBe(8);
+    expect(pickDeliveries(slow, { limit: 50, perEndpoint: 8, inFlight: new Map([["slow", 3]]) })).toEqual(["s1", "s2", "s3", "s4", "s5"]);
+    // Past its room (9 of 8 in flight): none.
+    expect(pickDeliveries(slow, { limit: 50, perEndpoint: 8, inFlight: new Map([["slow", 9]]) })).toEqual([]);
+  });
+});
+
+describe("afterFailedAttempt", () => {
+  const at = new Date("2026-11-22T08:00:00Z");
+  const retry = { at, disable: null };
+
+  test("a failure counts one more in a row; below the threshold nothing else changes", () => {
+    expect(afterFailedAttempt({ enabled: true, consecutiveFailures: 0 }, retry, 20)).toEqual({ changes: { consecutiveFailures: 1 }, disabled: null });
+    expect(afterFailedAttempt({ enabled: true, consecutiveFailures: 18 }, retry, 20)).toEqual({ changes: { consecutiveFailures: 19 }, disabled: null });
+  });
+
+  test("the failure that reaches the threshold disables the endpoint (failures), at the attempt's time", () => {
+    expect(afterFailedAttempt({ enabled: true, consecutiveFailures: 19 }, retry, 20)).toEqual({
+      changes: { consecutiveFailures: 20, enabled: false, disabledReason: "failures", disabledAt: at, updatedAt: at },
+      disabled: "failures",
+    });
+    // Past it too (>=, not ==).
+    expect(afterFailedAttempt({ enabled: true, consecutiveFailures: 25 }, retry, 20).disabled).toBe("failures");
+  });
+
+  test("a 410 disables at once (gone), whatever the count", () => {
+    expect(afterFailedAttempt({ enabled: true, consecutiveFailures: 0 }, { at, disable: "gone" }, 20)).toEqual({
+      changes: { consecutiveFailures: 1, enabled: false, disabledReason: "gone", disabledAt: at, updatedAt: at },
+      disabled: "gone",
+    });
+  });
+
+  test("an endpoint disabled already is only counted: no second disable, no second email", () => {
+    expect(afterFailedAttempt({ enabled: false, consecutiveFailures: 20 }, retry, 20)).toEqual({ changes: { consecutiveFailures: 21 }, disabled: null });
+    expect(afterFailedAttempt({ enabled: false, consecutiveFailures: 3 }, { at, disable: "gone" }, 20)).toEqual({ changes: { consecutiveFailures: 4 }, disabled: null });
   });
 });

@@ -1,7 +1,7 @@
 // Pure rules of outgoing webhooks: event filters, product scope, signatures and the disable threshold.
 import { createHmac } from "node:crypto";
 import { EVENT_TYPES } from "../outbox/events";
-import type { WebhookEndpoint } from "./repo";
+import type { AttemptOutcome, DisabledReason, EndpointHealth, EndpointHealthChanges, WebhookEndpoint } from "./repo";
 
 /**
  * After this many failed attempts in a row (any delivery of the endpoint; a success resets the
@@ -99,7 +99,28 @@ export function pickDeliveries(candidates: readonly DueDelivery[], room: ClaimRo
   return out;
 }
 
-/** How many due deliveries of one endpoint a claim needs to look at: never more than it may take. */
-export function endpointWindow(endpointId: string, room: ClaimRoom): number {
-  return Math.max(0, Math.min(room.limit, room.perEndpoint - (room.inFlight?.get(endpointId) ?? 0)));
+/**
+ * How many due deliveries of each endpoint a claim reads (one window for every endpoint, in one
+ * statement): what it may take from an endpoint with nothing in flight, never more than its limit.
+ * An endpoint's requests in flight are counted when picking (pickDeliveries), not here.
+ */
+export function claimWindow(room: ClaimRoom): number {
+  return Math.max(1, Math.min(room.limit, room.perEndpoint));
+}
+
+/**
+ * What a failed attempt does to its endpoint, whose health was read under lock in the attempt's unit
+ * of work: one more failure in a row; a 410 ("gone"), or the count reaching `threshold`, disables it,
+ * unless it is disabled already (then the failure is only counted). So of failures settled at once
+ * (on any node) exactly one disables the endpoint, and only that one writes the admins' emails.
+ */
+export function afterFailedAttempt(
+  endpoint: EndpointHealth,
+  outcome: Pick<AttemptOutcome, "at" | "disable">,
+  threshold: number,
+): { changes: EndpointHealthChanges; disabled: DisabledReason | null } {
+  const consecutiveFailures = endpoint.consecutiveFailures + 1;
+  const reason: DisabledReason | null = outcome.disable === "gone" ? "gone" : consecutiveFailures >= threshold ? "failures" : null;
+  if (!reason || !endpoint.enabled) return { changes: { consecutiveFailures }, disabled: null };
+  return { changes: { consecutiveFailures, enabled: false, disabledReason: reason, disabledAt: outcome.at, updatedAt: outcome.at }, disabled: reason };
 }

@@ -70,7 +70,8 @@ export function createWebhookFanOut(deps: Pick<Deps, "repos" | "clock">): Outbox
     if (endpoints.length === 0) return;
     const body = eventBody(m);
     const at = deps.clock.now();
-    // Writing them wakes the delivery worker, which sends them at once (outbox/bell.ts, NOTIFY on PostgreSQL).
-    await deps.repos.webhooks.addDeliveries(endpoints.map((e) => newDelivery({ endpointId: e.id, eventId: m.id, eventType: m.topic, body, at })));
+    const added = await deps.repos.webhooks.addDeliveries(endpoints.map((e) => newDelivery({ endpointId: e.id, eventId: m.id, eventType: m.topic, body, at })));
+    // Wakes the delivery workers, which send them at once (outbox/bell.ts, NOTIFY on PostgreSQL).
+    if (added > 0) await deps.repos.outbox.wakeDeliveryWork();
   };
 }

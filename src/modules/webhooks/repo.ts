@@ -1,7 +1,7 @@
 // Outgoing webhooks (Standard Webhooks; docs/webhooks.md): the endpoints admins register and one
 // delivery row per (event, endpoint). The event outbox handler (handler.ts) fans an event out into
 // deliveries; the deliver-webhooks pass (deliver.ts) claims due deliveries and POSTs them.
-import type { Effects } from "../outbox/effects";
+import type { DueDelivery } from "./domain";
 
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -95,7 +95,7 @@ export interface DeliveryFilter {
   limit: number;
 }
 
-/** How one attempt ended (deliver.ts decides; settleDelivery records it). */
+/** How one attempt ended (deliver.ts decides; claims.ts settleAttempt records it). */
 export interface AttemptOutcome {
   at: Date;
   /** delivered: 2xx; retry: failed, due again at nextAttemptAt; failed: given up. */
@@ -109,11 +109,23 @@ export interface AttemptOutcome {
   disable: "gone" | null;
 }
 
+/** An endpoint's health as a failed attempt finds it (domain.ts afterFailedAttempt). */
+export type EndpointHealth = Pick<WebhookEndpoint, "enabled" | "consecutiveFailures">;
+
+/** What an attempt changes on its endpoint: the failure count and, when it disables the endpoint, why and when. */
+export type EndpointHealthChanges = Pick<WebhookEndpoint, "consecutiveFailures"> &
+  Partial<Pick<WebhookEndpoint, "enabled" | "disabledReason" | "disabledAt" | "updatedAt">>;
+
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
 }
 
+/**
+ * Rows only: the rules of delivery (which due deliveries a claim takes, what an attempt does to its
+ * endpoint) are claims.ts's units of work with domain.ts deciding, and whoever writes deliveries wakes
+ * the delivery workers (OutboxRepo.wakeDeliveryWork).
+ */
 export interface WebhookRepo {
   createEndpoint(endpoint: WebhookEndpoint): Promise<WebhookEndpoint>;
   getEndpoint(id: string): Promise<WebhookEndpoint | null>;
@@ -134,27 +146,28 @@ export interface WebhookRepo {
   /** An endpoint's deliveries, newest first (created_at, then id), keyset-paginated. */
   listDeliveries(filter: DeliveryFilter): Promise<Page<WebhookDelivery>>;
   /**
-   * Atomically claims up to `limit` pending deliveries due at `now` whose endpoint is enabled, oldest
-   * due first, by moving their next_attempt_at to `leaseUntil` (the claim token for settleDelivery).
-   * With `perEndpoint`, no endpoint gets more than `perEndpoint` minus its `inFlight` count
-   * (domain.ts pickDeliveries): each enabled endpoint's due deliveries are read through the index,
-   * at most that many, so a large backlog of one endpoint is never scanned. Exact across nodes: the
-   * update takes only rows still pending and due, so no delivery is claimed twice while its claim holds.
+   * The candidates of a claim (claims.ts claimDueDeliveries), in one statement: each enabled
+   * endpoint's `window` oldest pending deliveries due at `now`, read through
+   * webhook_deliveries_endpoint_due_idx, so a large backlog of one endpoint is never scanned.
    */
-  claimDueDeliveries(input: { now: Date; limit: number; leaseUntil: Date; perEndpoint?: number; inFlight?: ReadonlyMap<string, number> }): Promise<WebhookDelivery[]>;
+  dueDeliveries(now: Date, window: number): Promise<DueDelivery[]>;
   /**
-   * Records one attempt of a claimed delivery and its endpoint's failure count, in one transaction:
-   * a success resets the count; a failure adds one, and when the count reaches `failureThreshold`
-   * or the outcome says "gone" the endpoint is disabled and `disableEffects` are written — only by
-   * the call that flipped it. `settled` false: the claim was lost (nothing recorded).
+   * Claims those of `ids` still pending and due at `now` by moving their next_attempt_at to
+   * `leaseUntil` (the claim token for recordAttempt), in one statement; returns them. Exact across
+   * nodes: a row another claim took meanwhile is no longer due and is left out (PostgreSQL re-checks
+   * the condition on the row version it waited for).
    */
-  settleDelivery(input: {
-    id: string;
-    claim: Date;
-    outcome: AttemptOutcome;
-    failureThreshold: number;
-    disableEffects: (reason: DisabledReason) => Effects;
-  }): Promise<{ settled: boolean; disabled: DisabledReason | null }>;
+  claimDeliveries(ids: readonly string[], now: Date, leaseUntil: Date): Promise<WebhookDelivery[]>;
+  /**
+   * Records one attempt of the delivery claimed with `claim` (its status, attempt count, response
+   * and, for a retry, when it is due again); returns its endpoint's id, or null when the claim was
+   * lost (nothing recorded).
+   */
+  recordAttempt(id: string, claim: Date, outcome: AttemptOutcome): Promise<string | null>;
+  /** The endpoint's health, its row locked until the unit of work ends; null when it does not exist. */
+  lockEndpointHealth(id: string): Promise<EndpointHealth | null>;
+  /** Writes what an attempt changed on its endpoint (claims.ts settleAttempt, domain.ts deciding). */
+  setEndpointHealth(id: string, changes: EndpointHealthChanges): Promise<void>;
   /** Makes a delivery pending and due at `now` again (keeping its id and attempts); null when missing. */
   redeliver(id: string, now: Date): Promise<WebhookDelivery | null>;
   /**

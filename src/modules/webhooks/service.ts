@@ -232,10 +232,11 @@ export async function sendTestEvent(deps: Deps, actor: Actor, id: string): Promi
   const at = deps.clock.now();
   const body = JSON.stringify({ type: TEST_EVENT_TYPE, timestamp: at.toISOString(), data: { endpoint_id: e.id, product_id: e.productId, message: "A test event sent from Keyward." } });
   const delivery = newDelivery({ endpointId: e.id, eventId: null, eventType: TEST_EVENT_TYPE, body, at });
-  // Writing the delivery wakes the delivery worker (outbox/bell.ts, NOTIFY on PostgreSQL).
   await deps.db.transaction(async ({ repos }) => {
     await repos.webhooks.addDeliveries([delivery]);
     await repos.outbox.writeEffects(audit(deps, actor, "webhook.test", e, { delivery_id: delivery.id }));
+    // Wakes the delivery workers at the commit (outbox/bell.ts, NOTIFY on PostgreSQL).
+    await repos.outbox.wakeDeliveryWork();
   });
   return delivery;
 }
@@ -260,7 +261,11 @@ export async function redeliver(deps: Deps, actor: Actor, deliveryId: string): P
   const effects: Effects = { audit: { actor, action: "webhook.redeliver", entityType: "webhook_delivery", entityId: d.id, productId: e.productId, changes: { endpoint_id: e.id, previous_status: d.status }, at: now } };
   const updated = await deps.db.transaction(async ({ repos }) => {
     const row = await repos.webhooks.redeliver(d.id, now);
-    if (row) await repos.outbox.writeEffects(effects);
+    if (row) {
+      await repos.outbox.writeEffects(effects);
+      // Due now: wakes the delivery workers at the commit (outbox/bell.ts, NOTIFY on PostgreSQL).
+      await repos.outbox.wakeDeliveryWork();
+    }
     return row;
   });
   if (!updated) throw new AppError("NOT_FOUND", { message: "Webhook delivery not found." });
