@@ -31,7 +31,7 @@ import { createOfflineTokenRepo } from "./modules/offline/repo.sqlite";
 import { createIdempotencyRepo } from "./modules/idempotency/repo.sqlite";
 import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
 import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
-import { createJobLeaseRepo } from "./jobs/lease.sqlite";
+import { createJobLeaseRepo } from "./jobs/lease.sql";
 import { createOutboxRepo } from "./modules/outbox/repo.sqlite";
 import { createSeatRepo } from "./modules/seats/repo.sql";
 import { createUserRepo } from "./modules/users/repo.sql";
@@ -71,7 +71,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     offlineTokens: createOfflineTokenRepo(handle),
     idempotency: createIdempotencyRepo(handle),
     bruteForce: createBruteForceRepo(handle),
-    jobLeases: createJobLeaseRepo(handle),
+    jobLeases: createJobLeaseRepo(d),
     outbox: createOutboxRepo(handle),
     seats: createSeatRepo(d),
     users: createUserRepo(d),

@@ -24,7 +24,7 @@ import { createSettingsRepo } from "./modules/settings/repo.sql";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sql";
 import { createAuditRepo } from "./modules/audit/repo.sql";
 import { createSigningKeyRepo } from "./modules/keys/repo.sql";
-import { createJobLeaseRepoPg } from "./jobs/lease.pg";
+import { createJobLeaseRepo } from "./jobs/lease.sql";
 import { createOutboxRepoPg } from "./modules/outbox/repo.pg";
 import { createSeatRepo } from "./modules/seats/repo.sql";
 import { createUserRepo } from "./modules/users/repo.sql";
@@ -96,7 +96,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     offlineTokens: createOfflineTokenRepoPg(handle),
     idempotency: createIdempotencyRepoPg(handle),
     bruteForce: createBruteForceRepoPg(handle),
-    jobLeases: createJobLeaseRepoPg(handle),
+    jobLeases: createJobLeaseRepo(d),
     outbox: createOutboxRepoPg(handle),
     seats: createSeatRepo(d),
     users: createUserRepo(d),

@@ -1,7 +1,8 @@
 // JobLeaseRepo on every engine: one run per scheduled slot across nodes, fenced finishes, admin runs.
 import { afterEach, expect, test } from "bun:test";
 import type { JobLeaseRepo } from "../../src/jobs/lease";
-import { createJobLeaseRepoPg } from "../../src/jobs/lease.pg";
+import { createJobLeaseRepo } from "../../src/jobs/lease.sql";
+import { pgQueryDialect } from "../../src/db/dialect/query.pg";
 import { forEachEngine, type Opened } from "./harness";
 import { repoFor } from "./repos";
 import { morePools } from "./support-pg";
@@ -91,7 +92,7 @@ forEachEngine("JobLeaseRepo", (engine, open) => {
     // (cannot interleave; the multi-process test covers SQLite across processes).
     const extra = engine === "postgres" ? await morePools(o, 2) : [];
     try {
-      const repos = engine === "postgres" ? [repo, ...extra.map((h) => createJobLeaseRepoPg(h))] : [repo, repo, repo];
+      const repos = engine === "postgres" ? [repo, ...extra.map((h) => createJobLeaseRepo(pgQueryDialect(h)))] : [repo, repo, repo];
       const fences: number[] = [];
       for (let slot = 0; slot < 15; slot++) {
         const now = at(slot * MIN);

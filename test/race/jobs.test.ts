@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { createTestApp, type TestApp } from "../support/app";
 import { openPostgres } from "../../src/db/pg";
 import { runPgMigrations } from "../../src/db/migrate.pg";
-import { createJobLeaseRepoPg } from "../../src/jobs/lease.pg";
+import { createJobLeaseRepo } from "../../src/jobs/lease.sql";
+import { pgQueryDialect } from "../../src/db/dialect/query.pg";
 import type { JobLeaseRepo } from "../../src/jobs/lease";
 import { freshPgDatabase, pgTestUrl } from "../support/pg";
 
@@ -83,7 +84,7 @@ describe.skipIf(!pgTestUrl())("three processes, one PostgreSQL database", () => 
     db = await freshPgDatabase("jobs_race");
     const pg = openPostgres(db.url, { max: 2 });
     await runPgMigrations(pg.sql, Date.now());
-    leases = createJobLeaseRepoPg(pg);
+    leases = createJobLeaseRepo(pgQueryDialect(pg));
     close = async () => {
       await pg.close();
       await db.drop();

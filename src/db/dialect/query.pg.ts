@@ -22,6 +22,9 @@ export function pgQueryDialect(handle: Pick<PgHandle, "db" | "inTransaction">): 
     async bestEffortWrite(write) {
       await autocommitWrite(async () => await write(), "skip");
     },
+    async retriedWrite(write) {
+      return (await autocommitWrite(async () => await write(), "retry"))!;
+    },
     prepared(name, build) {
       type Stmt = { execute(params: Record<string, unknown>): Promise<unknown> };
       let stmt: Stmt | undefined;

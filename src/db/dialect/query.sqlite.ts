@@ -37,6 +37,9 @@ export function sqliteQueryDialect(handle: Pick<DbHandle, "db" | "sqlite">): Que
         sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       }
     },
+    async retriedWrite(write) {
+      return await write();
+    },
     prepared(_name, build) {
       type Stmt = { all(params: Record<string, unknown>): unknown };
       let stmt: Stmt | undefined;

@@ -50,6 +50,12 @@ export interface QueryDialect {
    */
   bestEffortWrite(write: () => PromiseLike<unknown>): Promise<void>;
   /**
+   * A single-statement write outside any unit that must take effect: run again when PostgreSQL aborts
+   * it for a serialization conflict (a REPEATABLE READ or SERIALIZABLE default isolation on the role
+   * or database; READ COMMITTED would have waited and gone on). SQLite runs it once.
+   */
+  retriedWrite<R>(write: () => PromiseLike<R>): Promise<R>;
+  /**
    * A statement prepared once (on its first call: a start builds none) and run with `sql.placeholder`
    * values; for the reads every request makes (a session's user). `name` names it on PostgreSQL.
    */
