@@ -1,5 +1,6 @@
-// LicenseRepo on every engine: issue, reads, admin list (filters, search, cursor), mutate (incl.
-// revoke's clearActivations), add-on links; and on PostgreSQL a revoke racing activations on 3 nodes.
+// LicenseRepo on every engine, through the verbs' units of work (licenses/change.ts createLicense,
+// changeLicense): issue, reads, admin list (filters, search, cursor), changes (incl. revoke's
+// clearActivations), add-on links; and on PostgreSQL a revoke racing activations on 3 nodes.
 import { afterEach, expect, test } from "bun:test";
 import type { License, LicenseListFilter, LicenseRepo } from "../../src/modules/licenses/repo";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
@@ -12,7 +13,7 @@ import { withPgTransaction } from "../../src/db/transaction.pg";
 import { createLicenseRepoPg } from "../../src/modules/licenses/repo.pg";
 import { audited, auditRows, countRows, pgNodes, seedAddon } from "./inspect";
 import { unitOf, unitOn, type Unit } from "./unit";
-import { changeLicense } from "../../src/modules/licenses/change";
+import { changeLicense, createLicense } from "../../src/modules/licenses/change";
 import type { Effects } from "../../src/modules/outbox/effects";
 import type { LicensePatch } from "../../src/modules/licenses/repo";
 
@@ -70,15 +71,17 @@ forEachEngine("LicenseRepo", (engine, open) => {
     opts: { clearActivations?: boolean } = {},
     unit: Unit = unitOf(o),
   ) => unit((r) => changeLicense(r, id, decide, at, effects, opts));
+  // An issue as the verbs make it: the row, its add-ons and the effects in one unit of work.
+  const issue = (license: License, addonIds: string[], effects: Effects, unit: Unit = unitOf(o)) => unit((r) => createLicense(r, license, addonIds, effects));
 
-  test("create stores the license, its add-ons and the audit row; reads by id and key hash", async () => {
+  test("an issue stores the license, its add-ons and the audit row; reads by id and key hash", async () => {
     await setup();
     const product = await seedProduct(o);
     const { plan } = await seedPlan(o, product.id);
     const a1 = await seedAddon(o, product.id);
     const a2 = await seedAddon(o, product.id);
     const lic = newLicense(product.id, plan.id);
-    expect(await repo.create(lic, [a2.id, a1.id], audited("license.issue", lic.id, { email: lic.email }))).toEqual(lic);
+    expect(await issue(lic, [a2.id, a1.id], audited("license.issue", lic.id, { email: lic.email }))).toEqual(lic);
     expect(await repo.findById(lic.id)).toEqual(lic);
     expect(await repo.findByKeyHash(lic.keyHash)).toEqual(lic);
     expect(await repo.findById("nope")).toBeNull();
@@ -89,36 +92,22 @@ forEachEngine("LicenseRepo", (engine, open) => {
     expect(await auditRows(o)).toEqual([{ action: "license.issue", entityId: lic.id, changes: { email: lic.email } }]);
   });
 
-  // The key goes to a caller that will not ask again: create commits durably. On SQLite the syncs are
-  // counted in test/db/durable.test.ts; on PostgreSQL the transaction sets synchronous_commit on,
-  // seen here from an outer transaction that turned it off (create's own becomes a savepoint in it).
-  if (engine === "postgres") {
-    test("create commits with synchronous_commit on, whatever the session had", async () => {
-      await setup();
-      const product = await seedProduct(o);
-      const { plan } = await seedPlan(o, product.id);
-      const lic = newLicense(product.id, plan.id);
-      const setting = await withPgTransaction(o.pg!, async (tx) => {
-        await tx.sql`SET LOCAL synchronous_commit = off`;
-        await createLicenseRepoPg(tx).create(lic, [], audited("license.issue", lic.id));
-        return (await tx.sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`)[0]!.synchronous_commit;
-      });
-      expect(setting).toBe("on");
-      expect(await repo.findById(lic.id)).toEqual(lic);
-    });
-  }
+  // The key goes to a caller that will not ask again: the issue's unit of work commits durably. The
+  // verbs ask for it (test/http/admin/licenses.test.ts: DataStore.transaction's `durable`); what a
+  // durable unit does on each engine is test/db/durable.test.ts (SQLite: the syncs of an issue through
+  // the admin API, counted; PostgreSQL: synchronous_commit on where the database turns it off).
 
-  test("create refuses a duplicate key hash, an unknown plan or add-on with CONFLICT and writes nothing", async () => {
+  test("an issue refuses a duplicate key hash, an unknown plan or add-on with CONFLICT and writes nothing", async () => {
     await setup();
     const { product, plan, license } = await seedCatalog(o);
     await expectAppError(
-      repo.create(newLicense(product.id, plan.id, { keyHash: license.keyHash }), [], audited("license.issue", null)),
+      issue(newLicense(product.id, plan.id, { keyHash: license.keyHash }), [], audited("license.issue", null)),
       "CONFLICT",
       "License key collision; retry.",
     );
-    await expectAppError(repo.create(newLicense(product.id, "no-plan"), [], audited("license.issue", null)), "CONFLICT", "Unknown product, plan or add-on.");
+    await expectAppError(issue(newLicense(product.id, "no-plan"), [], audited("license.issue", null)), "CONFLICT", "Unknown product, plan or add-on.");
     const orphan = newLicense(product.id, plan.id);
-    await expectAppError(repo.create(orphan, ["no-addon"], audited("license.issue", null)), "CONFLICT", "Unknown product, plan or add-on.");
+    await expectAppError(issue(orphan, ["no-addon"], audited("license.issue", null)), "CONFLICT", "Unknown product, plan or add-on.");
     expect(await repo.findById(orphan.id)).toBeNull();
     expect(await countRows(o, "licenses")).toBe(1);
     expect(await auditRows(o)).toEqual([]);

@@ -3,7 +3,6 @@ import { atomically, type PgDb, type PgHandle, type PgExecutor } from "../../db/
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema-pg";
 import { asciiLower as asciiLowerText } from "../../shared/ascii";
-import { writeEffectsPg } from "../outbox/write.pg";
 import type { License, LicenseListFilter, LicenseRepo } from "./repo";
 import { licenseListDriver, licenseListOrder, prefixUpperBound } from "./listing";
 
@@ -90,16 +89,14 @@ export function createLicenseRepoPg(handle: PgHandle): LicenseRepo {
   const byKeyHash = db.select().from(licenses).where(eq(licenses.keyHash, sql.placeholder("hash"))).prepare("licenses_by_key_hash");
 
   return {
-    async create(license, addonIds, effects) {
+    async create(license, addonIds) {
       try {
-        return await db.transaction(async (tx) => {
-          // Durable, as on SQLite: the key goes to a caller that will not ask again.
-          await tx.execute(sql`SET LOCAL synchronous_commit = on`);
+        // In the verb's unit of work (durable); on its own, one transaction.
+        return await atomically(handle, async (tx) => {
           await tx.insert(licenses).values(license);
           if (addonIds.length) {
             await tx.insert(licenseAddons).values(addonIds.map((addonId) => ({ licenseId: license.id, addonId, createdAt: license.createdAt })));
           }
-          await writeEffectsPg(tx, effects);
           return license;
         });
       } catch (e) {

@@ -3,7 +3,6 @@ import { lift, immediate, lazyStatement, type Db, type DbHandle } from "../../db
 import { rethrowConstraint } from "../../db/errors";
 import { activations, floatingSessions, licenseAddons, licenses } from "../../db/schema";
 import { asciiLower } from "../../shared/ascii";
-import { writeEffects } from "../outbox/write.sqlite";
 import type { License, LicenseListFilter, LicenseRepo } from "./repo";
 import { licenseListDriver, licenseListOrder, prefixUpperBound } from "./listing";
 
@@ -98,22 +97,16 @@ export function createLicenseRepo(handle: DbHandle): LicenseRepo {
   ];
 
   return {
-    async create(license, addonIds, effects) {
+    async create(license, addonIds) {
       try {
-        // Durable: the key goes to a caller that will not ask again (an integration that emails it, a
-        // purchase). A power cut must not leave a key that was handed out but never stored.
-        return immediate(
-          handle,
-          () => {
-            db.insert(licenses).values(license).run();
-            for (const addonId of addonIds) {
-              db.insert(licenseAddons).values({ licenseId: license.id, addonId, createdAt: license.createdAt }).run();
-            }
-            writeEffects(db, effects);
-            return license;
-          },
-          { durable: true },
-        );
+        // One transaction (a savepoint of the verb's unit of work, whose commit is durable).
+        return immediate(handle, () => {
+          db.insert(licenses).values(license).run();
+          for (const addonId of addonIds) {
+            db.insert(licenseAddons).values({ licenseId: license.id, addonId, createdAt: license.createdAt }).run();
+          }
+          return license;
+        });
       } catch (e) {
         rethrowConstraint(e, { unique: "License key collision; retry.", foreignKey: "Unknown product, plan or add-on." });
       }
