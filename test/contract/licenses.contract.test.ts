@@ -9,8 +9,6 @@ import { newId } from "../../src/shared/ids";
 import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, seedPlan, seedProduct, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
-import { withPgTransaction } from "../../src/db/transaction.pg";
-import { createLicenseRepoPg } from "../../src/modules/licenses/repo.pg";
 import { audited, auditRows, countRows, pgNodes, seedAddon } from "./inspect";
 import { unitOf, unitOn, type Unit } from "./unit";
 import { changeLicense, createLicense } from "../../src/modules/licenses/change";
@@ -233,8 +231,8 @@ forEachEngine("LicenseRepo", (engine, open) => {
       try {
         let locked!: () => void;
         const isLocked = new Promise<void>((r) => (locked = r));
-        const holder = withPgTransaction(o.pg!, async (tx) => {
-          expect((await createLicenseRepoPg(tx).lock(license.id))?.id).toBe(license.id);
+        const holder = unitOf(o)(async (r) => {
+          expect((await r.licenses.lock(license.id))?.id).toBe(license.id);
           order.push("locked");
           locked();
           await Bun.sleep(300);
