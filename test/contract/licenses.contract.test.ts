@@ -1,6 +1,7 @@
 // LicenseRepo on every engine, through the verbs' units of work (licenses/change.ts createLicense,
 // changeLicense): issue, reads, admin list (filters, search, cursor), changes (incl. revoke's
-// clearActivations), add-on links; and on PostgreSQL a revoke racing activations on 3 nodes.
+// clearActivations), add-on links; and on PostgreSQL changes racing from 3 nodes, and a revoke
+// racing activations on 3 nodes.
 import { afterEach, expect, test } from "bun:test";
 import type { License, LicenseListFilter, LicenseRepo } from "../../src/modules/licenses/repo";
 import type { LicenseAccess } from "../../src/modules/license-api/repo";
@@ -10,8 +11,9 @@ import { forEachEngine, type Opened } from "./harness";
 import { insertRows, seedCatalog, seedLicense, seedPlan, seedProduct, SEED_TIME } from "./seed";
 import { repoFor } from "./repos";
 import { audited, auditRows, countRows, pgNodes, seedAddon } from "./inspect";
-import { unitOf, unitOn, type Unit } from "./unit";
+import { unitOf, unitOn, withPgUnits, type Unit } from "./unit";
 import { changeLicense, createLicense } from "../../src/modules/licenses/change";
+import { DAY } from "../../src/shared/clock";
 import type { Effects } from "../../src/modules/outbox/effects";
 import type { LicensePatch } from "../../src/modules/licenses/repo";
 
@@ -250,6 +252,38 @@ forEachEngine("LicenseRepo", (engine, open) => {
       }
     });
   }
+
+  // SQLite runs the units one at a time (one gate, as the requests of one process); on PostgreSQL three
+  // nodes' units interleave, and only the row lock (changeLicense's lock) makes each decide on the
+  // row its predecessor committed: without it two read the same expiry and one extension is lost.
+  test("12 concurrent changes (PostgreSQL: from 3 nodes), each deciding on the row it locked: none is lost", async () => {
+    await setup();
+    const start = new Date("2027-01-01T00:00:00.000Z");
+    const { license } = await seedCatalog(o);
+    await mutate(license.id, () => ({ validUntil: start }), later(0), () => ({}));
+    const seen: number[] = [];
+    const race = (units: Unit[]) =>
+      Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          mutate(
+            license.id,
+            (cur) => {
+              seen.push(cur.validUntil!.getTime());
+              return { validUntil: new Date(cur.validUntil!.getTime() + DAY) };
+            },
+            later(i + 1),
+            (before) => audited("license.set_valid_until", before.id),
+            {},
+            units[i % units.length],
+          ),
+        ),
+      );
+    if (engine === "postgres") await withPgUnits(o, 3, race);
+    else await race([unitOf(o)]);
+    expect((await repo.findById(license.id))!.validUntil).toEqual(new Date(start.getTime() + 12 * DAY));
+    expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => start.getTime() + i * DAY));
+    expect((await auditRows(o)).length).toBe(12);
+  });
 
   test("update with clearActivations drops that license's activations and floating sessions only", async () => {
     await setup();
