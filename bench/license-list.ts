@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../src/db/client";
 import { runMigrations } from "../src/db/migrate";
-import { createLicenseRepo } from "../src/modules/licenses/repo.sqlite";
+import { createSqliteRepos } from "../src/container";
 import { licenseListOrder, positionOf } from "../src/modules/licenses/listing";
 import type { LicenseListFilter } from "../src/modules/licenses/repo";
 import { asciiLower } from "../src/shared/ascii";
@@ -66,7 +66,7 @@ const SHAPES: [string, Omit<LicenseListFilter, "limit">][] = [
 ];
 
 async function timeShapes(h: ReturnType<typeof openDatabase>): Promise<Map<string, number>> {
-  const repo = createLicenseRepo(h);
+  const repo = createSqliteRepos(h).licenses;
   const out = new Map<string, number>();
   for (const [name, f] of SHAPES) {
     let first = Infinity;

@@ -17,7 +17,8 @@ import { createAuditRepo } from "./modules/audit/repo.sql";
 import { createProductRepo } from "./modules/products/repo.sql";
 import { createApiKeyRepo } from "./modules/api-keys/repo.sql";
 import { createPlanRepo } from "./modules/plans/repo.sql";
-import { createLicenseRepo } from "./modules/licenses/repo.sqlite";
+import { createLicenseRepo } from "./modules/licenses/repo.sql";
+import { licenseListQuery } from "./modules/licenses/list-query.sqlite";
 import { createReleaseRepo } from "./modules/releases/repo.sqlite";
 import { createStorage } from "./modules/storage/factory";
 import { createAddonRepo } from "./modules/addons/repo.sql";
@@ -59,7 +60,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     products: createProductRepo(d),
     apiKeys: createApiKeyRepo(d),
     plans: createPlanRepo(d),
-    licenses: createLicenseRepo(handle),
+    licenses: createLicenseRepo(d, (f) => licenseListQuery(handle.db, f)),
     releases: createReleaseRepo(handle),
     addons: createAddonRepo(d),
     settings: createSettingsRepo(d),

@@ -8,7 +8,8 @@ import { withPgTransaction } from "./db/transaction.pg";
 import type { Repos } from "./deps";
 import { createPgRateLimiter } from "./modules/abuse/rate-limit.pg";
 import { createLicenseAccessRepoPg } from "./modules/license-api/repo.pg";
-import { createLicenseRepoPg } from "./modules/licenses/repo.pg";
+import { createLicenseRepo } from "./modules/licenses/repo.sql";
+import { licenseListQueryPg } from "./modules/licenses/list-query.pg";
 import { createActivationRepoPg } from "./modules/activations/repo.pg";
 import { createEntitlementRepoPg } from "./modules/entitlements/repo.pg";
 import { createUsageRepoPg } from "./modules/usage/repo.pg";
@@ -84,7 +85,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     products: createProductRepo(d),
     apiKeys: createApiKeyRepo(d),
     plans: createPlanRepo(d),
-    licenses: createLicenseRepoPg(handle),
+    licenses: createLicenseRepo(d, (f) => licenseListQueryPg(handle.db, f)),
     releases: createReleaseRepoPg(handle),
     addons: createAddonRepo(d),
     settings: createSettingsRepo(d),

@@ -4,8 +4,8 @@
 import { afterEach, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import type { License, LicenseListFilter, LicenseRepo } from "../../src/modules/licenses/repo";
-import { licenseListQuery } from "../../src/modules/licenses/repo.sqlite";
-import { licenseListQueryPg } from "../../src/modules/licenses/repo.pg";
+import { licenseListQuery } from "../../src/modules/licenses/list-query.sqlite";
+import { licenseListQueryPg } from "../../src/modules/licenses/list-query.pg";
 import { licenseListOrder, positionOf, type LicenseListPosition } from "../../src/modules/licenses/listing";
 import { asciiLower } from "../../src/shared/ascii";
 import { forEachEngine, type Opened } from "./harness";

@@ -1,5 +1,5 @@
-// DataStore.transaction({ durable: true }) (db/store.ts), and immediate(…, { durable: true }) used by
-// license issue: the commit reaches the disk before the transaction resolves. SQLite runs with synchronous=NORMAL, where in WAL mode a commit is synced
+// DataStore.transaction({ durable: true }) (db/store.ts), which license issue's unit of work uses: the
+// commit reaches the disk before the transaction resolves. SQLite runs with synchronous=NORMAL, where in WAL mode a commit is synced
 // only at the next checkpoint (a power cut or an OS crash can lose it); a durable commit runs with
 // FULL. Counted with strace: the syncs the process makes. PostgreSQL: synchronous_commit is on for a
 // durable transaction even where the database turns it off.

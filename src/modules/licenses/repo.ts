@@ -1,4 +1,3 @@
-import type { Effects } from "../outbox/effects";
 import type { LicenseListPosition } from "./listing";
 
 export type LicenseStatus = "active" | "trialing" | "past_due" | "canceled" | "expired" | "suspended" | "revoked";
@@ -61,7 +60,12 @@ export interface LicenseListFilter {
 }
 
 export interface LicenseRepo {
-  create(license: License, addonIds: string[], effects: Effects): Promise<License>;
+  /**
+   * Writes a new license and its add-on links in the caller's unit of work (change.ts createLicense,
+   * with the issue's effects: the verbs run it durably). CONFLICT on a key hash collision or an
+   * unknown product, plan or add-on.
+   */
+  create(license: License, addonIds: string[]): Promise<License>;
   findById(id: string): Promise<License | null>;
   /** Hot path (activate/verify): one prepared, indexed read. */
   findByKeyHash(keyHash: string): Promise<License | null>;

@@ -3,7 +3,7 @@
 // for admins, decrypted on demand from its AES-GCM copy; the database holds a lookup hash and the
 // ciphertext (DECISIONS: Keys and secrets).
 import type { Deps } from "../../deps";
-import { changeLicense } from "./change";
+import { changeLicense, createLicense } from "./change";
 import { seal, openText } from "../../crypto/aead";
 import { generateLicenseKey, isWellFormedLicenseKey, licenseKeyHint, licenseKeyLookupHash, normalizeLicenseKey } from "../../crypto/license-key";
 import { asciiLower } from "../../shared/ascii";
@@ -127,7 +127,10 @@ export async function issueLicense(deps: Deps, actor: Actor, input: IssueLicense
   const addonIds = await productAddons(deps, product.id, input.addonIds ?? [], "addon_ids");
   const now = deps.clock.now();
   const { license, key } = buildLicense(deps, plan, { ...input, productId: product.id }, now);
-  const created = await deps.repos.licenses.create(license, addonIds, issueEffects(actor, license, addonIds, now));
+  const effects = issueEffects(actor, license, addonIds, now);
+  // Durable: the key goes to a caller that will not ask again (an integration that emails it, a
+  // purchase). A power cut must not leave a key that was handed out but never stored.
+  const created = await deps.db.transaction(({ repos }) => createLicense(repos, license, addonIds, effects), { durable: true });
   return { license: created, key };
 }
 

@@ -10,6 +10,7 @@ import { AppError } from "../../shared/errors";
 import { DAY } from "../../shared/clock";
 import { newId } from "../../shared/ids";
 import { buildLicense, issueEffects } from "../licenses/service";
+import { createLicense } from "../licenses/change";
 import type { License } from "../licenses/repo";
 import type { Plan } from "../plans/repo";
 import type { BillingLink } from "./repo";
@@ -92,7 +93,8 @@ export async function issuePurchasedLicense(ctx: BillingEventContext, p: Purchas
     at,
   );
   const email = licensePurchasedEmail(tx.secrets, { license, licenseKey: key, productName: product?.name ?? "", planName: p.plan.name, at });
-  const created = await repos.licenses.create(license, [], { ...issueEffects(ctx.actor, license, [], at), emails: [email] });
+  // In the webhook's unit of work, which is durable: the key is emailed once, and never again.
+  const created = await createLicense(repos, license, [], { ...issueEffects(ctx.actor, license, [], at), emails: [email] });
   const link = await repos.payments.upsertLink({
     licenseId: created.id,
     stripeCustomerId: p.customerId,

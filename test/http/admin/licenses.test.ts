@@ -78,6 +78,27 @@ describe("POST /admin/licenses", () => {
     expect(res.body.data.addons.map((a: any) => a.id)).toEqual([addon.id]);
   });
 
+  // The key goes to a caller that will not ask again: a power cut must not lose a key that was handed
+  // out. What a durable unit does on each engine is test/db/durable.test.ts (an issue through this
+  // route counted in syncs on SQLite; synchronous_commit on where the database turns it off on
+  // PostgreSQL).
+  test("the license, its add-ons and its audit row are written in one durable unit of work", async () => {
+    const asked: (boolean | undefined)[] = [];
+    const transaction = t.deps.db.transaction;
+    t.deps.db.transaction = (fn, opts) => {
+      asked.push(opts?.durable);
+      return transaction(fn, opts);
+    };
+    try {
+      const res = await issue();
+      expect(res.status).toBe(201);
+      expect(asked).toEqual([true]);
+      await lastAudit(t, res.body.data.id, "license.issue");
+    } finally {
+      t.deps.db.transaction = transaction;
+    }
+  });
+
   test("trial plans start trialing with valid_until = now + trial_days", async () => {
     const trial = await makePlan(t.deps, product.id, { licenseType: "trial", trialDays: 10 });
     const res = await issue({ plan_id: trial.id });
