@@ -137,21 +137,14 @@ export function lazyStatement<T>(prepare: () => T): () => T {
  * not return a promise. IMMEDIATE takes the write lock up front, so a read-then-write cannot fail
  * with SQLITE_BUSY_SNAPSHOT under contention.
  */
-export function immediate<T>(handle: { sqlite: Database }, fn: () => T, opts: { durable?: boolean } = {}): T {
+export function immediate<T>(handle: { sqlite: Database }, fn: () => T): T {
   const tx = handle.sqlite.transaction(() => {
     const out = fn();
     if (out instanceof Promise) throw new Error("immediate(): callback must be synchronous");
     return out;
   });
-  // `durable`: this commit is synced to disk (synchronous=FULL for it; see SYNCHRONOUS). Nested in
-  // an open transaction it is a savepoint, and the outer transaction's commit decides.
-  if (!opts.durable || handle.sqlite.inTransaction) return tx.immediate();
-  setDurableCommits(handle.sqlite, true);
-  try {
-    return tx.immediate();
-  } finally {
-    setDurableCommits(handle.sqlite, false);
-  }
+  // Nested in an open transaction (a unit of work's) it is a savepoint, and the outer commit decides.
+  return tx.immediate();
 }
 
 /**
