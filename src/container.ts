@@ -28,7 +28,8 @@ import { createActivationRepo } from "./modules/activations/repo.sqlite";
 import { createEntitlementRepo } from "./modules/entitlements/repo.sqlite";
 import { createUsageRepo } from "./modules/usage/repo.sqlite";
 import { createFloatingRepo } from "./modules/floating/repo.sqlite";
-import { createOfflineTokenRepo } from "./modules/offline/repo.sqlite";
+import { createOfflineTokenRepo } from "./modules/offline/repo.sql";
+import { createOfflineVerifyLookup } from "./modules/offline/verify-lookup.sqlite";
 import { createIdempotencyRepo } from "./modules/idempotency/repo.sqlite";
 import { createBruteForceRepo } from "./modules/abuse/repo.sqlite";
 import { createSqliteRateLimiter } from "./modules/abuse/rate-limit.sqlite";
@@ -69,7 +70,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     entitlements: createEntitlementRepo(handle),
     usage: createUsageRepo(handle),
     floating: createFloatingRepo(handle),
-    offlineTokens: createOfflineTokenRepo(handle),
+    offlineTokens: createOfflineTokenRepo(d, createOfflineVerifyLookup(handle)),
     idempotency: createIdempotencyRepo(handle),
     bruteForce: createBruteForceRepo(handle),
     jobLeases: createJobLeaseRepo(d),

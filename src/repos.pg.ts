@@ -14,7 +14,8 @@ import { createActivationRepoPg } from "./modules/activations/repo.pg";
 import { createEntitlementRepoPg } from "./modules/entitlements/repo.pg";
 import { createUsageRepoPg } from "./modules/usage/repo.pg";
 import { createFloatingRepoPg } from "./modules/floating/repo.pg";
-import { createOfflineTokenRepoPg } from "./modules/offline/repo.pg";
+import { createOfflineTokenRepo } from "./modules/offline/repo.sql";
+import { createOfflineVerifyLookupPg } from "./modules/offline/verify-lookup.pg";
 import { createReleaseRepoPg } from "./modules/releases/repo.pg";
 import { createIdempotencyRepoPg } from "./modules/idempotency/repo.pg";
 import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
@@ -94,7 +95,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     entitlements: createEntitlementRepoPg(handle),
     usage: createUsageRepoPg(handle),
     floating: createFloatingRepoPg(handle),
-    offlineTokens: createOfflineTokenRepoPg(handle),
+    offlineTokens: createOfflineTokenRepo(d, createOfflineVerifyLookupPg(handle)),
     idempotency: createIdempotencyRepoPg(handle),
     bruteForce: createBruteForceRepoPg(handle),
     jobLeases: createJobLeaseRepo(d),

@@ -27,8 +27,7 @@ import { pgQueryDialect } from "../../src/db/dialect/query.pg";
 import { activationsOfLicenseQuery } from "../../src/modules/activations/repo.sqlite";
 import { activationsOfLicenseQueryPg } from "../../src/modules/activations/repo.pg";
 import { acceptedSeatsQuery, licensesOwnedQuery, seatsOfLicenseQuery } from "../../src/modules/seats/repo.sql";
-import { offlineActivationsOfLicenseQuery } from "../../src/modules/offline/repo.sqlite";
-import { offlineActivationsOfLicenseQueryPg } from "../../src/modules/offline/repo.pg";
+import { offlineActivationsOfLicenseQuery } from "../../src/modules/offline/repo.sql";
 import { paymentsOfLicenseQuery } from "../../src/modules/payments/repo.sql";
 import { drizzle as drizzleSqlite } from "drizzle-orm/bun-sqlite";
 import * as sqliteSchema from "../../src/db/schema";
@@ -245,8 +244,7 @@ const CASES: PlanCase[] = [
   ),
   {
     name: "GET /admin/licenses/:id/offline-activations",
-    sqlite: (db) => offlineActivationsOfLicenseQuery(db, PRODUCT),
-    pg: (db) => offlineActivationsOfLicenseQueryPg(db, PRODUCT),
+    ...onBothCase((d) => offlineActivationsOfLicenseQuery(d, PRODUCT)),
     index: "offline_activations_license_created_idx",
     tables: ["offline_activations"],
   },

@@ -5,8 +5,9 @@ import type { TokenClaims } from "../../crypto/token";
 import { fingerprint } from "../../crypto/fingerprint";
 import { isUsable } from "../licenses/domain";
 import type { LicenseAccess } from "../license-api/repo";
+import type { License } from "../licenses/repo";
 import type { Plan } from "../plans/repo";
-import type { OfflineAccess } from "./repo";
+import type { OfflineAccess, OfflineActivation } from "./repo";
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -113,4 +114,64 @@ export function selfServiceRefusal(access: OfflineAccess, now: Date): AppError |
     return new AppError("FORBIDDEN", { message: "This license's plan does not offer self-service offline activation." });
   }
   return null;
+}
+
+/** NOT_FOUND for a license that is not there (or was deleted a moment ago). */
+export const licenseNotFound = () => new AppError("NOT_FOUND", { message: "License not found." });
+
+/** A license row and its plan row as OfflineAccess: the public API's columns and the plan's setting. */
+export function offlineAccessOf(license: License, plan: Plan): OfflineAccess {
+  return {
+    license: {
+      id: license.id,
+      productId: license.productId,
+      planId: license.planId,
+      status: license.status,
+      validUntil: license.validUntil,
+      supportUntil: license.supportUntil,
+      externalCustomerId: license.externalCustomerId,
+      externalWorkspaceId: license.externalWorkspaceId,
+    },
+    plan: {
+      id: plan.id,
+      name: plan.name,
+      graceDays: plan.graceDays,
+      maxActivations: plan.maxActivations,
+      floating: plan.floating,
+      floatingTimeout: plan.floatingTimeout,
+      quotaPeriod: plan.quotaPeriod,
+      portalOfflineActivation: plan.portalOfflineActivation,
+    },
+  };
+}
+
+/** Who asks for a token: an admin picks its expiry (offlineExpiry); the portal's is the license's. */
+export type OfflineIssueRule = { kind: "admin"; exp: number } | { kind: "self-service" };
+
+/** What a token issue does: refuse, or sign for `access` with expiry `exp` (unix seconds, 0 = perpetual). */
+export type OfflineIssuePlan = { kind: "refuse"; error: AppError } | { kind: "sign"; access: OfflineAccess; exp: number };
+
+/**
+ * The issue rule, on the license as read under its row lock: NOT_FOUND when it is gone; an admin's
+ * token by offlineIssueRefusal with the admin's expiry; a self-service token (the portal's license
+ * file) by selfServiceRefusal, expiring with the license (selfServiceExpiry).
+ */
+export function planOfflineIssue(current: OfflineAccess | null, rule: OfflineIssueRule, now: Date): OfflineIssuePlan {
+  if (!current) return { kind: "refuse", error: licenseNotFound() };
+  const refusal = rule.kind === "admin" ? offlineIssueRefusal(current, now) : selfServiceRefusal(current, now);
+  if (refusal) return { kind: "refuse", error: refusal };
+  return { kind: "sign", access: current, exp: rule.kind === "admin" ? rule.exp : selfServiceExpiry(current) };
+}
+
+/** What a self-service activation does: as an issue, or `taken` when the license already has its live one. */
+export type SelfServiceActivationPlan = OfflineIssuePlan | { kind: "taken"; existing: OfflineActivation };
+
+/**
+ * The self-service activation rule, on the license and its live activation as read under the
+ * license row's lock: NOT_FOUND when the license is gone; `taken` while one stands (before the
+ * license's own rules: only an admin clears it); else as a self-service issue.
+ */
+export function planSelfServiceActivation(current: OfflineAccess | null, live: OfflineActivation | null, now: Date): SelfServiceActivationPlan {
+  if (current && live) return { kind: "taken", existing: live };
+  return planOfflineIssue(current, { kind: "self-service" }, now);
 }

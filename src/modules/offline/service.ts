@@ -3,7 +3,7 @@
 // self-service offline activation (portal, one per license, cleared only by an admin) is recorded in
 // `offline_activations`; while it stands, that machine may also verify online (activations/service.ts).
 import { tokenNonce } from "../../crypto/nonce";
-import type { Deps } from "../../deps";
+import type { Deps, Repos } from "../../deps";
 import { AppError } from "../../shared/errors";
 import { newId } from "../../shared/ids";
 import type { Actor } from "../../shared/actor";
@@ -14,9 +14,19 @@ import { featureValues } from "../entitlements/domain";
 import { assertStorableIdentifier } from "../license-api/access";
 import type { LicenseAccess } from "../license-api/repo";
 import type { Effects } from "../outbox/effects";
-import { offlineExpiry, offlineIssueRefusal, offlineTokenClaims, selfServiceExpiry, selfServiceOffered, selfServiceRefusal } from "./domain";
+import {
+  licenseNotFound as notFound,
+  offlineAccessOf,
+  offlineExpiry,
+  offlineTokenClaims,
+  planOfflineIssue,
+  planSelfServiceActivation,
+  selfServiceOffered,
+  selfServiceRefusal,
+  type OfflineIssueRule,
+} from "./domain";
 import { offlineActivationCleared, offlineTokenIssued } from "./events";
-import type { OfflineActivation } from "./repo";
+import type { OfflineAccess, OfflineActivation } from "./repo";
 import { portalActor, portalLicense, type PortalCaller } from "../seats/service";
 
 export interface IssueOfflineTokenInput {
@@ -34,22 +44,33 @@ export interface OfflineToken {
   exp: number;
 }
 
-const notFound = () => new AppError("NOT_FOUND", { message: "License not found." });
 const isoOfSeconds = (s: number) => (s === 0 ? null : new Date(s * 1000).toISOString());
 
 /**
- * Signs the token for `current` and describes its side effects: the audit row (`action`, the actor
- * is who issued it) and the `offline_token.issued` event. Runs inside the repository's transaction.
+ * The signer a verb hands its unit of work (built before the unit: it takes the active key from
+ * deps): it signs the token for the license as the unit read it and describes its side effects,
+ * the audit row (`action`, the actor is who issued it) and the `offline_token.issued` event.
  */
 function signOffline(
   deps: Deps,
+  actor: Actor,
+  input: { identifier: string; features: Record<string, boolean | string>; now: Date },
+  source: "admin" | "portal",
+  action: string,
+): OfflineSigner {
+  // The key is taken before the unit begins (deps is not for use inside one).
+  const key = deps.tokenKeys.active();
+  return (current, exp) => signWith(key, actor, current, { ...input, exp }, source, action);
+}
+
+function signWith(
+  key: ReturnType<Deps["tokenKeys"]["active"]>,
   actor: Actor,
   current: LicenseAccess,
   input: { identifier: string; exp: number; features: Record<string, boolean | string>; now: Date },
   source: "admin" | "portal",
   action: string,
 ): { result: OfflineToken; effects: Effects } {
-  const key = deps.tokenKeys.active();
   const claims = offlineTokenClaims({
     access: current,
     identifier: input.identifier,
@@ -90,8 +111,86 @@ function signOffline(
 }
 
 async function tokenFeatures(deps: Deps, access: LicenseAccess): Promise<Record<string, boolean | string>> {
-  // Read before the write transaction (its callback cannot await), as activate does.
+  // Read before the unit of work (what it reads goes through deps, which a unit may not use), as activate does.
   return featureValues(await licenseEntitlements(deps, access));
+}
+
+/** Signs a token for the license as the unit read it, with expiry `exp`: the result and its effects. */
+export type OfflineSigner = (current: OfflineAccess, exp: number) => { result: OfflineToken; effects: Effects };
+
+type UnitRepos = Pick<Repos, "licenses" | "plans" | "offlineTokens" | "outbox">;
+
+/**
+ * The license and its plan with the plan's portal_offline_activation setting, through `repos`;
+ * `lock`: the license row's lock (LicenseRepo.lock), in a unit of work. Null when the license is unknown.
+ */
+export async function readOfflineAccess(repos: Pick<Repos, "licenses" | "plans">, licenseId: string, opts: { lock?: boolean } = {}): Promise<OfflineAccess | null> {
+  const license = opts.lock ? await repos.licenses.lock(licenseId) : await repos.licenses.findById(licenseId);
+  if (!license) return null;
+  const plan = await repos.plans.findById(license.planId);
+  return plan ? offlineAccessOf(license, plan) : null;
+}
+
+/**
+ * A token issue's unit of work (the admin's, the portal's license file): the license row locked (a
+ * suspend or revoke racing the issue waits for it or is seen by it) and read with its plan, the rule
+ * decides (domain.ts planOfflineIssue: throws its refusal), `sign` signs, its effects are written.
+ */
+export async function issueOffline(repos: UnitRepos, licenseId: string, rule: OfflineIssueRule, now: Date, sign: OfflineSigner): Promise<OfflineToken> {
+  const plan = planOfflineIssue(await readOfflineAccess(repos, licenseId, { lock: true }), rule, now);
+  if (plan.kind === "refuse") throw plan.error;
+  const { result, effects } = sign(plan.access, plan.exp);
+  await repos.outbox.writeEffects(effects);
+  return result;
+}
+
+export type SelfServiceOutcome = { kind: "created"; activation: OfflineActivation; result: OfflineToken } | { kind: "taken"; existing: OfflineActivation };
+
+/**
+ * A self-service activation's unit of work: the license row locked (two requests for one license,
+ * or an admin clear, serialise on it) and read with its plan and live activation; the rule decides
+ * (domain.ts planSelfServiceActivation: throws its refusal, or `taken` writes nothing); otherwise
+ * `sign` signs and the activation row (`row`: its id, machine and maker) and the effects are written.
+ */
+export async function activateOffline(
+  repos: UnitRepos,
+  licenseId: string,
+  row: Pick<OfflineActivation, "id" | "identifier" | "createdBy">,
+  now: Date,
+  sign: OfflineSigner,
+): Promise<SelfServiceOutcome> {
+  const current = await readOfflineAccess(repos, licenseId, { lock: true });
+  const live = current ? await repos.offlineTokens.findLive(licenseId) : null;
+  const plan = planSelfServiceActivation(current, live, now);
+  if (plan.kind === "refuse") throw plan.error;
+  if (plan.kind === "taken") return plan;
+  const { result, effects } = sign(plan.access, plan.exp);
+  const activation: OfflineActivation = {
+    ...row,
+    licenseId,
+    fingerprint: result.fingerprint,
+    expiresAt: plan.exp === 0 ? null : new Date(plan.exp * 1000),
+    createdAt: now,
+    clearedAt: null,
+    clearedBy: null,
+  };
+  await repos.offlineTokens.insert(activation);
+  await repos.outbox.writeEffects(effects);
+  return { kind: "created", activation, result };
+}
+
+/** An admin clear's unit of work: the conditional clear and, when it cleared a row, its effects. */
+export async function clearOffline(
+  repos: Pick<Repos, "offlineTokens" | "outbox">,
+  licenseId: string,
+  activationId: string,
+  at: Date,
+  clearedBy: string | null,
+  effects: (cleared: OfflineActivation) => Effects,
+): Promise<OfflineActivation | null> {
+  const cleared = await repos.offlineTokens.clear(licenseId, activationId, at, clearedBy);
+  if (cleared) await repos.outbox.writeEffects(effects(cleared));
+  return cleared;
 }
 
 /** POST /admin/licenses/{id}/offline-token. */
@@ -102,12 +201,8 @@ export async function issueOfflineToken(deps: Deps, actor: Actor, licenseId: str
   const access = await deps.repos.licenseAccess.findById(licenseId);
   if (!access) throw notFound();
   const features = await tokenFeatures(deps, access);
-  return await deps.repos.offlineTokens.issue(licenseId, (current) => {
-    if (!current) throw notFound(); // deleted in between
-    const refusal = offlineIssueRefusal(current, now);
-    if (refusal) throw refusal;
-    return signOffline(deps, actor, current, { identifier: input.identifier, exp, features, now }, "admin", "license.offline_token.issue");
-  });
+  const signer = signOffline(deps, actor, { identifier: input.identifier, features, now }, "admin", "license.offline_token.issue");
+  return await deps.db.transaction(({ repos }) => issueOffline(repos, licenseId, { kind: "admin", exp }, now, signer));
 }
 
 /** What the portal shows for a license: whether the option is offered, and the live activation. */
@@ -127,7 +222,7 @@ export interface SelfServiceOfflineView {
  * already established that its user may act on `licenseId`.
  */
 export async function selfServiceOfflineView(deps: Deps, licenseId: string): Promise<SelfServiceOfflineView> {
-  const access = await deps.repos.offlineTokens.findAccess(licenseId);
+  const access = await readOfflineAccess(deps.repos, licenseId);
   if (!access) throw notFound();
   const offered = selfServiceOffered(access.plan);
   const activation = offered ? await deps.repos.offlineTokens.findLive(licenseId) : null;
@@ -156,23 +251,9 @@ export async function activateOfflineSelfService(
   const access = await deps.repos.licenseAccess.findById(licenseId);
   if (!access) throw notFound();
   const features = await tokenFeatures(deps, access);
-  const outcome = await deps.repos.offlineTokens.activate(licenseId, (current) => {
-    if (!current) throw notFound();
-    const refusal = selfServiceRefusal(current, now);
-    if (refusal) throw refusal;
-    const exp = selfServiceExpiry(current);
-    const { result, effects } = signOffline(deps, actor, current, { identifier, exp, features, now }, "portal", "license.offline_activation.create");
-    const activation = {
-      id: newId(),
-      licenseId,
-      identifier,
-      fingerprint: result.fingerprint,
-      expiresAt: exp === 0 ? null : new Date(exp * 1000),
-      createdAt: now,
-      createdBy: actor.id,
-    };
-    return { result, effects, activation };
-  });
+  const signer = signOffline(deps, actor, { identifier, features, now }, "portal", "license.offline_activation.create");
+  const row = { id: newId(), identifier, createdBy: actor.id };
+  const outcome = await deps.db.transaction(({ repos }) => activateOffline(repos, licenseId, row, now, signer));
   if (outcome.kind === "taken") {
     throw new AppError("CONFLICT", {
       message: "This license already has its offline activation. Ask the vendor to clear it first.",
@@ -195,7 +276,7 @@ export async function listOfflineActivations(deps: Deps, actor: Actor, licenseId
 export async function clearOfflineActivation(deps: Deps, actor: Actor, licenseId: string, activationId: string): Promise<OfflineActivation> {
   const license = await getLicense(deps, actor, licenseId);
   const now = deps.clock.now();
-  const cleared = await deps.repos.offlineTokens.clear(license.id, activationId, now, actor.id, (a) => ({
+  const effects = (a: OfflineActivation): Effects => ({
     audit: {
       actor,
       action: "license.offline_activation.clear",
@@ -206,7 +287,8 @@ export async function clearOfflineActivation(deps: Deps, actor: Actor, licenseId
       at: now,
     },
     events: [offlineActivationCleared(a, license.productId, actor, now)],
-  }));
+  });
+  const cleared = await deps.db.transaction(({ repos }) => clearOffline(repos, license.id, activationId, now, actor.id, effects));
   if (!cleared) throw new AppError("NOT_FOUND", { message: "No live offline activation with this id on this license." });
   return cleared;
 }
@@ -252,12 +334,7 @@ export async function portalOfflineLicenseFile(deps: Deps, caller: PortalCaller,
   const access = await deps.repos.licenseAccess.findById(license.id);
   if (!access) throw notFound();
   const features = await tokenFeatures(deps, access);
-  const signed = await deps.repos.offlineTokens.issue(license.id, (current) => {
-    if (!current) throw notFound();
-    const refusal = selfServiceRefusal(current, now);
-    if (refusal) throw refusal;
-    const exp = selfServiceExpiry(current);
-    return signOffline(deps, portalActor(caller), current, { identifier: live.identifier, exp, features, now }, "portal", "license.offline_activation.download");
-  });
+  const signer = signOffline(deps, portalActor(caller), { identifier: live.identifier, features, now }, "portal", "license.offline_activation.download");
+  const signed = await deps.db.transaction(({ repos }) => issueOffline(repos, license.id, { kind: "self-service" }, now, signer));
   return { filename: `license-${signed.fingerprint}.lic`, content: `${signed.token}\n` };
 }
