@@ -1,7 +1,19 @@
 import { describe, expect, test } from "bun:test";
 import { compareVersions } from "../../shared/semver";
 import { AppError } from "../../shared/errors";
-import { CHANNEL_FALLBACK, assertPublishable, coveredBySupport, sparkleVersion, unyank, versionSortKey, yank } from "./domain";
+import {
+  CHANNEL_FALLBACK,
+  assertArtifactsOpen,
+  assertDeletable,
+  assertFinalizable,
+  assertPublishable,
+  assertSignedAsStored,
+  coveredBySupport,
+  sparkleVersion,
+  unyank,
+  versionSortKey,
+  yank,
+} from "./domain";
 
 const VERSIONS = [
   "0.0.1",
@@ -95,6 +107,68 @@ describe("transitions", () => {
     expect(code(() => yank({ status: "yanked" }, "x", at))).toBe("INVALID_TRANSITION");
     expect(unyank({ status: "yanked" })).toEqual({ status: "published", yankReason: null, yankedAt: null });
     expect(code(() => unyank({ status: "published" }))).toBe("INVALID_TRANSITION");
+  });
+  const refusal = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (e) {
+      const { code, message, details } = e as AppError;
+      return { code, message, details };
+    }
+    return null;
+  };
+  test("only a draft is deleted or takes artifacts", () => {
+    expect(refusal(() => assertDeletable({ status: "draft" }))).toBeNull();
+    expect(refusal(() => assertDeletable({ status: "published" }))).toEqual({
+      code: "INVALID_TRANSITION",
+      message: "Only draft releases can be deleted; this one is published. Yank it instead.",
+      details: { from: "published", action: "delete" },
+    });
+    expect(refusal(() => assertArtifactsOpen({ status: "draft" }))).toBeNull();
+    expect(refusal(() => assertArtifactsOpen({ status: "yanked" }))).toEqual({
+      code: "INVALID_TRANSITION",
+      message: "Artifacts can only be added to draft releases; this one is yanked.",
+      details: { from: "yanked", action: "add_artifact" },
+    });
+  });
+  test("a digest is recorded in a draft, for the object that was hashed", () => {
+    expect(refusal(() => assertFinalizable({ status: "draft" }, { storageKey: "k" }, "k"))).toBeNull();
+    expect(refusal(() => assertFinalizable({ status: "draft" }, { storageKey: "k2" }, "k"))).toEqual({
+      code: "CONFLICT",
+      message: "The artifact was replaced while it was being finalized.",
+      details: null,
+    });
+    // A release that left draft refuses first, whatever the key.
+    expect(refusal(() => assertFinalizable({ status: "published" }, { storageKey: "k2" }, "k"))).toEqual({
+      code: "INVALID_TRANSITION",
+      message: "Artifacts of a published release cannot be finalized again.",
+      details: { from: "published", action: "finalize" },
+    });
+  });
+  test("publish commits a draft whose artifacts are exactly the ones signed, with the digests signed", () => {
+    const a = { id: "a", status: "finalized" as const, blake2b512: "aa" };
+    const b = { id: "b", status: "finalized" as const, blake2b512: "bb" };
+    const sig = (x: { id: string; blake2b512: string | null }) => ({ artifactId: x.id, blake2b512: x.blake2b512! });
+    expect(refusal(() => assertSignedAsStored({ status: "draft" }, [a, b], [sig(b), sig(a)]))).toBeNull();
+    expect(refusal(() => assertSignedAsStored({ status: "published" }, [a, b], [sig(a), sig(b)]))).toEqual({
+      code: "INVALID_TRANSITION",
+      message: "The release is already published.",
+      details: { from: "published", action: "publish" },
+    });
+    const changed = [
+      [[a, b], [sig(a)]], // added after signing
+      [[a], [sig(a), sig(b)]], // removed after signing
+      [[a, { ...b, blake2b512: "ff" }], [sig(a), sig(b)]], // bytes changed
+      [[a, b], [sig(a), { ...sig(b), artifactId: "c" }]], // another set of the same size
+      [[a, { ...b, status: "pending" as const }], [sig(a), sig(b)]], // not finalized
+    ] as const;
+    for (const [stored, signed] of changed) {
+      expect(refusal(() => assertSignedAsStored({ status: "draft" }, stored, signed))).toEqual({
+        code: "CONFLICT",
+        message: "The release's artifacts changed while it was being published; publish again.",
+        details: null,
+      });
+    }
   });
 });
 

@@ -2,7 +2,7 @@
 // index-friendly version sort key, the support-window cutoff. No I/O, no clock.
 import { AppError } from "../../shared/errors";
 import { SEMVER_PATTERN } from "../../shared/semver";
-import type { Artifact, Channel, Release, ReleaseStatus } from "./repo";
+import type { Artifact, ArtifactSignatureRecord, Channel, Release, ReleaseStatus } from "./repo";
 
 const SEMVER = new RegExp(SEMVER_PATTERN);
 
@@ -126,6 +126,49 @@ export function assertPublishable(release: Pick<Release, "status">, artifacts: r
       details: { pending_platforms: pending },
     });
   }
+}
+
+/**
+ * The write rules below are decided in the verbs' units of work (service.ts), on the release as its
+ * lock (ReleaseRepo.lock) holds it: every write to a release and to its artifacts takes that lock
+ * first, so each sees the rows as the previous one left them.
+ */
+
+/** Deleting a release: drafts only; a published release is yanked instead. */
+export function assertDeletable(release: Pick<Release, "status">): void {
+  if (release.status !== "draft") throw refuse("delete", release.status, `Only draft releases can be deleted; this one is ${release.status}. Yank it instead.`);
+}
+
+/** Adding (or replacing) an artifact: drafts only. */
+export function assertArtifactsOpen(release: Pick<Release, "status">): void {
+  if (release.status !== "draft") throw refuse("add_artifact", release.status, `Artifacts can only be added to draft releases; this one is ${release.status}.`);
+}
+
+/**
+ * Recording an artifact's digest: only while its release is a draft, and only for the object that
+ * was hashed (`hashedKey`): an artifact replaced meanwhile (a new storage key) keeps its own state.
+ */
+export function assertFinalizable(release: Pick<Release, "status">, artifact: Pick<Artifact, "storageKey">, hashedKey: string): void {
+  if (release.status !== "draft") throw refuse("finalize", release.status, `Artifacts of a ${release.status} release cannot be finalized again.`);
+  if (artifact.storageKey !== hashedKey) throw new AppError("CONFLICT", { message: "The artifact was replaced while it was being finalized." });
+}
+
+/**
+ * Publish's commit: the release is still a draft (of concurrent publishes the first to commit wins;
+ * the others are told it is already published), and its artifacts are exactly the ones signed, each
+ * finalized with the digest its signature covers. Signing ran outside the transaction (it streams
+ * the files): refusing when the artifact set or any artifact's bytes changed meanwhile means a
+ * signature always covers what is served.
+ */
+export function assertSignedAsStored(
+  release: Pick<Release, "status">,
+  stored: readonly Pick<Artifact, "id" | "status" | "blake2b512">[],
+  signatures: readonly Pick<ArtifactSignatureRecord, "artifactId" | "blake2b512">[],
+): void {
+  if (release.status !== "draft") throw refuse("publish", release.status, `The release is already ${release.status}.`);
+  const signed = new Map(signatures.map((s) => [s.artifactId, s]));
+  const unchanged = stored.length === signatures.length && stored.every((a) => a.status === "finalized" && signed.get(a.id)?.blake2b512 === a.blake2b512);
+  if (!unchanged) throw new AppError("CONFLICT", { message: "The release's artifacts changed while it was being published; publish again." });
 }
 
 export function yank(release: Pick<Release, "status">, reason: string, at: Date): Pick<Release, "status" | "yankReason" | "yankedAt"> {
