@@ -19,7 +19,7 @@ import { createApiKeyRepo } from "./modules/api-keys/repo.sql";
 import { createPlanRepo } from "./modules/plans/repo.sql";
 import { createLicenseRepo } from "./modules/licenses/repo.sql";
 import { licenseListQuery } from "./modules/licenses/list-query.sqlite";
-import { createReleaseRepo } from "./modules/releases/repo.sqlite";
+import { createReleaseRepo } from "./modules/releases/repo.sql";
 import { createStorage } from "./modules/storage/factory";
 import { createAddonRepo } from "./modules/addons/repo.sql";
 import { createSettingsRepo } from "./modules/settings/repo.sql";
@@ -62,7 +62,7 @@ export function createSqliteRepos(handle: DbHandle): Repos {
     apiKeys: createApiKeyRepo(d),
     plans: createPlanRepo(d),
     licenses: createLicenseRepo(d, (f) => licenseListQuery(handle.db, f)),
-    releases: createReleaseRepo(handle),
+    releases: createReleaseRepo(d),
     addons: createAddonRepo(d),
     settings: createSettingsRepo(d),
     licenseAccess: createLicenseAccessRepo(handle),

@@ -16,7 +16,7 @@ import { createUsageRepoPg } from "./modules/usage/repo.pg";
 import { createFloatingRepoPg } from "./modules/floating/repo.pg";
 import { createOfflineTokenRepo } from "./modules/offline/repo.sql";
 import { createOfflineVerifyLookupPg } from "./modules/offline/verify-lookup.pg";
-import { createReleaseRepoPg } from "./modules/releases/repo.pg";
+import { createReleaseRepo } from "./modules/releases/repo.sql";
 import { createIdempotencyRepoPg } from "./modules/idempotency/repo.pg";
 import { createBruteForceRepoPg } from "./modules/abuse/repo.pg";
 import { createProductRepo } from "./modules/products/repo.sql";
@@ -87,7 +87,7 @@ export function createPgRepos(handle: PgHandle): Repos {
     apiKeys: createApiKeyRepo(d),
     plans: createPlanRepo(d),
     licenses: createLicenseRepo(d, (f) => licenseListQueryPg(handle.db, f)),
-    releases: createReleaseRepoPg(handle),
+    releases: createReleaseRepo(d),
     addons: createAddonRepo(d),
     settings: createSettingsRepo(d),
     licenseAccess: createLicenseAccessRepoPg(handle),

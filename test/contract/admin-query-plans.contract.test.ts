@@ -38,8 +38,8 @@ import type { RateLimiter } from "../../src/shared/rate-limiter";
 import { createSqliteRateLimiter } from "../../src/modules/abuse/rate-limit.sqlite";
 import { createPgRateLimiter } from "../../src/modules/abuse/rate-limit.pg";
 import type { ReleaseFilter } from "../../src/modules/releases/repo";
-import { releaseListQuery } from "../../src/modules/releases/repo.sqlite";
-import { releaseListQueryPg } from "../../src/modules/releases/repo.pg";
+import { feedParams, feedQuery, releaseListQuery } from "../../src/modules/releases/repo.sql";
+import { fillPlaceholders } from "drizzle-orm";
 import { forEachEngine, type Opened } from "./harness";
 
 /** A statement as drizzle builds it. */
@@ -192,10 +192,24 @@ const CASES: PlanCase[] = [
   ].map(
     ([name, f, index]): PlanCase => ({
       name: `GET /admin/products/:id/releases, ${String(name)}`,
-      sqlite: (db) => releaseListQuery(db, { productId: PRODUCT, limit: 50, ...(f as Partial<ReleaseFilter>) }),
-      pg: (db) => releaseListQueryPg(db, { productId: PRODUCT, limit: 50, ...(f as Partial<ReleaseFilter>) }),
+      ...onBothCase((d) => releaseListQuery(d, { productId: PRODUCT, limit: 50, ...(f as Partial<ReleaseFilter>) })),
       index: index as PlanCase["index"],
       tables: ["releases"],
+    }),
+  ),
+  // The feeds and /license/download: a product's published releases in a channel chain, newest first
+  // by version key, with the platform's artifact; one index range in version order, stopped at LIMIT.
+  // The statement is prepared with placeholders; here they are filled as a feed request fills them.
+  ...[null, new Date("2026-11-01T00:00:00.000Z")].map(
+    (publishedBefore): PlanCase => ({
+      name: `GET /releases/:slug/feed.*, /license/download: the feed${publishedBefore ? ", support cutoff" : ""}`,
+      ...onBothCase((d) => {
+        const q = feedQuery(d).toSQL();
+        const values = feedParams({ productId: PRODUCT, channels: ["dev", "alpha", "beta", "stable"], platform: "linux-x64", limit: 20, publishedBefore });
+        return { toSQL: () => ({ sql: q.sql, params: fillPlaceholders(q.params, values) }) };
+      }),
+      index: "releases_feed_idx",
+      tables: ["releases", "artifacts"],
     }),
   ),
   // A license's own rows (no LIMIT: as many as its plan allows), each one index range in the order shown.

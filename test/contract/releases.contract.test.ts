@@ -1,24 +1,24 @@
-// ReleaseRepo on every engine: create and reads (artifacts by platform), semver ordering and
-// pagination, artifact writes, publish, the feed, and the release generation every feed-visible change
-// bumps. On PostgreSQL the ordering tests also run with linguistic column collations (as in a database
-// created with en_US), and concurrent publishes, mutations and artifact replacements race from three
-// pools (three nodes).
+// ReleaseRepo on every engine, its writes through the verbs' units of work (writes.ts storeRelease,
+// changeRelease, removeDraft, storeArtifact, recordArtifactDigest, commitPublish): create and reads
+// (artifacts by platform), semver ordering and pagination, artifact writes, publish, the feed, and
+// the release generation every feed-visible change bumps. On PostgreSQL the ordering tests also run
+// with linguistic column collations (as in a database created with en_US), and concurrent publishes,
+// mutations and artifact replacements race as units from three pools (three nodes).
 import { afterEach, expect, test } from "bun:test";
 import { asc, eq } from "drizzle-orm";
 import * as sqliteSchema from "../../src/db/schema";
 import * as pgSchema from "../../src/db/schema-pg";
-import { openPostgres, type PgHandle } from "../../src/db/pg";
 import type { Effects } from "../../src/modules/outbox/effects";
 import { versionSortKey } from "../../src/modules/releases/domain";
-import { createReleaseRepoPg } from "../../src/modules/releases/repo.pg";
-import type { Artifact, ArtifactSignatureRecord, Channel, Platform, Release, ReleaseRepo, ReleaseWithArtifacts } from "../../src/modules/releases/repo";
+import type { Artifact, ArtifactDigest, ArtifactSignatureRecord, Channel, Platform, Release, ReleasePatch, ReleaseRepo, ReleaseWithArtifacts } from "../../src/modules/releases/repo";
+import { changeRelease, commitPublish, recordArtifactDigest, removeDraft, storeArtifact, storeRelease } from "../../src/modules/releases/writes";
 import { SYSTEM_ACTOR } from "../../src/shared/actor";
 import { AppError } from "../../src/shared/errors";
 import { newId } from "../../src/shared/ids";
-import { pgTestUrl } from "../support/pg";
 import { forEachEngine, type Opened } from "./harness";
 import { repoFor } from "./repos";
 import { seedProduct } from "./seed";
+import { unitOf, withPgUnits, type Unit } from "./unit";
 
 const t0 = new Date("2026-11-21T08:00:00.000Z");
 const after = (ms: number) => new Date(t0.getTime() + ms);
@@ -102,11 +102,22 @@ async function linguisticCollation(o: Opened): Promise<void> {
   expect(row!.before).toBe(false);
 }
 
-async function nodes(o: Opened, n: number): Promise<PgHandle[]> {
-  const [row] = await o.pg!.sql<{ name: string }[]>`SELECT current_database() AS name`;
-  const url = new URL(pgTestUrl()!);
-  url.pathname = `/${row!.name}`;
-  return Array.from({ length: n }, () => openPostgres(url.toString(), { max: 4 }));
+/** The release writes, each the verb's unit of work (writes.ts) on `unit`. */
+function writesIn(unit: Unit) {
+  return {
+    create: (r: Release, effects: Effects) => unit((repos) => storeRelease(repos, r, effects)),
+    mutate: (
+      id: string,
+      decide: (current: ReleaseWithArtifacts) => ReleasePatch,
+      at: Date,
+      effects: (before: ReleaseWithArtifacts, patch: ReleasePatch) => Effects,
+    ) => unit((repos) => changeRelease(repos, id, decide, at, effects)),
+    deleteDraft: (id: string, effects: Effects) => unit((repos) => removeDraft(repos, id, effects)),
+    putArtifact: (a: Artifact, effects: (replaced: Artifact | null) => Effects) => unit((repos) => storeArtifact(repos, a, effects)),
+    finalizeArtifact: (id: string, storageKey: string, digest: ArtifactDigest, at: Date, effects: Effects) =>
+      unit((repos) => recordArtifactDigest(repos, id, storageKey, digest, at, effects)),
+    publish: (id: string, signatures: ArtifactSignatureRecord[], at: Date, effects: Effects) => unit((repos) => commitPublish(repos, id, signatures, at, () => effects)),
+  };
 }
 
 async function appError(p: Promise<unknown>): Promise<AppError> {
@@ -141,10 +152,12 @@ const NEWEST_FIRST = [
 forEachEngine("ReleaseRepo", (engine, open) => {
   let o: Opened;
   let repo: ReleaseRepo;
+  let w: ReturnType<typeof writesIn>;
   let productId: string;
   const setup = async () => {
     o = await open();
     repo = repoFor(o).releases;
+    w = writesIn(unitOf(o));
     productId = (await seedProduct(o)).id;
   };
   afterEach(() => o?.close());
@@ -152,7 +165,7 @@ forEachEngine("ReleaseRepo", (engine, open) => {
   test("create stores the release and its audit row; found by id and by version, with no artifacts", async () => {
     await setup();
     const r = release(productId, "1.2.3", { minimumOsVersion: "13.0", notes: "Fixes" });
-    expect(await repo.create(r, auditOf("release.create", productId))).toEqual(r);
+    expect(await w.create(r, auditOf("release.create", productId))).toEqual(r);
     const expected: ReleaseWithArtifacts = { ...r, artifacts: [] };
     expect(await repo.findById(r.id)).toEqual(expected);
     expect(await repo.findByVersion(productId, "1.2.3")).toEqual(expected);
@@ -165,15 +178,15 @@ forEachEngine("ReleaseRepo", (engine, open) => {
 
   test("create refuses a duplicate version, one of equal precedence and an unknown product with CONFLICT, writing nothing", async () => {
     await setup();
-    await repo.create(release(productId, "1.0.0"), auditOf("first"));
-    const dup = await appError(repo.create(release(productId, "1.0.0"), auditOf("dup")));
+    await w.create(release(productId, "1.0.0"), auditOf("first"));
+    const dup = await appError(w.create(release(productId, "1.0.0"), auditOf("dup")));
     expect([dup.code, dup.message]).toEqual(["CONFLICT", "Version 1.0.0 (or one of equal precedence) already exists for this product."]);
-    const build = await appError(repo.create(release(productId, "1.0.0+build.7"), auditOf("build")));
+    const build = await appError(w.create(release(productId, "1.0.0+build.7"), auditOf("build")));
     expect([build.code, build.message]).toEqual(["CONFLICT", "Version 1.0.0+build.7 (or one of equal precedence) already exists for this product."]);
-    const unknown = await appError(repo.create(release("no-such-product", "1.0.0"), auditOf("unknown")));
+    const unknown = await appError(w.create(release("no-such-product", "1.0.0"), auditOf("unknown")));
     expect([unknown.code, unknown.message]).toEqual(["CONFLICT", "Unknown product."]);
     // Another product may have the same version.
-    await repo.create(release((await seedProduct(o)).id, "1.0.0"), auditOf("other"));
+    await w.create(release((await seedProduct(o)).id, "1.0.0"), auditOf("other"));
     expect(await auditActions(o)).toEqual(["first", "other"]);
   });
 
@@ -255,7 +268,7 @@ forEachEngine("ReleaseRepo", (engine, open) => {
     await insert(o, "releases", [r]);
     await insert(o, "artifacts", [a]);
     const seen: ReleaseWithArtifacts[] = [];
-    const out = await repo.mutate(
+    const out = await w.mutate(
       r.id,
       (current) => (seen.push(current), { status: "yanked", yankReason: "broken", yankedAt: after(5) }),
       after(6),
@@ -271,18 +284,18 @@ forEachEngine("ReleaseRepo", (engine, open) => {
   test("mutate: null for a missing release; a refusing decide or audit writes nothing", async () => {
     await setup();
     let called = 0;
-    expect(await repo.mutate("nope", () => (called++, {}), t0, () => auditOf("x"))).toBeNull();
+    expect(await w.mutate("nope", () => (called++, {}), t0, () => auditOf("x"))).toBeNull();
     expect(called).toBe(0);
     const r = release(productId, "2.0.0", { status: "published", publishedAt: t0 });
     await insert(o, "releases", [r]);
     const refusal = await appError(
-      repo.mutate(r.id, () => {
+      w.mutate(r.id, () => {
         throw new AppError("INVALID_TRANSITION", { message: "no" });
       }, after(1), () => auditOf("never")),
     );
     expect(refusal.code).toBe("INVALID_TRANSITION");
     await expect(
-      repo.mutate(r.id, () => ({ notes: "changed" }), after(1), () => {
+      w.mutate(r.id, () => ({ notes: "changed" }), after(1), () => {
         throw new Error("audit refused");
       }),
     ).rejects.toThrow("audit refused");
@@ -300,7 +313,7 @@ forEachEngine("ReleaseRepo", (engine, open) => {
     const pubArt = finalized(pub.id, "linux-x64");
     await insert(o, "artifacts", [...arts, pubArt]);
 
-    const refused = await appError(repo.deleteDraft(pub.id, auditOf("never")));
+    const refused = await appError(w.deleteDraft(pub.id, auditOf("never")));
     expect([refused.code, refused.message, refused.details]).toEqual([
       "INVALID_TRANSITION",
       "Only draft releases can be deleted; this one is published. Yank it instead.",
@@ -308,10 +321,10 @@ forEachEngine("ReleaseRepo", (engine, open) => {
     ]);
     expect(await repo.findById(pub.id)).toEqual({ ...pub, artifacts: [pubArt] });
 
-    expect(await repo.deleteDraft(draft.id, auditOf("release.delete"))).toEqual([arts[1]!.storageKey, arts[0]!.storageKey]);
+    expect(await w.deleteDraft(draft.id, auditOf("release.delete"))).toEqual([arts[1]!.storageKey, arts[0]!.storageKey]);
     expect(await repo.findById(draft.id)).toBeNull();
     expect(await repo.findArtifact(arts[0]!.id)).toBeNull();
-    expect(await repo.deleteDraft(draft.id, auditOf("again"))).toBeNull();
+    expect(await w.deleteDraft(draft.id, auditOf("again"))).toBeNull();
     expect(await auditActions(o)).toEqual(["release.delete"]);
   });
 
@@ -322,27 +335,27 @@ forEachEngine("ReleaseRepo", (engine, open) => {
     const first = artifact(r.id, "linux-x64", { createdAt: after(10) });
     const seen: (Artifact | null)[] = [];
     const audit = (tag: string) => (replaced: Artifact | null) => (seen.push(replaced), auditOf(tag));
-    expect(await repo.putArtifact(first, audit("put1"))).toEqual({ replaced: null });
+    expect(await w.putArtifact(first, audit("put1"))).toEqual({ replaced: null });
     const other = artifact(r.id, "darwin-arm64", { createdAt: after(15) });
-    await repo.putArtifact(other, audit("put2"));
+    await w.putArtifact(other, audit("put2"));
     const second = artifact(r.id, "linux-x64", { createdAt: after(20) });
-    expect(await repo.putArtifact(second, audit("put3"))).toEqual({ replaced: first });
+    expect(await w.putArtifact(second, audit("put3"))).toEqual({ replaced: first });
     expect(seen).toEqual([null, null, first]);
     expect(await repo.findById(r.id)).toEqual({ ...r, updatedAt: after(20), artifacts: [other, second] });
 
     // The audit callback refusing rolls the replacement back.
     await expect(
-      repo.putArtifact(artifact(r.id, "linux-x64", { createdAt: after(30) }), () => {
+      w.putArtifact(artifact(r.id, "linux-x64", { createdAt: after(30) }), () => {
         throw new Error("audit refused");
       }),
     ).rejects.toThrow("audit refused");
     expect(await repo.findById(r.id)).toEqual({ ...r, updatedAt: after(20), artifacts: [other, second] });
 
-    const missing = await appError(repo.putArtifact(artifact("nope", "linux-x64"), audit("never")));
+    const missing = await appError(w.putArtifact(artifact("nope", "linux-x64"), audit("never")));
     expect([missing.code, missing.message]).toEqual(["NOT_FOUND", "Release not found."]);
     const pub = release(productId, "0.1.0", { status: "published", publishedAt: t0 });
     await insert(o, "releases", [pub]);
-    const refused = await appError(repo.putArtifact(artifact(pub.id, "linux-x64"), audit("never")));
+    const refused = await appError(w.putArtifact(artifact(pub.id, "linux-x64"), audit("never")));
     expect([refused.code, refused.message, refused.details]).toEqual([
       "INVALID_TRANSITION",
       "Artifacts can only be added to draft releases; this one is published.",
@@ -361,11 +374,11 @@ forEachEngine("ReleaseRepo", (engine, open) => {
     await insert(o, "artifacts", [a]);
     const digest = { sha256: "11".repeat(32), fileSize: 5_000_000_000, blake2b512: "22".repeat(64) };
 
-    const replaced = await appError(repo.finalizeArtifact(a.id, "uploads/other", digest, after(1), auditOf("never")));
+    const replaced = await appError(w.finalizeArtifact(a.id, "uploads/other", digest, after(1), auditOf("never")));
     expect([replaced.code, replaced.message]).toEqual(["CONFLICT", "The artifact was replaced while it was being finalized."]);
-    expect(await repo.finalizeArtifact("nope", a.storageKey, digest, after(1), auditOf("never"))).toBeNull();
+    expect(await w.finalizeArtifact("nope", a.storageKey, digest, after(1), auditOf("never"))).toBeNull();
 
-    const done = await repo.finalizeArtifact(a.id, a.storageKey, digest, after(2), auditOf("artifact.finalize"));
+    const done = await w.finalizeArtifact(a.id, a.storageKey, digest, after(2), auditOf("artifact.finalize"));
     const expected: Artifact = { ...a, status: "finalized", ...digest, finalizedAt: after(2) };
     expect(done).toEqual(expected);
     expect((await repo.findArtifact(a.id))!.artifact).toEqual(expected);
@@ -374,7 +387,7 @@ forEachEngine("ReleaseRepo", (engine, open) => {
     await insert(o, "releases", [pub]);
     const pa = artifact(pub.id, "linux-x64");
     await insert(o, "artifacts", [pa]);
-    const refused = await appError(repo.finalizeArtifact(pa.id, pa.storageKey, digest, after(3), auditOf("never")));
+    const refused = await appError(w.finalizeArtifact(pa.id, pa.storageKey, digest, after(3), auditOf("never")));
     expect([refused.code, refused.message, refused.details]).toEqual([
       "INVALID_TRANSITION",
       "Artifacts of a yanked release cannot be finalized again.",
@@ -397,16 +410,16 @@ forEachEngine("ReleaseRepo", (engine, open) => {
       minisignSignature: `mini-${i}`,
       signingKid: "kid-1",
     }));
-    const out = await repo.publish(r.id, sigs, after(9), auditOf("release.publish"));
+    const out = await w.publish(r.id, sigs, after(9), auditOf("release.publish"));
     const signedArts = arts.map((a, i) => ({ ...a, edSignature: `ed-${i}`, minisignSignature: `mini-${i}`, signingKid: "kid-1" }));
     const expected = { ...r, status: "published" as const, publishedAt: after(9), updatedAt: after(9), artifacts: [signedArts[1]!, signedArts[0]!] };
     expect(out).toEqual(expected);
     expect(await repo.findById(r.id)).toEqual(expected);
     expect(await generation(o, productId)).toBe(1);
 
-    const again = await appError(repo.publish(r.id, sigs, after(10), auditOf("never")));
+    const again = await appError(w.publish(r.id, sigs, after(10), auditOf("never")));
     expect([again.code, again.message, again.details]).toEqual(["INVALID_TRANSITION", "The release is already published.", { from: "published", action: "publish" }]);
-    const missing = await appError(repo.publish("nope", [], after(10), auditOf("never")));
+    const missing = await appError(w.publish("nope", [], after(10), auditOf("never")));
     expect([missing.code, missing.message]).toEqual(["NOT_FOUND", "Release not found."]);
     expect(await generation(o, productId)).toBe(1);
     expect(await auditActions(o)).toEqual(["release.publish"]);
@@ -426,13 +439,13 @@ forEachEngine("ReleaseRepo", (engine, open) => {
       [sig(a), sig(b), { ...sig(a), artifactId: "gone" }], // one was removed
     ];
     for (const sigs of attempts) {
-      const e = await appError(repo.publish(r.id, sigs, after(1), auditOf("never")));
+      const e = await appError(w.publish(r.id, sigs, after(1), auditOf("never")));
       expect([e.code, e.message]).toEqual(["CONFLICT", "The release's artifacts changed while it was being published; publish again."]);
     }
     // A pending artifact is never publishable, even when "signed".
     const p = artifact(r.id, "darwin-x64");
     await insert(o, "artifacts", [p]);
-    const pending = await appError(repo.publish(r.id, [sig(a), sig(b), { ...sig(p), blake2b512: null as unknown as string }], after(1), auditOf("never")));
+    const pending = await appError(w.publish(r.id, [sig(a), sig(b), { ...sig(p), blake2b512: null as unknown as string }], after(1), auditOf("never")));
     expect(pending.code).toBe("CONFLICT");
     expect(await repo.findById(r.id)).toEqual({ ...r, artifacts: [p, a, b] });
     expect(await generation(o, productId)).toBe(0);
@@ -504,61 +517,47 @@ forEachEngine("ReleaseRepo", (engine, open) => {
       const a = finalized(r.id, "linux-x64");
       await insert(o, "artifacts", [a]);
       const sigs = [{ artifactId: a.id, blake2b512: a.blake2b512!, edSignature: "e", minisignSignature: "m", signingKid: "k" }];
-      const pools = await nodes(o, 3);
-      try {
-        const repos = pools.map(createReleaseRepoPg);
-        const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => repos[i % 3]!.publish(r.id, sigs, after(i + 1), auditOf("release.publish"))));
-        const won = results.flatMap((x, i) => (x.status === "fulfilled" ? [i] : []));
-        expect(won).toHaveLength(1);
-        for (const x of results) if (x.status === "rejected") expect((x.reason as AppError).code).toBe("INVALID_TRANSITION");
-        expect((await repo.findById(r.id))!.publishedAt).toEqual(after(won[0]! + 1));
-        expect(await generation(o, productId)).toBe(1);
-        expect(await auditActions(o)).toEqual(["release.publish"]);
-      } finally {
-        await Promise.all(pools.map((p) => p.close()));
-      }
+      const results = await withPgUnits(o, 3, (units) =>
+        Promise.allSettled(Array.from({ length: 30 }, (_, i) => writesIn(units[i % 3]!).publish(r.id, sigs, after(i + 1), auditOf("release.publish")))),
+      );
+      const won = results.flatMap((x, i) => (x.status === "fulfilled" ? [i] : []));
+      expect(won).toHaveLength(1);
+      for (const x of results) if (x.status === "rejected") expect((x.reason as AppError).code).toBe("INVALID_TRANSITION");
+      expect((await repo.findById(r.id))!.publishedAt).toEqual(after(won[0]! + 1));
+      expect(await generation(o, productId)).toBe(1);
+      expect(await auditActions(o)).toEqual(["release.publish"]);
     });
 
     test("30 concurrent mutations from three nodes each see the previous one's result (no lost update)", async () => {
       await setup();
       const r = release(productId, "1.0.0", { status: "published", publishedAt: t0, notes: "" });
       await insert(o, "releases", [r]);
-      const pools = await nodes(o, 3);
-      try {
-        const repos = pools.map(createReleaseRepoPg);
-        await Promise.all(
+      await withPgUnits(o, 3, (units) =>
+        Promise.all(
           Array.from({ length: 30 }, (_, i) =>
-            repos[i % 3]!.mutate(r.id, (cur) => ({ notes: `${cur.notes}x` }), after(i), () => auditOf("release.update")),
+            writesIn(units[i % 3]!).mutate(r.id, (cur) => ({ notes: `${cur.notes}x` }), after(i), () => auditOf("release.update")),
           ),
-        );
-        expect((await repo.findById(r.id))!.notes).toBe("x".repeat(30));
-        expect(await generation(o, productId)).toBe(30);
-        expect(await auditActions(o)).toHaveLength(30);
-      } finally {
-        await Promise.all(pools.map((p) => p.close()));
-      }
+        ),
+      );
+      expect((await repo.findById(r.id))!.notes).toBe("x".repeat(30));
+      expect(await generation(o, productId)).toBe(30);
+      expect(await auditActions(o)).toHaveLength(30);
     });
 
     test("30 concurrent replacements of one platform's artifact from three nodes: each replaces a different one", async () => {
       await setup();
       const r = release(productId, "1.0.0");
       await insert(o, "releases", [r]);
-      const pools = await nodes(o, 3);
-      try {
-        const repos = pools.map(createReleaseRepoPg);
-        const puts = Array.from({ length: 30 }, (_, i) => artifact(r.id, "linux-x64", { createdAt: after(i) }));
-        const results = await Promise.all(puts.map((a, i) => repos[i % 3]!.putArtifact(a, () => auditOf("artifact.put"))));
-        const replaced = results.flatMap((x) => (x.replaced ? [x.replaced.id] : []));
-        expect(replaced).toHaveLength(29);
-        expect(new Set(replaced).size).toBe(29);
-        const last = (await repo.findById(r.id))!.artifacts;
-        expect(last).toHaveLength(1);
-        // The survivor is the one artifact nobody replaced.
-        expect(replaced).not.toContain(last[0]!.id);
-        expect(new Set([...replaced, last[0]!.id])).toEqual(new Set(puts.map((a) => a.id)));
-      } finally {
-        await Promise.all(pools.map((p) => p.close()));
-      }
+      const puts = Array.from({ length: 30 }, (_, i) => artifact(r.id, "linux-x64", { createdAt: after(i) }));
+      const results = await withPgUnits(o, 3, (units) => Promise.all(puts.map((a, i) => writesIn(units[i % 3]!).putArtifact(a, () => auditOf("artifact.put")))));
+      const replaced = results.flatMap((x) => (x.replaced ? [x.replaced.id] : []));
+      expect(replaced).toHaveLength(29);
+      expect(new Set(replaced).size).toBe(29);
+      const last = (await repo.findById(r.id))!.artifacts;
+      expect(last).toHaveLength(1);
+      // The survivor is the one artifact nobody replaced.
+      expect(replaced).not.toContain(last[0]!.id);
+      expect(new Set([...replaced, last[0]!.id])).toEqual(new Set(puts.map((a) => a.id)));
     });
   }
 });

@@ -1,4 +1,3 @@
-import type { Effects } from "../outbox/effects";
 import type { ARTIFACT_STATUSES, PLATFORMS, RELEASE_CHANNELS, RELEASE_STATUSES } from "../../db/schema/releases";
 
 export type Channel = (typeof RELEASE_CHANNELS)[number];
@@ -88,9 +87,17 @@ export interface ReleaseFilter {
   limit: number;
 }
 
+/**
+ * Release and artifact rows, no rules: the verbs (service.ts) decide (domain.ts) and write them with
+ * their audit rows and events in one unit of work (DataStore.transaction). A write to a release or
+ * its artifacts takes the release's lock first. A method of several statements (marked) runs them
+ * in the caller's unit; outside a unit each would commit alone. Feeds are cached per (product,
+ * release generation): `update` and `publish` bump the product's generation in the same unit, so
+ * no node serves a feed older than what is committed.
+ */
 export interface ReleaseRepo {
-  /** Throws CONFLICT when the product already has this version (or one of equal precedence). */
-  create(release: Release, effects: Effects): Promise<Release>;
+  /** Throws CONFLICT when the product already has this version (or one of equal precedence), or is unknown. */
+  create(release: Release): Promise<Release>;
   findById(id: string): Promise<ReleaseWithArtifacts | null>;
   findByVersion(productId: string, version: string): Promise<ReleaseWithArtifacts | null>;
   /** Newest first by semver; `afterKey` continues after that version key. */
@@ -100,33 +107,29 @@ export interface ReleaseRepo {
   }>;
   findArtifact(id: string): Promise<{ artifact: Artifact; release: Release } | null>;
   /**
-   * Atomic read-decide-write on a release: `decide` sees the current row (with artifacts) inside the
-   * write transaction and returns the patch or throws an AppError. Null when the release is missing.
+   * The release and its artifacts, its row held until the unit of work ends (PostgreSQL: FOR
+   * UPDATE; SQLite: the unit's write lock). Every write to a release and to its artifacts takes it
+   * first, so they run one after another, each seeing what the previous one left. null when the
+   * release does not exist. Two statements.
    */
-  mutate(
-    id: string,
-    decide: (current: ReleaseWithArtifacts) => ReleasePatch,
-    at: Date,
-    effects: (before: ReleaseWithArtifacts, patch: ReleasePatch) => Effects,
-  ): Promise<ReleaseWithArtifacts | null>;
-  /** Deletes a draft and its artifact rows; returns their storage keys. Null when missing; INVALID_TRANSITION if not a draft. */
-  deleteDraft(id: string, effects: Effects): Promise<string[] | null>;
+  lock(id: string): Promise<ReleaseWithArtifacts | null>;
+  /** Writes the patch and updatedAt, bumps the product's release generation; the release as it is now. Two statements. */
+  update(id: string, patch: ReleasePatch, at: Date): Promise<Release>;
+  /** Deletes the release; its artifact rows go by ON DELETE CASCADE. */
+  delete(id: string): Promise<void>;
   /**
-   * Adds the artifact to a draft, replacing the one for the same platform. Returns the replaced
-   * artifact (its stored object is now orphaned). INVALID_TRANSITION when the release is not a draft.
+   * Adds the artifact to its release, replacing the one for the same platform, and touches the
+   * release's updatedAt. Returns the replaced artifact (its stored object is now orphaned). Three
+   * statements.
    */
-  putArtifact(artifact: Artifact, effects: (replaced: Artifact | null) => Effects): Promise<{ replaced: Artifact | null }>;
+  putArtifact(artifact: Artifact): Promise<Artifact | null>;
+  /** Records the server-computed digest: the artifact is finalized at `at`. Returns it as it is now. */
+  finalizeArtifact(id: string, digest: ArtifactDigest, at: Date): Promise<Artifact>;
   /**
-   * Records the server-computed digest, only while the release is a draft and the artifact still
-   * has this storage key (a concurrent replacement wins). Null when the artifact is gone.
+   * Flips the release to published at `at`, stores every signature, bumps the product's release
+   * generation; the release as it is now. Several statements.
    */
-  finalizeArtifact(id: string, storageKey: string, digest: ArtifactDigest, at: Date, effects: Effects): Promise<Artifact | null>;
-  /**
-   * ONE transaction: flips draft → published (`UPDATE … WHERE status = 'draft'`), stores every
-   * signature, writes the audit row. Throws INVALID_TRANSITION when the release is no longer a draft
-   * (a concurrent publish won) and CONFLICT when its artifacts changed after they were signed.
-   */
-  publish(id: string, signatures: ArtifactSignatureRecord[], at: Date, effects: Effects): Promise<ReleaseWithArtifacts>;
-  /** Published releases with a finalized artifact for the platform, newest first by semver. */
+  publish(id: string, signatures: ArtifactSignatureRecord[], at: Date): Promise<ReleaseWithArtifacts>;
+  /** Published releases with a finalized artifact for the platform, newest first by semver. One statement. */
   feed(query: FeedQuery): Promise<FeedEntry[]>;
 }

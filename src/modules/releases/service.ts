@@ -23,6 +23,7 @@ import {
   yank,
 } from "./domain";
 import type { Artifact, ArtifactSignatureRecord, Channel, Platform, Release, ReleasePatch, ReleaseStatus, ReleaseWithArtifacts } from "./repo";
+import { changeRelease, commitPublish, recordArtifactDigest, removeDraft, storeArtifact, storeRelease } from "./writes";
 
 export interface CreateReleaseInput {
   version: string;
@@ -84,14 +85,12 @@ export async function createRelease(deps: Deps, actor: Actor, productId: string,
     createdAt: now,
     updatedAt: now,
   };
-  const created = await deps.repos.releases.create(
-    release,
-    audit(deps, actor, "release.create", { type: "release", id: release.id }, product.id, {
-      version: release.version,
-      channel: release.channel,
-      minimum_os_version: release.minimumOsVersion,
-    }),
-  );
+  const effects = audit(deps, actor, "release.create", { type: "release", id: release.id }, product.id, {
+    version: release.version,
+    channel: release.channel,
+    minimum_os_version: release.minimumOsVersion,
+  });
+  const created = await deps.db.transaction(({ repos }) => storeRelease(repos, release, effects));
   return { ...created, artifacts: [] };
 }
 
@@ -140,24 +139,33 @@ export async function updateRelease(
   patch: Pick<ReleasePatch, "channel" | "notes" | "minimumOsVersion">,
 ): Promise<ReleaseWithArtifacts> {
   const release = await getRelease(deps, actor, id);
-  const updated = await deps.repos.releases.mutate(
+  return await change(
+    deps,
     id,
     (current) => {
       assertDraft(current, "update");
       return patch;
     },
-    deps.clock.now(),
     () => audit(deps, actor, "release.update", { type: "release", id }, release.productId, { ...patch }),
   );
+}
+
+/** A change of one release, decided on it as its lock holds it, in its unit of work (writes.ts); 404 when it is gone. */
+async function change(
+  deps: Deps,
+  id: string,
+  decide: (current: ReleaseWithArtifacts) => ReleasePatch,
+  effects: (before: ReleaseWithArtifacts, patch: ReleasePatch) => Effects,
+): Promise<ReleaseWithArtifacts> {
+  const updated = await deps.db.transaction(({ repos }) => changeRelease(repos, id, decide, deps.clock.now(), effects));
   if (!updated) throw releaseNotFound();
   return updated;
 }
 
 export async function deleteRelease(deps: Deps, actor: Actor, id: string): Promise<void> {
   const release = await getRelease(deps, actor, id);
-  const keys = await deps.repos.releases.deleteDraft(
-    id,
-    audit(deps, actor, "release.delete", { type: "release", id }, release.productId, { version: release.version }),
+  const keys = await deps.db.transaction(({ repos }) =>
+    removeDraft(repos, id, audit(deps, actor, "release.delete", { type: "release", id }, release.productId, { version: release.version })),
   );
   if (keys === null) throw releaseNotFound();
   await deleteObjects(deps, keys);
@@ -191,15 +199,17 @@ export async function addArtifact(
     createdAt: deps.clock.now(),
     finalizedAt: null,
   };
-  const { replaced } = await deps.repos.releases.putArtifact(artifact, (previous) =>
-    audit(deps, actor, "artifact.add", { type: "artifact", id }, release.productId, {
-      release_id: releaseId,
-      platform: input.platform,
-      filename: input.filename,
-      content_type: input.contentType,
-      size: input.size,
-      replaced_artifact_id: previous?.id ?? null,
-    }),
+  const { replaced } = await deps.db.transaction(({ repos }) =>
+    storeArtifact(repos, artifact, (previous) =>
+      audit(deps, actor, "artifact.add", { type: "artifact", id }, release.productId, {
+        release_id: releaseId,
+        platform: input.platform,
+        filename: input.filename,
+        content_type: input.contentType,
+        size: input.size,
+        replaced_artifact_id: previous?.id ?? null,
+      }),
+    ),
   );
   if (replaced) await deleteObjects(deps, [replaced.storageKey]);
   // The URL targets the staging key only; finalize moves the bytes to the final key (domain.ts).
@@ -231,15 +241,18 @@ export async function finalizeArtifact(deps: Deps, actor: Actor, artifactId: str
       details: { expected_sha256: expectedSha256.toLowerCase(), actual_sha256: digest.sha256Hex },
     });
   }
-  const finalized = await deps.repos.releases.finalizeArtifact(
-    artifactId,
-    artifact.storageKey,
-    { sha256: digest.sha256Hex, fileSize: digest.size, blake2b512: Buffer.from(digest.blake2b512).toString("hex") },
-    deps.clock.now(),
-    audit(deps, actor, "artifact.finalize", { type: "artifact", id: artifactId }, release.productId, {
-      sha256: digest.sha256Hex,
-      file_size: digest.size,
-    }),
+  const finalized = await deps.db.transaction(({ repos }) =>
+    recordArtifactDigest(
+      repos,
+      artifactId,
+      artifact.storageKey,
+      { sha256: digest.sha256Hex, fileSize: digest.size, blake2b512: Buffer.from(digest.blake2b512).toString("hex") },
+      deps.clock.now(),
+      audit(deps, actor, "artifact.finalize", { type: "artifact", id: artifactId }, release.productId, {
+        sha256: digest.sha256Hex,
+        file_size: digest.size,
+      }),
+    ),
   );
   if (!finalized) throw artifactNotFound();
   return finalized;
@@ -314,10 +327,11 @@ export async function assertArtifactUploadOpen(deps: Deps, key: string): Promise
 
 /**
  * Publish (DECISIONS: one atomic step). Signing streams every artifact (bounded memory, outside any
- * transaction); then one transaction flips draft → published with `WHERE status = 'draft'` and stores
- * the signatures. Concurrent publishes of one release: exactly one wins; the others get 409
- * INVALID_TRANSITION ("already published") and write nothing — a retried publish is told the truth
- * rather than handed a success it did not cause.
+ * transaction); then one unit of work (writes.ts commitPublish) locks the release, checks it is
+ * still a draft with the artifacts signed, flips it to published and stores the signatures.
+ * Concurrent publishes of one release: exactly one wins; the others get 409 INVALID_TRANSITION
+ * ("already published") and write nothing — a retried publish is told the truth rather than handed
+ * a success it did not cause.
  */
 export async function publishRelease(deps: Deps, actor: Actor, id: string): Promise<ReleaseWithArtifacts> {
   const release = await getRelease(deps, actor, id);
@@ -346,47 +360,39 @@ export async function publishRelease(deps: Deps, actor: Actor, id: string): Prom
       signingKid: sig.kid,
     });
   }
-  return await deps.repos.releases.publish(
-    id,
-    signatures,
-    at,
-    {
+  return await deps.db.transaction(({ repos }) =>
+    commitPublish(repos, id, signatures, at, (published) => ({
       ...audit(deps, actor, "release.publish", { type: "release", id }, release.productId, {
         version: release.version,
         artifacts: signatures.map((s) => ({ artifact_id: s.artifactId, kid: s.signingKid })),
       }),
-      // publish() refuses unless the release is still this draft, so this is the state it commits.
-      events: [releasePublished({ ...release, status: "published", publishedAt: at, updatedAt: at }, at)],
-    },
+      events: [releasePublished(published, at)],
+    })),
   );
 }
 
 export async function yankRelease(deps: Deps, actor: Actor, id: string, reason: string): Promise<ReleaseWithArtifacts> {
   const release = await getRelease(deps, actor, id);
-  const updated = await deps.repos.releases.mutate(
+  return await change(
+    deps,
     id,
     (current) => yank(current, reason, deps.clock.now()),
-    deps.clock.now(),
     (before, patch) => ({
       ...audit(deps, actor, "release.yank", { type: "release", id }, release.productId, { reason }),
       events: [releaseYanked({ ...before, ...patch }, deps.clock.now())],
     }),
   );
-  if (!updated) throw releaseNotFound();
-  return updated;
 }
 
 export async function unyankRelease(deps: Deps, actor: Actor, id: string): Promise<ReleaseWithArtifacts> {
   const release = await getRelease(deps, actor, id);
-  const updated = await deps.repos.releases.mutate(
+  return await change(
+    deps,
     id,
     (current) => unyank(current),
-    deps.clock.now(),
     (before, patch) => ({
       ...audit(deps, actor, "release.unyank", { type: "release", id }, release.productId, { previous_reason: before.yankReason }),
       events: [releaseUnyanked({ ...before, ...patch }, deps.clock.now())],
     }),
   );
-  if (!updated) throw releaseNotFound();
-  return updated;
 }

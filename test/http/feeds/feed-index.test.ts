@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, sqliteOnlyTest, testEngine, type TestApp } from "../../support/app";
 import { makeProduct } from "../../support/factories";
-import { FEED_SQL } from "../../../src/modules/releases/repo.sqlite";
+import { fillPlaceholders } from "drizzle-orm";
+import { sqliteQueryDialect } from "../../../src/db/dialect/query.sqlite";
+import { feedParams, feedQuery } from "../../../src/modules/releases/repo.sql";
 import { versionSortKey } from "../../../src/modules/releases/domain";
 import type { Channel } from "../../../src/modules/releases/repo";
 
@@ -38,9 +40,10 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 sqliteOnlyTest("query plan: index range on releases_feed_idx in version order, no temp b-tree sort, artifact by unique index", () => {
-  const plan = t.sqlite.sqlite
-    .query(`EXPLAIN QUERY PLAN ${FEED_SQL}`)
-    .all({ productId: "p", platform: "linux-x64", c0: "dev", c1: "alpha", c2: "beta", c3: "stable", before: 1, limit: 20 }) as { detail: string }[];
+  // The repository's own statement (repo.sql.ts feedQuery), its placeholders filled as a feed fills them.
+  const { sql, params } = feedQuery(sqliteQueryDialect(t.sqlite)).toSQL();
+  const values = feedParams({ productId: "p", channels: ["dev", "alpha", "beta", "stable"], platform: "linux-x64", limit: 20, publishedBefore: new Date(1) });
+  const plan = t.sqlite.sqlite.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(fillPlaceholders(params, values) as never[])) as { detail: string }[];
   const details = plan.map((p) => p.detail).join("\n");
   expect(details).toContain("releases_feed_idx");
   expect(details).toContain("artifacts_release_platform_uq");
