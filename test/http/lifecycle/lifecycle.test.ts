@@ -139,6 +139,13 @@ describe("transitions", () => {
   });
 });
 
+/**
+ * A sweep runs the pass every few hours over weeks (100-200 passes, each a background run polled to
+ * its end): on PostgreSQL beside the rest of the suite that takes 15-30 s. A functional test, not a
+ * timing one, so it gets room beyond the suite's 30 s default.
+ */
+const SWEEP_TIMEOUT_MS = 120_000;
+
 describe("reminders and notices", () => {
   /** Runs the pass every `step` from `from` to `to` (offsets from T0). */
   async function sweep(t: TestApp, from: number, to: number, step = 6 * HOUR) {
@@ -166,7 +173,7 @@ describe("reminders and notices", () => {
     await sweep(t, 9 * DAY + 18 * HOUR, 39 * DAY + 12 * HOUR);
     expect(await templates(t, l.id)).toEqual(["expiry_reminder:7", "expiry_reminder:3", "expiry_reminder:1", "expiry_reminder:7", "expiry_reminder:3", "expiry_reminder:1"]);
     expect(await status(t, l.id)).toBe("active");
-  });
+  }, SWEEP_TIMEOUT_MS);
 
   test("only the most urgent reminder when several are already due; none when reminders are disabled", async () => {
     const t = await app();
@@ -197,7 +204,7 @@ describe("reminders and notices", () => {
     expect(await templates(t, l.id)).toEqual(["support_reminder:30", "support_reminder:7", "support_ended", "support_reminder:19", "support_reminder:7", "support_ended"]);
     expect((await t.deps.repos.lifecycle.notices(l.id)).map((n) => n.kind)).toEqual(["support_reminder:30", "support_reminder:7", "support_ended", "support_reminder:30", "support_reminder:7", "support_ended"]);
     expect(await events(t, "license.support_ended")).toHaveLength(2);
-  });
+  }, SWEEP_TIMEOUT_MS);
 
   test("a support_until that ended more than 30 days ago gets no lapse notice", async () => {
     const t = await app();
@@ -222,7 +229,7 @@ describe("reminders and notices", () => {
     await patch(t, l.id, { status: "past_due" });
     await run(t);
     expect(await templates(t, l.id)).toEqual(["dunning:day1", "dunning:day7", "dunning:day14", "dunning:day1"]);
-  });
+  }, SWEEP_TIMEOUT_MS);
 
   test("two runs in a row: the second writes nothing", async () => {
     const t = await app();
