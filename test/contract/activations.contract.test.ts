@@ -269,7 +269,9 @@ forEachEngine("ActivationRepo", (engine, open) => {
     await setup();
     const { plan, license } = await seedCatalog(o, { name: "Basic", graceDays: 1 }, [{ name: "a", valueType: "bool", value: "true", quotaLimit: null, quotaPeriod: null }]);
     await insertRows(o, "activations", [{ id: newId(), licenseId: license.id, identifier: "d", identifierType: "device", label: null, createdAt: SEED_TIME, lastSeenAt: null }]);
-    const other = repoFor(o); // a second node: its own repositories and caches on the same database
+    // A second node: its own repositories and caches on the same database, written through units of
+    // work as the plan verbs write (plan writes run only in one).
+    const otherUnit = unitOf(o);
     const seen = async () => {
       const found = (await repo.findForVerify(license.keyHash, "d"))!;
       return { name: found.plan.name, graceDays: found.plan.graceDays, features: found.grants.map((g) => `${g.name}=${g.value}`) };
@@ -280,15 +282,15 @@ forEachEngine("ActivationRepo", (engine, open) => {
     await insertRows(o, "planFeatures", [{ id: newId(), planId: plan.id, name: "b", valueType: "string", value: "raw", quotaLimit: null, quotaPeriod: null, createdAt: SEED_TIME }]);
     expect(await seen()).toEqual({ name: "Basic", graceDays: 1, features: ["a=true"] });
     const feature = (name: string, value: string) => ({ id: newId(), planId: plan.id, name, valueType: "string" as const, value, quotaLimit: null, quotaPeriod: null, stripeMeter: null, createdAt: SEED_TIME });
-    await other.plans.upsertFeature(feature("c", "1"));
+    await otherUnit((r) => r.plans.upsertFeature(feature("c", "1")));
     expect(await seen()).toEqual({ name: "Basic", graceDays: 1, features: ["a=true", "b=raw", "c=1"] });
-    await other.plans.update(plan.id, { name: "Pro", graceDays: 7 }, later(5000));
+    await otherUnit((r) => r.plans.update(plan.id, { name: "Pro", graceDays: 7 }, later(5000)));
     expect(await seen()).toEqual({ name: "Pro", graceDays: 7, features: ["a=true", "b=raw", "c=1"] });
-    await other.plans.deleteFeature(plan.id, "a");
+    await otherUnit((r) => r.plans.deleteFeature(plan.id, "a"));
     expect(await seen()).toEqual({ name: "Pro", graceDays: 7, features: ["b=raw", "c=1"] });
     // Deleting another plan moves the generation too; this plan's data is reloaded, unchanged.
     const { plan: spare } = await seedPlan(o, plan.productId);
-    expect(await other.plans.delete(spare.id)).toMatchObject({ id: spare.id });
+    expect(await otherUnit((r) => r.plans.delete(spare.id))).toMatchObject({ id: spare.id });
     expect(await seen()).toEqual({ name: "Pro", graceDays: 7, features: ["b=raw", "c=1"] });
   });
 

@@ -62,13 +62,27 @@ forEachEngine("PlanRepo", (engine, open) => {
   };
   afterEach(() => o?.close());
 
+  test("a plan write outside a unit of work is refused before it writes anything (a row and the catalog bump commit together or not at all)", async () => {
+    await setup();
+    const product = await seedProduct(o);
+    const p = planValue(product.id, AT);
+    const refused = await rejection(repo.create(p, []));
+    expect(refused.message).toContain("runs only in a unit of work");
+    expect(await repo.findById(p.id)).toBeNull();
+    await unitOf(o)((r) => r.plans.create(p, []));
+    for (const write of [() => repo.update(p.id, { name: "x" }, AT), () => repo.delete(p.id), () => repo.deleteFeature(p.id, "a")]) {
+      expect((await rejection(write())).message).toContain("runs only in a unit of work");
+    }
+    expect((await repo.findById(p.id))!.name).toBe(p.name);
+  });
+
   test("create stores the plan and its features; features sort by name in byte order; the repository audits nothing", async () => {
     await setup();
     const product = await seedProduct(o);
     const p = plan(product.id);
     const fs = ["b", "B", "a_x", "a-x"].map((n) => feature(p.id, n));
     fs[0] = { ...fs[0]!, valueType: "quota", value: "", quotaLimit: 5_000_000_000, quotaPeriod: "hourly" };
-    expect(await repo.create(p, fs)).toEqual(p);
+    expect(await unitOf(o)((r) => r.plans.create(p, fs))).toEqual(p);
     expect(await repo.findById(p.id)).toEqual(p);
     expect((await repo.features(p.id)).map((f) => f.name)).toEqual(["B", "a-x", "a_x", "b"]);
     expect((await repo.features(p.id)).find((f) => f.name === "b")).toEqual(fs[0]!);
@@ -146,17 +160,17 @@ forEachEngine("PlanRepo", (engine, open) => {
     const product = await seedProduct(o);
     const { plan: p } = await seedPlan(o, product.id);
     const first = feature(p.id, "seats", { valueType: "int", value: "5" });
-    expect(await repo.upsertFeature(first)).toEqual(first);
+    expect(await unitOf(o)((r) => r.plans.upsertFeature(first))).toEqual(first);
     const second = feature(p.id, "seats", { valueType: "quota", value: "", quotaLimit: 9, quotaPeriod: "yearly", createdAt: AT });
     const replaced = { ...first, valueType: "quota" as const, value: "", quotaLimit: 9, quotaPeriod: "yearly" as const };
-    expect(await repo.upsertFeature(second)).toEqual(replaced);
+    expect(await unitOf(o)((r) => r.plans.upsertFeature(second))).toEqual(replaced);
     expect(await rejection(unitOf(o)(async (r) => (await r.plans.upsertFeature(feature(p.id, "new")), boom())))).toEqual({ code: "(no code)", message: "refused" });
     expect(await repo.features(p.id)).toEqual([replaced]);
     expect(await rejection(unitOf(o)(async (r) => (await r.plans.deleteFeature(p.id, "seats"), boom())))).toEqual({ code: "(no code)", message: "refused" });
     expect(await repo.features(p.id)).toEqual([replaced]);
-    expect(await repo.deleteFeature(p.id, "seats")).toEqual(replaced);
-    expect(await repo.deleteFeature(p.id, "seats")).toBeNull();
-    expect(await repo.deleteFeature("nope", "seats")).toBeNull();
+    expect(await unitOf(o)((r) => r.plans.deleteFeature(p.id, "seats"))).toEqual(replaced);
+    expect(await unitOf(o)((r) => r.plans.deleteFeature(p.id, "seats"))).toBeNull();
+    expect(await unitOf(o)((r) => r.plans.deleteFeature("nope", "seats"))).toBeNull();
     expect(await repo.features(p.id)).toEqual([]);
   });
 

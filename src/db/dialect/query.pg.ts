@@ -14,6 +14,9 @@ export function pgQueryDialect(handle: Pick<PgHandle, "db" | "inTransaction">): 
     byteOrder: (column) => sql`${column} COLLATE "C"`,
     forUpdate: (query, strength = "update", opts) =>
       (query as unknown as { for(strength: string, config?: { skipLocked: true }): unknown }).for(strength, opts?.skipLocked ? { skipLocked: true } : undefined) as typeof query,
+    requireUnit(method) {
+      if (!handle.inTransaction) throw new Error(`${method} writes several statements and runs only in a unit of work (deps.db.transaction)`);
+    },
     async lockKey(name) {
       // Outside a transaction the lock would end with its own statement.
       if (!handle.inTransaction) throw new Error(`lockKey(${name}) outside a unit of work`);

@@ -14,6 +14,10 @@ export function sqliteQueryDialect(handle: Pick<DbHandle, "db" | "sqlite">): Que
     tables: schema,
     byteOrder: (column) => sql`${column}`,
     forUpdate: (query) => query,
+    requireUnit(method) {
+      // The gate lets no other call run while a unit is open, so an open transaction is the caller's.
+      if (!sqlite.inTransaction) throw new Error(`${method} writes several statements and runs only in a unit of work (deps.db.transaction)`);
+    },
     async lockKey(name) {
       if (!sqlite.inTransaction) throw new Error(`lockKey(${name}) outside a unit of work`);
     },

@@ -43,6 +43,12 @@ export interface QueryDialect {
    */
   lockKey(name: string): Promise<void>;
   /**
+   * Refuses (throws) outside a unit of work: for a repository method of several statements that
+   * must commit together (a row and its children, a write and the catalog generation it bumps). A
+   * repository written once cannot open a transaction itself; this makes the caller's duty a check.
+   */
+  requireUnit(method: string): void;
+  /**
    * A best-effort single-statement write (a last-seen time): dropped, with nothing written, when
    * another writer holds what it needs (SQLite: another process's write lock, not waited for since
    * bun:sqlite would wait on the event loop; PostgreSQL: a serialization conflict under a stricter

@@ -21,6 +21,7 @@ export function createLicenseRepo(d: QueryDialect, listQuery: LicenseListQuery):
 
   return {
     async create(license, addonIds) {
+      if (addonIds.length) d.requireUnit("licenses.create");
       try {
         await db.insert(licenses).values(license);
         if (addonIds.length) {

@@ -24,6 +24,7 @@ export function createPlanRepo(d: QueryDialect): PlanRepo {
   const featureNamed = (planId: string, name: string) => and(eq(planFeatures.planId, planId), eq(planFeatures.name, name));
   return {
     async create(plan, features) {
+      d.requireUnit("plans.create");
       try {
         await db.insert(plans).values(plan);
         if (features.length > 0) await db.insert(planFeatures).values(features);
@@ -50,6 +51,7 @@ export function createPlanRepo(d: QueryDialect): PlanRepo {
       return (await d.forUpdate(byId(id), "no key update"))[0] ?? null;
     },
     async update(id, patch, at) {
+      d.requireUnit("plans.update");
       const [row] = await db
         .update(plans)
         .set({ ...patch, updatedAt: at })
@@ -59,6 +61,7 @@ export function createPlanRepo(d: QueryDialect): PlanRepo {
       return row!;
     },
     async delete(id) {
+      d.requireUnit("plans.delete");
       try {
         // Features cascade; licenses reference plans with ON DELETE RESTRICT, so a used plan throws here.
         const [gone] = await db.delete(plans).where(eq(plans.id, id)).returning();
@@ -76,6 +79,7 @@ export function createPlanRepo(d: QueryDialect): PlanRepo {
       return (await db.select().from(planFeatures).where(featureNamed(planId, name)))[0] ?? null;
     },
     async upsertFeature(feature) {
+      d.requireUnit("plans.upsertFeature");
       // The same row replaced in place (its id and createdAt kept); returned as stored.
       const [row] = await db
         .insert(planFeatures)
@@ -89,6 +93,7 @@ export function createPlanRepo(d: QueryDialect): PlanRepo {
       return row!;
     },
     async deleteFeature(planId, name) {
+      d.requireUnit("plans.deleteFeature");
       const [gone] = await db.delete(planFeatures).where(featureNamed(planId, name)).returning();
       if (!gone) return null;
       await bumpCatalog();
