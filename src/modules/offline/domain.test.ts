@@ -2,6 +2,7 @@ import { expect, test } from "bun:test";
 import type { License } from "../licenses/repo";
 import type { Plan } from "../plans/repo";
 import { offlineAccessOf, planOfflineIssue, planSelfServiceActivation } from "./domain";
+import { planValue } from "../../../test/support/plan-value";
 import type { OfflineAccess, OfflineActivation } from "./repo";
 
 const NOW = new Date("2026-06-01T00:00:00.000Z");
@@ -26,27 +27,8 @@ const license = (over: Partial<License> = {}): License => ({
   updatedAt: NOW,
   ...over,
 });
-const plan = (over: Partial<Plan> = {}): Plan => ({
-  id: "plan-1",
-  productId: "prod-1",
-  name: "Pro",
-  licenseType: "perpetual",
-  trialDays: 0,
-  graceDays: 3,
-  maxActivations: 2,
-  maxSeats: null,
-  floating: false,
-  floatingTimeout: 30,
-  supportDays: 365,
-  supportRenewalPriceId: null,
-  purchasePriceId: null,
-  purchaseTrialDays: 0,
-  portalOfflineActivation: true,
-  quotaPeriod: "monthly",
-  createdAt: NOW,
-  updatedAt: NOW,
-  ...over,
-});
+// The tests' one plan factory, with this file's ids, name and the values its assertions read.
+const plan = (over: Partial<Plan> = {}): Plan => planValue("prod-1", NOW, { id: "plan-1", name: "Pro", graceDays: 3, maxActivations: 2, ...over });
 const access = (l: Partial<License> = {}, p: Partial<Plan> = {}): OfflineAccess => offlineAccessOf(license(l), plan(p));
 const live: OfflineActivation = {
   id: "oa-1",
